@@ -1,0 +1,44 @@
+// bindings/bridge.h — how bindings reach the host: the typed request bus of the running invocation.
+//
+// Bindings never touch files, sockets or SQLite. A binding checks its JS arguments, converts each one
+// once into a plain C++ value, builds a bus::Request and sends it through the Bridge of the invocation
+// running in its JSContext. The engine implements Bridge (engine/session.*) and installs it as the
+// context opaque before any binding is installed.
+#pragma once
+
+#include <quickjs.h>
+
+#include "bus/messages.h"
+
+namespace skillbox::bindings {
+
+/// Converts a successful (non-ErrorReply) reply into a JS value of `ctx`. Returns JS_EXCEPTION with a
+/// pending exception if the reply cannot be represented (e.g. invalid JSON from the store).
+using ReplyDecoder = JSValue (*)(JSContext* ctx, bus::Reply& reply);
+
+class Bridge {
+ public:
+  virtual ~Bridge() = default;
+
+  /// Sends `request` and returns its reply synchronously (log, store, env). Counts as one host call.
+  virtual bus::Reply call(bus::Request request) = 0;
+
+  /// Sends `request` and returns a new promise of `ctx`. When the reply arrives (possibly on a later
+  /// turn of the event loop), an ErrorReply rejects the promise with make_host_error(), any other reply
+  /// resolves it with decode(ctx, reply). If the invocation ends first the promise never settles and
+  /// the request is cancelled. Returns JS_EXCEPTION (pending exception) if the promise cannot be made.
+  virtual JSValue call_async(JSContext* ctx, bus::Request request, ReplyDecoder decode) = 0;
+};
+
+/// The Bridge of the invocation running in `ctx` (the context opaque set by the engine).
+Bridge& bridge(JSContext* ctx);
+
+/// A new Error object of `ctx`'s realm (so its constructor chain is the skill's own) with
+/// `name` = error_name(code), `code` = error_errno(code) and `message`. Never fails silently: on OOM
+/// it returns JS_EXCEPTION.
+JSValue make_host_error(JSContext* ctx, const bus::ErrorReply& error);
+
+/// Throws make_host_error(ctx, error) in ctx and returns JS_EXCEPTION.
+JSValue throw_host_error(JSContext* ctx, const bus::ErrorReply& error);
+
+}  // namespace skillbox::bindings

@@ -1,0 +1,185 @@
+// skillbox/skillbox.h — the public C++ API of libskillbox.
+//
+// Embedding in a few lines:
+//
+//   auto skill = skillbox::Skill::load("examples/skills/hello");
+//   if (!skill) { std::cerr << skill.error().message << "\n"; return 2; }
+//   skillbox::InProcessRunner runner;
+//   skillbox::RunResult r = runner.run({.skill = *skill, .input_json = R"({"name":"Ada"})"});
+//   std::cout << skillbox::to_string(r.outcome) << " " << r.value_json << "\n";
+//
+// Each call of Runner::run builds a fresh QuickJS runtime and context, installs the limits and the host
+// API granted by the skill's manifest, runs the requested export and disposes of everything; nothing is
+// reused between invocations. The contract (outcomes, exit codes, usage fields) is DESIGN.md's.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "skillbox/policy.h"
+#include "skillbox/version.h"
+
+namespace skillbox {
+
+/// How an invocation ended. Exit codes of the CLI are given beside each value (DESIGN.md).
+enum class Outcome : uint8_t {
+  ok,              // 0: the export's promise fulfilled with a JSON-representable value
+  error,           // 1: the skill threw or rejected (or returned a value JSON cannot represent)
+  invalid,         // 2: bad manifest, bad CLI input, unreadable skill, missing export
+  memory_limit,    // 10: the heap limit was hit
+  step_limit,      // 11: the step budget ran out
+  timeout,         // 12: the wall-clock deadline passed
+  stack_overflow,  // 13: the JS stack limit was hit
+  crashed,         // 20: the worker process died (worker mode only)
+  internal,        // 70: a bug or host failure in skillbox itself
+};
+
+/// Stable lower-case name of an outcome ("ok", "memory_limit", ...).
+[[nodiscard]] std::string_view to_string(Outcome outcome);
+/// Process exit code of an outcome, per DESIGN.md.
+[[nodiscard]] int exit_code(Outcome outcome);
+
+/// A failure with a message meant for the user: what was wrong and what to do.
+struct Error {
+  std::string message;
+};
+
+/// A value or an Error. Small std::expected stand-in (C++20).
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& operator*() { return std::get<0>(v_); }
+  const T& operator*() const { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const T* operator->() const { return &std::get<0>(v_); }
+  [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+/// A loaded, validated skill: its folder and manifest. Cheap to copy.
+class Skill {
+ public:
+  /// Reads `dir/skill.json`, validates the whole schema (docs/manifest.md) and checks that the entry
+  /// file exists inside `dir`. Errors name the key path and what was expected, e.g.
+  /// "skill.json: limits.memory_mb: expected an integer between 1 and 4096, got \"lots\"".
+  static Result<Skill> load(const std::filesystem::path& dir);
+
+  /// Validates manifest JSON text without touching the disk (used by tests and embedders).
+  static Result<Manifest> parse_manifest(std::string_view json_text);
+
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+  [[nodiscard]] const Manifest& manifest() const { return manifest_; }
+
+  Skill(std::filesystem::path dir, Manifest manifest)
+      : dir_(std::move(dir)), manifest_(std::move(manifest)) {}
+
+ private:
+  std::filesystem::path dir_;  // absolute, canonical
+  Manifest manifest_;
+};
+
+/// Resource use of one invocation (DESIGN.md "usage").
+struct Usage {
+  uint64_t wall_ms = 0;          // wall-clock time from runtime creation to disposal
+  uint64_t cpu_ms = 0;           // CPU time of the thread that ran the skill
+  uint64_t steps = 0;            // steps counted, see docs/limits.md
+  uint64_t heap_peak_bytes = 0;  // peak bytes allocated by the runtime (our allocator)
+  uint64_t host_calls = 0;       // requests sent on the bus (log, fs, http, store, env)
+  uint64_t http_bytes_in = 0;    // response body bytes received (after decoding)
+  uint64_t http_bytes_out = 0;   // request body bytes sent
+  uint64_t timers_dropped = 0;   // timers still pending when the run ended
+};
+
+/// A skill error: an uncaught exception or rejection, or a host-side description of a limit.
+struct ErrorInfo {
+  std::string name;     // e.g. "TypeError", "PermissionDenied", "InternalError"
+  std::string message;  // the error's message
+  std::string stack;    // stack trace with skill-relative file names; never a host path
+  std::string code;     // host error code ("EACCES", ...) when the error came from a host function
+};
+
+/// One line of skill output from `log`/`console.*`, already escaped and truncated.
+struct LogEntry {
+  enum class Level : uint8_t { debug, info, warn, error };
+  Level level = Level::info;
+  std::string message;
+};
+[[nodiscard]] std::string_view to_string(LogEntry::Level level);
+
+/// The result of one invocation.
+struct RunResult {
+  Outcome outcome = Outcome::internal;
+  /// The export's result as JSON text when outcome == ok ("null" for undefined), else empty.
+  std::string value_json;
+  /// Set for every outcome except ok.
+  std::optional<ErrorInfo> error;
+  std::vector<LogEntry> logs;
+  Usage usage;
+};
+
+/// Host environment of invocations: where data lives and which environment values `env.get` sees.
+struct HostOptions {
+  /// Data directory (workspaces, store). Empty: $SKILLBOX_HOME, else $XDG_DATA_HOME/skillbox, else
+  /// ~/.local/share/skillbox.
+  std::filesystem::path data_dir;
+  /// Values offered to `env.get` (still filtered by the manifest's `permissions.env`). When unset,
+  /// the process environment is used.
+  std::optional<std::map<std::string, std::string>> env;
+  /// Extra CA certificate file (PEM) trusted in addition to the system bundle. Tests only.
+  std::filesystem::path extra_ca_file;
+};
+
+/// Returns the data directory `options` resolves to (see HostOptions::data_dir).
+[[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
+
+/// One call of a skill's export.
+struct Invocation {
+  Skill skill;
+  /// Export to call. Empty: `default`, then `run`.
+  std::string export_name;
+  /// Input as JSON text, passed to the export parsed. Default `null`.
+  std::string input_json = "null";
+  /// Host lowering of the manifest's limits.
+  LimitOverrides overrides;
+};
+
+/// Runs invocations. Implementations: InProcessRunner now; a worker-process runner later, with the
+/// same contract and results.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /// Runs one invocation to completion. Never throws; every failure is reported as an Outcome.
+  /// Thread-safe: several threads may call run() on one Runner at once.
+  virtual RunResult run(const Invocation& invocation) = 0;
+};
+
+/// Runs skill code on a dedicated thread of the calling process (so the JS stack limit always sits
+/// below a known real stack), with a watchdog for native loops that never reach the interrupt handler.
+class InProcessRunner final : public Runner {
+ public:
+  explicit InProcessRunner(HostOptions options = {});
+  ~InProcessRunner() override;
+  InProcessRunner(const InProcessRunner&) = delete;
+  InProcessRunner& operator=(const InProcessRunner&) = delete;
+
+  RunResult run(const Invocation& invocation) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skillbox
