@@ -70,6 +70,7 @@ Result<Skill> Skill::load(const fs::path& dir) {
   if (dir.empty()) return Error{"cannot load skill: no folder given; pass the folder that holds skill.json"};
   std::error_code ec;
   const fs::path root = fs::canonical(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return Error{prefix + "no such folder"};
   if (ec) return Error{prefix + ec.message()};
   if (!fs::is_directory(root, ec)) {
     return Error{prefix + "not a folder; pass the folder that holds skill.json"};
