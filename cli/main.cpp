@@ -29,15 +29,36 @@ std::string version_text() {
   return std::string("skillbox ") + skillbox::kVersion + "\nengine " + skillbox::kEngineVersion;
 }
 
-/// Prints a command-line error and how to get help; returns exit code 2.
-int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+/// Rewords CLI11's messages in skillbox's style (lower case, says what to do).
+std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   std::string message = e.what();
-  if (message == "A subcommand is required") message = "a command is required (run or check)";
+  if (message == "A subcommand is required") {
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (argc > 1 && argv[1][0] != '-')
+      return "unknown command \"" + std::string(argv[1]) + "\"; the commands are " + names;
+    return "a command is required: " + names;
+  }
+  const std::string at_most = ": At Most 1 required but received ";
+  if (const size_t at = message.find(at_most); at != std::string::npos) {
+    return message.substr(0, at) + ": given more than once; give it once";
+  }
+  if (message.size() > 1 && message[0] >= 'A' && message[0] <= 'Z' && message[1] >= 'a' &&
+      message[1] <= 'z') {
+    message[0] = static_cast<char>(message[0] - 'A' + 'a');
+  }
+  return message;
+}
+
+/// Prints a command-line error and how to get help; returns exit code 2.
+int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   std::string help = "skillbox --help";
   const auto selected = app.get_subcommands();
   if (!selected.empty()) help = "skillbox " + selected.front()->get_name() + " --help";
-  std::fprintf(stderr, "skillbox: %s\nRun '%s' for usage.\n", skillbox::cli::printable(message).c_str(),
-               help.c_str());
+  std::fprintf(stderr, "skillbox: %s\nRun '%s' for usage.\n",
+               skillbox::cli::printable(reword(app, e, argc, argv)).c_str(), help.c_str());
   return skillbox::cli::kExitUsage;
 }
 
@@ -67,7 +88,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return usage_error(app, e);
+    return usage_error(app, e, argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "skillbox: internal error: %s\n", skillbox::cli::printable(e.what()).c_str());
     return skillbox::cli::kExitInternal;
