@@ -39,6 +39,7 @@ std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char
     }
     if (argc > 1 && argv[1][0] != '-')
       return "unknown command \"" + std::string(argv[1]) + "\"; the commands are " + names;
+    if (argc > 1) return "unknown option \"" + std::string(argv[1]) + "\"; give a command first: " + names;
     return "a command is required: " + names;
   }
   const std::string at_most = ": At Most 1 required but received ";
