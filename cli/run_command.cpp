@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/options.h"
+#include "cli/output.h"
 #include "cli/report.h"
 #include "cli/terminal_text.h"
 
@@ -27,12 +28,10 @@ struct RunOptions {
 constexpr size_t kMaxExportNameBytes = 256;
 
 void write_out(const std::string& text) {
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  emit(stdout, text);
 }
 void write_err(const std::string& text) {
-  std::fputs(text.c_str(), stderr);
-  std::fflush(stderr);
+  emit(stderr, text);
 }
 
 /// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
