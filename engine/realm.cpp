@@ -3,8 +3,10 @@
 namespace skillbox::engine {
 namespace {
 
-// Globals that JS_AddIntrinsicTypedArrays installs but a skill must not see (see realm.h).
-constexpr const char* kRemovedGlobals[] = {"Atomics", "SharedArrayBuffer"};
+// Globals the intrinsics install but a skill must not see (see realm.h): shared memory from
+// JS_AddIntrinsicTypedArrays, and `__date_clock`, an engine debugging helper of JS_AddIntrinsicDate
+// (a monotonic microsecond clock).
+constexpr const char* kRemovedGlobals[] = {"Atomics", "SharedArrayBuffer", "__date_clock"};
 
 }  // namespace
 

@@ -78,10 +78,14 @@ RunResult Session::run() {
   const uint64_t cpu_start = thread_cpu_ns();
   if (start_runtime()) {
     // Every JS value of the run lives in this scope, so all are freed before the runtime.
+    // The input first: bad input is the caller's error and no skill code runs for it.
+    Value input;
     Value exports;
     bool is_module = false;
     Value promise;
-    if (load_entry(exports, is_module) && call_export(exports, is_module, promise)) event_loop(promise);
+    if (parse_input(input) && load_entry(exports, is_module) &&
+        call_export(exports, is_module, input, promise))
+      event_loop(promise);
   }
   if (limiter_.tripped() != LimitKind::none) limit_result();
   result_.usage.steps = limiter_.steps();
@@ -127,7 +131,8 @@ bool Session::start_runtime() {
   dispatcher_ = std::make_unique<bus::Dispatcher>(std::move(params_.bus_context), *this);
 
   bindings::install_host_api(ctx);
-  const bool timers_ok = install_timers(ctx);
+  bool timers_ok = install_timers(ctx);
+  if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
   Value exc(ctx, JS_GetException(ctx));
   if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
     if (limiter_.tripped() == LimitKind::none) {
@@ -152,38 +157,46 @@ bool Session::load_entry(Value& exports, bool& is_module) {
     finish(Outcome::invalid, host_error("InvalidSkill", "entry file " + source.error().message));
     return false;
   }
-  // .mjs is always a module and .cjs always a script; otherwise the source decides (import/export).
+  // .mjs is always a module and .cjs always a script. Otherwise the source decides: a module if it
+  // starts with import/export (JS_DetectModule) or if it does not compile as a script but does as a
+  // module (an import or export declaration further down); a classic script otherwise. Compiling never
+  // runs code, so nothing is evaluated twice.
   const std::string_view n = *name;
+  Value compiled;
   if (n.ends_with(".mjs")) {
     is_module = true;
   } else if (n.ends_with(".cjs")) {
     is_module = false;
   } else {
     is_module = JS_DetectModule(source->c_str(), source->size()) != 0;
+    if (!is_module) {
+      compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                    JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+      if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
+        Value script_error(ctx, JS_GetException(ctx));
+        is_module = true;  // report the module's syntax error if it is not one either
+      }
+    }
   }
-
   if (is_module) {
-    Value compiled(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
-                                JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
-    if (compiled.is_exception()) {
-      fail_with_exception();
-      return false;
-    }
-    auto* module = static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get()));
-    Value evaluated(ctx, JS_EvalFunction(ctx, compiled.release()));
-    if (evaluated.is_exception()) {
-      fail_with_exception();
-      return false;
-    }
-    exports = Value(ctx, JS_GetModuleNamespace(ctx, module));
-  } else {
-    Value evaluated(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(), JS_EVAL_TYPE_GLOBAL));
-    if (evaluated.is_exception()) {
-      fail_with_exception();
-      return false;
-    }
-    exports = Value(ctx, JS_GetGlobalObject(ctx));
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
+  } else if (compiled.is_undefined()) {
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
   }
+  if (compiled.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  // A compiled module is kept by the context; its definition stays valid after evaluation.
+  auto* module = is_module ? static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get())) : nullptr;
+  Value evaluated(ctx, JS_EvalFunction(ctx, compiled.release()));
+  if (evaluated.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  exports = Value(ctx, is_module ? JS_GetModuleNamespace(ctx, module) : JS_GetGlobalObject(ctx));
   if (exports.is_exception()) {
     fail_with_exception();
     return false;
@@ -191,20 +204,24 @@ bool Session::load_entry(Value& exports, bool& is_module) {
   return true;
 }
 
-bool Session::call_export(const Value& exports, bool is_module, Value& promise) {
+bool Session::parse_input(Value& input) {
   JSContext* ctx = ctx_.get();
-  const Invocation& inv = *params_.invocation;
-  const std::string& entry = inv.skill.manifest().entry;
-
-  // The input first: bad input is the caller's error and no skill code should run for it.
-  const std::string& input_text = inv.input_json.empty() ? std::string("null") : inv.input_json;
-  Value input(ctx, JS_ParseJSON(ctx, input_text.c_str(), input_text.size(), "<input>"));
+  static const std::string kNull = "null";
+  const std::string& text = params_.invocation->input_json.empty() ? kNull : params_.invocation->input_json;
+  input = Value(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<input>"));
   if (input.is_exception()) {
     ErrorInfo e = take_exception(ctx);
     if (limiter_.tripped() == LimitKind::none)
       finish(Outcome::invalid, host_error("InvalidInput", "the input is not valid JSON: " + e.message));
     return false;
   }
+  return true;
+}
+
+bool Session::call_export(const Value& exports, bool is_module, const Value& input, Value& promise) {
+  JSContext* ctx = ctx_.get();
+  const Invocation& inv = *params_.invocation;
+  const std::string& entry = inv.skill.manifest().entry;
 
   std::vector<std::string> names;
   if (inv.export_name.empty()) {
@@ -391,7 +408,7 @@ void Session::settle(uint64_t id, bus::Reply reply) {
 bus::Reply Session::call(bus::Request request) {
   if (limiter_.tripped() != LimitKind::none)
     return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
-  std::optional<bus::Reply> reply = dispatcher_->dispatch(next_request_id_++, std::move(request));
+  std::optional<bus::Reply> reply = dispatch(next_request_id_++, std::move(request));
   if (reply) return std::move(*reply);
   return bus::ErrorReply{bus::ErrorCode::IoError,
                          "internal error: an asynchronous request was sent synchronously"};
@@ -405,9 +422,14 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   if (JS_IsException(promise)) return promise;
   const uint64_t id = next_request_id_++;
   pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
-  std::optional<bus::Reply> reply = dispatcher_->dispatch(id, std::move(request));
+  std::optional<bus::Reply> reply = dispatch(id, std::move(request));
   if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
   return promise;
+}
+
+std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
+  if (params_.intercept) return params_.intercept(id, request, *this);
+  return dispatcher_->dispatch(id, std::move(request));
 }
 
 void Session::complete(uint64_t request_id, bus::Reply reply) {

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,15 @@ struct SessionParams {
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
   bus::InvocationContext bus_context;
+
+  // Testing hooks (not used by the runners).
+  /// Called after the host API is installed, to add test-only globals.
+  std::function<void(JSContext*)> install_extra_api;
+  /// Sees every request before the dispatcher. Returning a reply answers it; returning nullopt makes
+  /// it asynchronous: the test later calls sink.complete(id, reply), from any thread.
+  std::function<std::optional<bus::Reply>(uint64_t id, const bus::Request& request,
+                                          bus::CompletionSink& sink)>
+      intercept;
 };
 
 /// Runs one invocation on the calling thread. Never throws.
@@ -80,12 +90,14 @@ class Session final : public bindings::Bridge, public bus::CompletionSink {
 
   bool start_runtime();
   bool load_entry(Value& exports_holder, bool& is_module);
-  bool call_export(const Value& exports_holder, bool is_module, Value& promise_or_value);
+  bool parse_input(Value& input);
+  bool call_export(const Value& exports, bool is_module, const Value& input, Value& promise);
   void event_loop(const Value& promise);
   bool run_jobs();
   bool deliver_replies();
   bool fire_timer();
   void settle(uint64_t id, bus::Reply reply);
+  std::optional<bus::Reply> dispatch(uint64_t id, bus::Request request);
   void fail_with_exception();
   void finish_from_value(JSValueConst value);
   void finish(Outcome outcome, ErrorInfo error);

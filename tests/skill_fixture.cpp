@@ -7,7 +7,8 @@
 
 namespace skillbox::testing {
 
-TempSkill::TempSkill(const std::map<std::string, std::string>& files, std::string entry) {
+TempSkill::TempSkill(std::initializer_list<std::pair<const std::string, std::string>> files,
+                     std::string entry) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "skillbox-test-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   root_ = tmpl;

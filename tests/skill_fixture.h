@@ -2,8 +2,10 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "skillbox/skillbox.h"
 
@@ -14,7 +16,8 @@ namespace skillbox::testing {
 class TempSkill {
  public:
   /// `files` maps skill-relative names to contents; the entry is `index.js` unless changed.
-  explicit TempSkill(const std::map<std::string, std::string>& files, std::string entry = "index.js");
+  explicit TempSkill(std::initializer_list<std::pair<const std::string, std::string>> files,
+                     std::string entry = "index.js");
   ~TempSkill();
   TempSkill(const TempSkill&) = delete;
   TempSkill& operator=(const TempSkill&) = delete;
