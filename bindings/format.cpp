@@ -344,8 +344,8 @@ bool Formatter::object(JSValueConst v, int depth, bool top, bool allow_to_json) 
     JSValue to_json;
     Read read = take(JS_GetPropertyStr(ctx_, v, "toJSON"), to_json);
     if (read == Read::abort) return false;
-    if (read == Read::threw) {
-      append("[toJSON threw]");
+    if (read == Read::threw) {  // a getter or Proxy get trap on the way to toJSON
+      append("[Getter threw]");
       return true;
     }
     if (JS_IsFunction(ctx_, to_json)) {
@@ -511,24 +511,40 @@ bool Formatter::plain_object(JSValueConst v, int depth) {
     append("[Object]");
     return true;
   }
+  // All own keys, symbols and non-enumerables included: their number is the native work QuickJS just
+  // did (an object with a million hidden keys costs that much to list), so it is what the key budget
+  // counts. Shown are the enumerable string keys, as Object.keys gives them.
   JSPropertyEnum* props = nullptr;
   uint32_t count = 0;
-  if (JS_GetOwnPropertyNames(ctx_, &props, &count, v, JS_GPN_STRING_MASK | JS_GPN_ENUM_ONLY) < 0) {
+  if (JS_GetOwnPropertyNames(ctx_, &props, &count, v, JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK | JS_GPN_SET_ENUM) <
+      0) {
     if (!take_catchable_exception(ctx_)) return false;
     append("[Keys threw]");
     return true;
   }
   keys_listed_ += count;
   bool ok = true;
+  uint64_t shown = 0;
+  uint64_t more = 0;
   append("{");
-  const uint32_t shown = static_cast<uint32_t>(std::min<uint64_t>(count, limits_.max_entries));
-  for (uint32_t i = 0; ok && i < shown && !full(); ++i) {
-    if (i > 0) append(",");
-    JSValue key = JS_AtomToString(ctx_, props[i].atom);
+  for (uint32_t i = 0; ok && i < count && !full(); ++i) {
+    if (!props[i].is_enumerable) continue;
+    JSValue key = JS_AtomToValue(ctx_, props[i].atom);
+    if (JS_IsException(key)) {
+      ok = false;
+      break;
+    }
+    const bool is_string = JS_IsString(key);
+    if (!is_string || shown >= limits_.max_entries) {
+      more += is_string ? 1 : 0;
+      JS_FreeValue(ctx_, key);
+      continue;
+    }
     StringBytes key_bytes;
-    ok = !JS_IsException(key) && utf8_of(ctx_, key, key_bytes);
+    ok = utf8_of(ctx_, key, key_bytes);
     JS_FreeValue(ctx_, key);
     if (!ok) break;
+    if (shown++ > 0) append(",");
     append_json_string(key_bytes.view());
     append(":");
     JSValue item;
@@ -545,7 +561,7 @@ bool Formatter::plain_object(JSValueConst v, int depth) {
   for (uint32_t i = 0; i < count; ++i) JS_FreeAtom(ctx_, props[i].atom);
   js_free(ctx_, props);
   if (!ok) return false;
-  append_count_more(count - shown, "keys", shown == 0);
+  append_count_more(more, "keys", shown == 0);
   append("}");
   return true;
 }

@@ -15,7 +15,8 @@
 // [[Get]] (getters and get traps run), and toJSON called when present (its result is shown, and is not
 // asked for toJSON again, so a toJSON returning itself or a fresh object with a toJSON ends at once).
 // All of that is skill code running under the step limit and deadline. An exception it throws is
-// shown in place ([Getter threw], [toJSON threw], [Keys threw]) and formatting goes on; the
+// shown in place ([Getter threw] for a property read, [toJSON threw] for the call, [Keys threw] for
+// listing keys) and formatting goes on; the
 // uncatchable exception of an interrupted run stops formatting and propagates.
 //
 // The budget: output stops growing once it passes FormatLimits::max_bytes (cut on a UTF-8 character
