@@ -87,8 +87,10 @@ class JsHarness {
   void set_step_limit(uint64_t polls) { step_limit_ = polls; }
   [[nodiscard]] uint64_t polls() const { return polls_; }
 
+  /// Evaluates `source` as a global script inside a block, so that each snippet's `const`s are its
+  /// own (use globalThis to share values between snippets). The result is the completion value.
   JsResult eval(std::string_view source) {
-    const std::string code(source);
+    const std::string code = "{\n" + std::string(source) + "\n}";
     JSValue v = JS_Eval(ctx_, code.c_str(), code.size(), "<test>", JS_EVAL_TYPE_GLOBAL);
     return take(v);
   }
