@@ -516,8 +516,8 @@ bool Formatter::plain_object(JSValueConst v, int depth) {
   // counts. Shown are the enumerable string keys, as Object.keys gives them.
   JSPropertyEnum* props = nullptr;
   uint32_t count = 0;
-  if (JS_GetOwnPropertyNames(ctx_, &props, &count, v, JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK | JS_GPN_SET_ENUM) <
-      0) {
+  if (JS_GetOwnPropertyNames(ctx_, &props, &count, v,
+                             JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK | JS_GPN_SET_ENUM) < 0) {
     if (!take_catchable_exception(ctx_)) return false;
     append("[Keys threw]");
     return true;

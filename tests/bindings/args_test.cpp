@@ -14,7 +14,9 @@ namespace {
 
 using testing::JsHarness;
 
-JSValue text_result(JSContext* ctx, const std::string& s) { return JS_NewStringLen(ctx, s.data(), s.size()); }
+JSValue text_result(JSContext* ctx, const std::string& s) {
+  return JS_NewStringLen(ctx, s.data(), s.size());
+}
 
 std::string bytes_text(const bus::Bytes& bytes) {
   std::string out;
@@ -172,7 +174,8 @@ TEST_F(ArgsTest, StringsMustBeStringPrimitives) {
   EXPECT_EQ(value("probe.string('a\\0b').length"), "3");  // NUL kept; capabilities refuse it
   EXPECT_EQ(error("probe.string(1)"), "TypeError: probe.string: value must be a string, got number");
   EXPECT_EQ(error("probe.string()"), "TypeError: probe.string: value must be a string, got undefined");
-  EXPECT_EQ(error("probe.string(new String('x'))"), "TypeError: probe.string: value must be a string, got object");
+  EXPECT_EQ(error("probe.string(new String('x'))"),
+            "TypeError: probe.string: value must be a string, got object");
   EXPECT_EQ(error("probe.string(['a'])"), "TypeError: probe.string: value must be a string, got array");
   EXPECT_EQ(error("probe.string(Symbol())"), "TypeError: probe.string: value must be a string, got symbol");
   EXPECT_EQ(error("probe.string(() => 1)"), "TypeError: probe.string: value must be a string, got function");
@@ -213,7 +216,8 @@ TEST_F(ArgsTest, PrimitivesCanBeCoercedWhereTheWebDoes) {
   EXPECT_EQ(value("[probe.dom(42), probe.dom(1.5), probe.dom(null), probe.dom(undefined), probe.dom(true),"
                   " probe.dom(10n), probe.dom('s')].join('|')"),
             "42|1.5|null|undefined|true|10|s");
-  EXPECT_EQ(error("probe.dom({toString() { return 'x'; }})"), "TypeError: probe.dom: value must be a string, got object");
+  EXPECT_EQ(error("probe.dom({toString() { return 'x'; }})"),
+            "TypeError: probe.dom: value must be a string, got object");
   EXPECT_EQ(error("probe.dom(Symbol('s'))"), "TypeError: probe.dom: value must be a string, got symbol");
 }
 
@@ -223,24 +227,30 @@ TEST_F(ArgsTest, BytesMustBeAUint8ArrayByClass) {
   EXPECT_EQ(value("class Bytes extends Uint8Array {} probe.bytes(new Bytes([7]))"), "7");
   EXPECT_EQ(value("probe.bytes(new Uint8Array(0))"), "");
   // The class decides, not the prototype a skill can change.
-  EXPECT_EQ(value("const u = new Uint8Array([9]); Object.setPrototypeOf(u, Int8Array.prototype); probe.bytes(u)"),
-            "9");
-  EXPECT_EQ(error("const i = new Int8Array(1); Object.setPrototypeOf(i, Uint8Array.prototype); probe.bytes(i)"),
-            "TypeError: probe.bytes: data must be a Uint8Array, got Int8Array");
-  EXPECT_EQ(error("probe.bytes(new ArrayBuffer(1))"), "TypeError: probe.bytes: data must be a Uint8Array, got ArrayBuffer");
+  EXPECT_EQ(
+      value("const u = new Uint8Array([9]); Object.setPrototypeOf(u, Int8Array.prototype); probe.bytes(u)"),
+      "9");
+  EXPECT_EQ(
+      error("const i = new Int8Array(1); Object.setPrototypeOf(i, Uint8Array.prototype); probe.bytes(i)"),
+      "TypeError: probe.bytes: data must be a Uint8Array, got Int8Array");
+  EXPECT_EQ(error("probe.bytes(new ArrayBuffer(1))"),
+            "TypeError: probe.bytes: data must be a Uint8Array, got ArrayBuffer");
   EXPECT_EQ(error("probe.bytes([1, 2])"), "TypeError: probe.bytes: data must be a Uint8Array, got array");
   EXPECT_EQ(error("probe.bytes('ab')"), "TypeError: probe.bytes: data must be a Uint8Array, got string");
   EXPECT_EQ(error("probe.bytes(new Proxy(new Uint8Array(1), {}))"),
             "TypeError: probe.bytes: data must be a Uint8Array, got object");
-  EXPECT_EQ(error("probe.bytes(new Uint8Array(9))"), "RangeError: probe.bytes: data is too large (9 bytes; the limit is 8)");
+  EXPECT_EQ(error("probe.bytes(new Uint8Array(9))"),
+            "RangeError: probe.bytes: data is too large (9 bytes; the limit is 8)");
 }
 
 TEST_F(ArgsTest, StringOrBytes) {
   EXPECT_EQ(value("probe.data('\\u00e9')"), "195,169");
   EXPECT_EQ(value("probe.data('\\ud800')"), "239,191,189");  // like TextEncoder
   EXPECT_EQ(value("probe.data(new Uint8Array([5]))"), "5");
-  EXPECT_EQ(error("probe.data(5)"), "TypeError: probe.data: data must be a string or a Uint8Array, got number");
-  EXPECT_EQ(error("probe.data('123456789')"), "RangeError: probe.data: data is too large (9 bytes of UTF-8; the limit is 8)");
+  EXPECT_EQ(error("probe.data(5)"),
+            "TypeError: probe.data: data must be a string or a Uint8Array, got number");
+  EXPECT_EQ(error("probe.data('123456789')"),
+            "RangeError: probe.data: data is too large (9 bytes of UTF-8; the limit is 8)");
 }
 
 TEST_F(ArgsTest, BufferSources) {
@@ -285,7 +295,8 @@ TEST_F(ArgsTest, IntegersAreNumbersInRange) {
             "TypeError: probe.integer: n must be an integer between -10 and 1000000000000, got string");
   EXPECT_EQ(error("probe.integer(5n)"),
             "TypeError: probe.integer: n must be an integer between -10 and 1000000000000, got bigint");
-  EXPECT_EQ(error("probe.integer(-11)"), "RangeError: probe.integer: n must be between -10 and 1000000000000, got -11");
+  EXPECT_EQ(error("probe.integer(-11)"),
+            "RangeError: probe.integer: n must be between -10 and 1000000000000, got -11");
   EXPECT_EQ(error("probe.integer(1e12 + 1)"),
             "RangeError: probe.integer: n must be between -10 and 1000000000000, got 1000000000001");
   EXPECT_EQ(error("probe.integer(Infinity)"),
@@ -300,21 +311,24 @@ TEST_F(ArgsTest, BooleansAreStrict) {
   EXPECT_EQ(value("probe.boolean(true)"), "true");
   EXPECT_EQ(value("probe.boolean(false)"), "false");
   EXPECT_EQ(error("probe.boolean(1)"), "TypeError: probe.boolean: flag must be a boolean, got number");
-  EXPECT_EQ(error("probe.boolean(new Boolean(true))"), "TypeError: probe.boolean: flag must be a boolean, got object");
+  EXPECT_EQ(error("probe.boolean(new Boolean(true))"),
+            "TypeError: probe.boolean: flag must be a boolean, got object");
 }
 
 TEST_F(ArgsTest, OptionsDefaultsAndValues) {
   const std::string defaults = "utf8 timeout=none recursive=false stream=false label=none body= empty=true";
   EXPECT_EQ(value("probe.options()"), defaults);
   EXPECT_EQ(value("probe.options(null)"), defaults);
-  EXPECT_EQ(value("probe.options({})"), "utf8 timeout=none recursive=false stream=false label=none body= empty=false");
+  EXPECT_EQ(value("probe.options({})"),
+            "utf8 timeout=none recursive=false stream=false label=none body= empty=false");
   EXPECT_EQ(value("probe.options({encoding: 'binary', timeoutMs: 250, recursive: true, stream: 'yes',"
                   " label: 'L', body: 'hi'})"),
             "binary timeout=250 recursive=true stream=true label=L body=104,105 empty=false");
   // undefined members are absent; inherited members count (Web IDL dictionaries read with [[Get]]).
   EXPECT_EQ(value("probe.options(Object.create({encoding: 'binary'}, {timeoutMs: {value: undefined}}))"),
             "binary timeout=none recursive=false stream=false label=none body= empty=false");
-  EXPECT_EQ(error("probe.options('utf8')"), "TypeError: probe.options: options must be an object, got string");
+  EXPECT_EQ(error("probe.options('utf8')"),
+            "TypeError: probe.options: options must be an object, got string");
   EXPECT_EQ(error("probe.options({encoding: 'latin1'})"),
             "TypeError: probe.options: options.encoding must be one of \"utf8\", \"binary\", got \"latin1\"");
   EXPECT_EQ(error("probe.options({encoding: 1})"),
@@ -325,17 +339,20 @@ TEST_F(ArgsTest, OptionsDefaultsAndValues) {
             "TypeError: probe.options: options.recursive must be a boolean, got string");
   EXPECT_EQ(error("probe.options({body: 'x'.repeat(17)})"),
             "RangeError: probe.options: options.body is too large (17 bytes of UTF-8; the limit is 16)");
-  EXPECT_EQ(error("probe.options({encoding: 'a'.repeat(100)})").size(),
-            std::string("TypeError: probe.options: options.encoding must be one of \"utf8\", \"binary\", got \"")
-                    .size() +
-                40 + 4);  // the skill's string is quoted shortened
+  EXPECT_EQ(
+      error("probe.options({encoding: 'a'.repeat(100)})").size(),
+      std::string("TypeError: probe.options: options.encoding must be one of \"utf8\", \"binary\", got \"")
+              .size() +
+          40 + 4);  // the skill's string is quoted shortened
 }
 
 TEST_F(ArgsTest, OptionsAreReadOnceEachInOrder) {
-  EXPECT_EQ(value("const seen = [];"
-                  "const o = new Proxy({encoding: 'utf8', timeoutMs: 1}, {get(t, k) { seen.push(k); return t[k]; }});"
-                  "probe.options(o); seen.join()"),
-            "encoding,timeoutMs,recursive,stream,label,body");
+  EXPECT_EQ(
+      value(
+          "const seen = [];"
+          "const o = new Proxy({encoding: 'utf8', timeoutMs: 1}, {get(t, k) { seen.push(k); return t[k]; }});"
+          "probe.options(o); seen.join()"),
+      "encoding,timeoutMs,recursive,stream,label,body");
   EXPECT_EQ(value("let n = 0; probe.options({get label() { n++; return 'x'; }}); n"), "1");
 }
 
@@ -356,12 +373,15 @@ TEST_F(ArgsTest, SecurityAnInterruptedOptionGetterPropagates) {
 }
 
 TEST_F(ArgsTest, StringRecords) {
-  EXPECT_EQ(value("probe.headers({'content-type': 'text/plain', 'x-id': '7'})"), "content-type=text/plain;x-id=7;");
+  EXPECT_EQ(value("probe.headers({'content-type': 'text/plain', 'x-id': '7'})"),
+            "content-type=text/plain;x-id=7;");
   EXPECT_EQ(value("probe.headers({})"), "");
-  EXPECT_EQ(error("probe.headers({a: '1', b: 2})"), "TypeError: probe.headers: headers[\"b\"] must be a string, got number");
+  EXPECT_EQ(error("probe.headers({a: '1', b: 2})"),
+            "TypeError: probe.headers: headers[\"b\"] must be a string, got number");
   EXPECT_EQ(error("probe.headers({a: '', b: '', c: '', d: ''})"),
             "RangeError: probe.headers: headers is too large (4 entries; the limit is 3)");
-  EXPECT_EQ(error("probe.headers('a=b')"), "TypeError: probe.headers: headers must be an object of strings, got string");
+  EXPECT_EQ(error("probe.headers('a=b')"),
+            "TypeError: probe.headers: headers must be an object of strings, got string");
   EXPECT_EQ(error("probe.headers({get a() { throw 1; }})"),
             "TypeError: probe.headers: headers could not be read (reading \"a\" threw an exception)");
   EXPECT_EQ(error("probe.headers(new Proxy({}, {ownKeys() { throw 1; }}))"),
@@ -376,8 +396,9 @@ TEST_F(ArgsTest, ArgumentCount) {
 TEST_F(ArgsTest, SecurityHostileProxyWithRecursingGetPrototypeOf) {
   // The SECURITY-CASES argument: no trap of it may run, and every probe answers with a TypeError of
   // the skill's realm.
-  js.eval("globalThis.hostile = new Proxy({}, {getPrototypeOf() { return Object.getPrototypeOf(hostile); },"
-          " get() { throw 1; }, ownKeys() { for (;;) {} }})");
+  js.eval(
+      "globalThis.hostile = new Proxy({}, {getPrototypeOf() { return Object.getPrototypeOf(hostile); },"
+      " get() { throw 1; }, ownKeys() { for (;;) {} }})");
   for (const char* f : {"string", "usv", "dom", "bytes", "data", "source", "integer", "boolean", "headers"}) {
     const std::string call = std::string("probe.") + f + "(hostile)";
     if (std::string(f) == "headers") continue;  // a record is read through its traps (next test)

@@ -19,7 +19,9 @@ using testing::JsHarness;
 // A harness whose Bridge hands log requests to a real LogCapability, as the engine's dispatcher does.
 struct LoggingRun {
   LoggingRun() {
-    js.bridge.responder = [this](const bus::Request& r) { return capability.handle(std::get<bus::LogRequest>(r)); };
+    js.bridge.responder = [this](const bus::Request& r) {
+      return capability.handle(std::get<bus::LogRequest>(r));
+    };
   }
   LogCapability capability;
   JsHarness js;
@@ -42,7 +44,7 @@ TEST(Console, LevelsAndOneHostCallPerMessage) {
   const std::vector<bus::LogRequest> logs = js.bridge.logs();
   ASSERT_EQ(logs.size(), 6u);
   EXPECT_EQ(js.bridge.requests.size(), 6u);
-  const bus::LogLevel expected[] = {bus::LogLevel::info, bus::LogLevel::info, bus::LogLevel::info,
+  const bus::LogLevel expected[] = {bus::LogLevel::info, bus::LogLevel::info,  bus::LogLevel::info,
                                     bus::LogLevel::warn, bus::LogLevel::error, bus::LogLevel::debug};
   for (size_t i = 0; i < logs.size(); ++i) EXPECT_EQ(logs[i].level, expected[i]) << i;
   EXPECT_EQ(logs[5].text, "f 2");
@@ -50,9 +52,10 @@ TEST(Console, LevelsAndOneHostCallPerMessage) {
 
 TEST(Console, ReturnsUndefinedAndNeedsNoReceiver) {
   JsHarness js;
-  EXPECT_EQ(js.eval("const l = console.warn; [l('x'), log.call(42, 'y'), typeof console, log.name, log.length]")
-                .value,
-            R"([null,null,"object","log",0])");
+  EXPECT_EQ(
+      js.eval("const l = console.warn; [l('x'), log.call(42, 'y'), typeof console, log.name, log.length]")
+          .value,
+      R"([null,null,"object","log",0])");
   EXPECT_EQ(js.bridge.texts(), (std::vector<std::string>{"x", "y"}));
 }
 
@@ -70,8 +73,9 @@ TEST(Console, SecurityLogFloodingHugeStrings) {
   EXPECT_EQ(run.js.bridge.requests.size(), fitting + 1);  // the last one got QuotaExceeded
   const std::vector<LogEntry> entries = run.capability.take();
   ASSERT_EQ(entries.size(), fitting + 1);
-  const std::string cut = std::string(LogCapability::kMaxMessageBytes - LogCapability::kCutSuffix.size(), 'x') +
-                          std::string(LogCapability::kCutSuffix);
+  const std::string cut =
+      std::string(LogCapability::kMaxMessageBytes - LogCapability::kCutSuffix.size(), 'x') +
+      std::string(LogCapability::kCutSuffix);
   for (size_t i = 0; i < fitting; ++i) {
     EXPECT_EQ(entries[i].message, cut) << i;
     EXPECT_EQ(entries[i].level, LogEntry::Level::info);

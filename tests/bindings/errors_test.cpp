@@ -17,8 +17,9 @@ using testing::JsHarness;
 
 // A host function failing the way store/env bindings will: throw_host_error of a bus reply.
 JSValue failing_host_call(JSContext* ctx, JSValueConst, int, JSValueConst*) {
-  return throw_host_error(ctx, bus::ErrorReply{bus::ErrorCode::PermissionDenied,
-                                               "env.get: \"HOME\" is not granted; add it to permissions.env"});
+  return throw_host_error(ctx,
+                          bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                                          "env.get: \"HOME\" is not granted; add it to permissions.env"});
 }
 
 JSValue long_type_error(JSContext* ctx, JSValueConst, int, JSValueConst*) {
@@ -39,22 +40,28 @@ TEST(HostErrors, MakeHostErrorHasNameCodeMessageAndNothingElse) {
   JSValue global = JS_GetGlobalObject(js.ctx());
   JS_SetPropertyStr(js.ctx(), global, "hostError", err);
   JS_FreeValue(js.ctx(), global);
-  EXPECT_EQ(js.eval("const e = hostError; [e.name, e.code, e.message, String(e), e instanceof Error,"
-                    " Object.getPrototypeOf(e) === Error.prototype, Object.keys(e).length, typeof e.stack,"
-                    " Object.getOwnPropertyNames(e).sort().join()]")
-                .value,
-            R"(["QuotaExceeded","EQUOTA","store is full","QuotaExceeded: store is full",true,true,0,"string",)"
-            R"("code,message,name,stack"])");
+  EXPECT_EQ(
+      js.eval("const e = hostError; [e.name, e.code, e.message, String(e), e instanceof Error,"
+              " Object.getPrototypeOf(e) === Error.prototype, Object.keys(e).length, typeof e.stack,"
+              " Object.getOwnPropertyNames(e).sort().join()]")
+          .value,
+      R"(["QuotaExceeded","EQUOTA","store is full","QuotaExceeded: store is full",true,true,0,"string",)"
+      R"("code,message,name,stack"])");
 }
 
 TEST(HostErrors, EveryCodeHasItsStableNameAndErrno) {
   JsHarness js;
   const std::pair<bus::ErrorCode, const char*> codes[] = {
-      {bus::ErrorCode::PermissionDenied, "PermissionDenied EACCES"}, {bus::ErrorCode::NotFound, "NotFound ENOENT"},
-      {bus::ErrorCode::QuotaExceeded, "QuotaExceeded EQUOTA"},       {bus::ErrorCode::InvalidArgument, "InvalidArgument EINVAL"},
-      {bus::ErrorCode::PayloadTooLarge, "PayloadTooLarge E2BIG"},    {bus::ErrorCode::Timeout, "Timeout ETIMEDOUT"},
-      {bus::ErrorCode::NetworkError, "NetworkError ENET"},           {bus::ErrorCode::AlreadyExists, "AlreadyExists EEXIST"},
-      {bus::ErrorCode::NotEmpty, "NotEmpty ENOTEMPTY"},              {bus::ErrorCode::IoError, "IoError EIO"},
+      {bus::ErrorCode::PermissionDenied, "PermissionDenied EACCES"},
+      {bus::ErrorCode::NotFound, "NotFound ENOENT"},
+      {bus::ErrorCode::QuotaExceeded, "QuotaExceeded EQUOTA"},
+      {bus::ErrorCode::InvalidArgument, "InvalidArgument EINVAL"},
+      {bus::ErrorCode::PayloadTooLarge, "PayloadTooLarge E2BIG"},
+      {bus::ErrorCode::Timeout, "Timeout ETIMEDOUT"},
+      {bus::ErrorCode::NetworkError, "NetworkError ENET"},
+      {bus::ErrorCode::AlreadyExists, "AlreadyExists EEXIST"},
+      {bus::ErrorCode::NotEmpty, "NotEmpty ENOTEMPTY"},
+      {bus::ErrorCode::IoError, "IoError EIO"},
   };
   for (const auto& [code, expected] : codes) {
     JSValue err = make_host_error(js.ctx(), bus::ErrorReply{code, "m"});
@@ -68,18 +75,22 @@ TEST(HostErrors, EveryCodeHasItsStableNameAndErrno) {
 TEST(HostErrors, ThrownFromAHostFunctionWithTheSkillsStack) {
   JsHarness js;
   define_global_function(js, "hostCall", failing_host_call);
-  EXPECT_EQ(js.eval("function skillCode() { hostCall(); }"
-                    "try { skillCode(); } catch (e) { [e.name, e.code, e instanceof Error, e.stack.includes('skillCode'),"
-                    " e.message] }")
-                .value,
-            R"(["PermissionDenied","EACCES",true,true,"env.get: \"HOME\" is not granted; add it to permissions.env"])");
+  EXPECT_EQ(
+      js.eval("function skillCode() { hostCall(); }"
+              "try { skillCode(); } catch (e) { [e.name, e.code, e instanceof Error, "
+              "e.stack.includes('skillCode'),"
+              " e.message] }")
+          .value,
+      R"(["PermissionDenied","EACCES",true,true,"env.get: \"HOME\" is not granted; add it to permissions.env"])");
 }
 
 TEST(HostErrors, TypeErrorMessagesAreNotTruncated) {
   // QuickJS's own JS_ThrowTypeError formats into 256 bytes; ours keeps the whole message.
   JsHarness js;
   define_global_function(js, "longError", long_type_error);
-  EXPECT_EQ(js.eval("try { longError() } catch (e) { [e instanceof TypeError, e.message.length, e.message[e.message.length - 1]] }").value,
+  EXPECT_EQ(js.eval("try { longError() } catch (e) { [e instanceof TypeError, e.message.length, "
+                    "e.message[e.message.length - 1]] }")
+                .value,
             "[true,1001,\"\xE4\xB8\xAD\"]");
 }
 

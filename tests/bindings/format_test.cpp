@@ -1,12 +1,11 @@
 // Formatting of log()/console.* arguments, observed as the exact text of the LogRequest sent.
 #include "bindings/format.h"
 
-#include "bindings/console.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "bindings/console.h"
 #include "bindings/js_harness.h"
 
 namespace skillbox::bindings {
@@ -64,7 +63,8 @@ TEST(Format, FunctionsErrorsAndBuiltins) {
             R"(1970-01-01T00:00:00.000Z {"d":"1970-01-02T00:00:00.000Z"})");
   EXPECT_EQ(logged("log(new Uint8Array([1, 2, 255]), new Float64Array([0.5]), new BigInt64Array(1))"),
             "Uint8Array(3) [1,2,255] Float64Array(1) [0.5] BigInt64Array(1) [0n]");
-  EXPECT_EQ(logged("log(new ArrayBuffer(8), new DataView(new ArrayBuffer(2)))"), "[ArrayBuffer: 8 bytes] [DataView]");
+  EXPECT_EQ(logged("log(new ArrayBuffer(8), new DataView(new ArrayBuffer(2)))"),
+            "[ArrayBuffer: 8 bytes] [DataView]");
   EXPECT_EQ(logged("log(new Map([[1, 2]]), new Set([1]), new WeakMap(), new WeakSet(), Promise.resolve(1))"),
             "[Map] [Set] [WeakMap] [WeakSet] [Promise]");
   EXPECT_EQ(logged("log(/a+b/gi)"), "/a+b/gi");
@@ -73,7 +73,9 @@ TEST(Format, FunctionsErrorsAndBuiltins) {
 TEST(Format, StringsAreWellFormedUtf8) {
   EXPECT_EQ(logged("log('\\u00e9\\u4e2d\\ud83d\\ude00')"), "\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80");
   // A lone surrogate cannot be encoded: it becomes U+FFFD, at the top level and inside containers.
-  EXPECT_EQ(logged("log('a\\ud800b', ['\\udc00'])"), "a\xEF\xBF\xBD" "b [\"\xEF\xBF\xBD\"]");
+  EXPECT_EQ(logged("log('a\\ud800b', ['\\udc00'])"),
+            "a\xEF\xBF\xBD"
+            "b [\"\xEF\xBF\xBD\"]");
 }
 
 TEST(Format, ConsoleSubstitutions) {
@@ -81,11 +83,11 @@ TEST(Format, ConsoleSubstitutions) {
   EXPECT_EQ(logged("log('%f|%d|%d|%d', '1.5', {}, 7n, 'x')"), "1.5|NaN|7n|NaN");
   EXPECT_EQ(logged("log('%o and %j', {a: 1}, ['s'])"), R"({"a":1} and ["s"])");
   EXPECT_EQ(logged("log('%cstyled', 'color: red')"), "styled");
-  EXPECT_EQ(logged("log('%s and %s', 'one')"), "one and %s");      // no argument left
-  EXPECT_EQ(logged("log('%x %', 1)"), "%x % 1");                    // unknown directive; extra argument
+  EXPECT_EQ(logged("log('%s and %s', 'one')"), "one and %s");  // no argument left
+  EXPECT_EQ(logged("log('%x %', 1)"), "%x % 1");               // unknown directive; extra argument
   EXPECT_EQ(logged("log('%s', {toString() { return 'never called'; }})"),  // no implicit toString
             R"({"toString":[Function: toString]})");
-  EXPECT_EQ(logged("log(1, '%s', 2)"), "1 %s 2");                   // only a first string is a format
+  EXPECT_EQ(logged("log(1, '%s', 2)"), "1 %s 2");  // only a first string is a format
 }
 
 TEST(Format, CyclesAreMarkedAndSharedReferencesAreNot) {
@@ -111,8 +113,8 @@ TEST(Format, DepthAndEntryCaps) {
   const std::string sparse = logged("const a = []; a[1e9] = 1; log(a)");
   EXPECT_EQ(sparse.substr(0, 20), "[undefined,undefined");
   EXPECT_NE(sparse.find(",... 999999901 more items]"), std::string::npos) << sparse;
-  EXPECT_EQ(logged("log(new Uint8Array(1000))").size(), std::string("Uint8Array(1000) [").size() + 200 +
-                                                           std::string("... 900 more items]").size());
+  EXPECT_EQ(logged("log(new Uint8Array(1000))").size(),
+            std::string("Uint8Array(1000) [").size() + 200 + std::string("... 900 more items]").size());
 }
 
 TEST(Format, OutputStopsJustPastTheByteCap) {
@@ -152,7 +154,8 @@ TEST(Format, GettersRunAndTheirExceptionsAreShown) {
   EXPECT_EQ(logged("log({get x() { return 5; }})"), R"({"x":5})");
   EXPECT_EQ(logged("log({get x() { throw new Error('no'); }, y: 1})"), R"({"x":[Getter threw],"y":1})");
   EXPECT_EQ(logged("log({get x() { throw null; }})"), R"({"x":[Getter threw]})");
-  EXPECT_EQ(logged("log([1, 2].map(() => ({ get v() { throw 1; } })))"), R"([{"v":[Getter threw]},{"v":[Getter threw]}])");
+  EXPECT_EQ(logged("log([1, 2].map(() => ({ get v() { throw 1; } })))"),
+            R"([{"v":[Getter threw]},{"v":[Getter threw]}])");
   // Each getter runs exactly once per message.
   JsHarness js;
   const testing::JsResult r = js.eval("let n = 0; log({get x() { return ++n; }}); n");
@@ -167,7 +170,8 @@ TEST(Format, ToJsonIsCalledOnceAndCannotLoop) {
   EXPECT_EQ(logged("const o = {toJSON() { return [o]; }}; log(o)"), "[[Circular]]");
   EXPECT_EQ(logged("log({toJSON() { throw new Error('x'); }})"), "[toJSON threw]");
   EXPECT_EQ(logged("log({toJSON: 'not a function', k: 1})"), R"({"toJSON":"not a function","k":1})");
-  EXPECT_EQ(logged("log({a: {toJSON(key) { return 'key=' + JSON.stringify(key); }}})"), R"({"a":"key=\"\""})");
+  EXPECT_EQ(logged("log({a: {toJSON(key) { return 'key=' + JSON.stringify(key); }}})"),
+            R"({"a":"key=\"\""})");
 }
 
 TEST(Format, ProxiesAreReadThroughTheirTraps) {
@@ -177,7 +181,8 @@ TEST(Format, ProxiesAreReadThroughTheirTraps) {
   EXPECT_EQ(logged("log(new Proxy({a: 1}, {get() { throw 1; }}))"), "[Getter threw]");
   EXPECT_EQ(logged("log(new Proxy({a: 1}, {get(t, k) { return k === 'a' ? 'trapped' : undefined; }}))"),
             R"({"a":"trapped"})");
-  EXPECT_EQ(logged("const {proxy, revoke} = Proxy.revocable({}, {}); revoke(); log(proxy)"), "[Getter threw]");
+  EXPECT_EQ(logged("const {proxy, revoke} = Proxy.revocable({}, {}); revoke(); log(proxy)"),
+            "[Getter threw]");
   EXPECT_EQ(logged("log(new Proxy(function named() {}, {getOwnPropertyDescriptor() { throw 1; }}))"),
             "[Function (anonymous)]");
   // getPrototypeOf is never consulted.
@@ -187,8 +192,9 @@ TEST(Format, ProxiesAreReadThroughTheirTraps) {
 }
 
 TEST(Format, ErrorsWithHostileNameOrMessage) {
-  EXPECT_EQ(logged("const e = new Error('m'); Object.defineProperty(e, 'name', {get() { throw 1; }}); log(e)"),
-            "Error: m");
+  EXPECT_EQ(
+      logged("const e = new Error('m'); Object.defineProperty(e, 'name', {get() { throw 1; }}); log(e)"),
+      "Error: m");
   EXPECT_EQ(logged("const e = new Error('m'); e.message = {}; e.name = 42; log(e)"), "Error");
 }
 

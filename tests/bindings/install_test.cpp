@@ -30,12 +30,14 @@ TEST(Install, AddsExactlyTheHostApiGlobals) {
   const std::string names = "Object.getOwnPropertyNames(globalThis).sort().join()";
   const std::string before = bare.eval(names).value;
   const std::string after = js.eval(names).value;
-  EXPECT_EQ(js.eval("const before = new Set(" + std::string("'") + before + "'.split(','));"
+  EXPECT_EQ(js.eval("const before = new Set(" + std::string("'") + before +
+                    "'.split(','));"
                     "Object.getOwnPropertyNames(globalThis).filter(n => !before.has(n)).sort().join()")
                 .value,
             "TextDecoder,TextEncoder,atob,btoa,console,crypto,log,openhuman");
   // Nothing removed either.
-  EXPECT_EQ(bare.eval("const after = new Set('" + after + "'.split(','));"
+  EXPECT_EQ(bare.eval("const after = new Set('" + after +
+                      "'.split(','));"
                       "Object.getOwnPropertyNames(globalThis).filter(n => !after.has(n)).join()")
                 .value,
             "");
@@ -56,14 +58,16 @@ TEST(Install, GlobalsHaveWebIdlAttributes) {
 
 TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
   JsHarness js;
-  EXPECT_EQ(js.eval(std::string("const fs = ") + kHostFunctions +
-                    "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
-                    " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
-                .value,
-            "[19,true]");
+  EXPECT_EQ(
+      js.eval(std::string("const fs = ") + kHostFunctions +
+              "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
+              " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
+          .value,
+      "[19,true]");
   // Prototypes and namespace objects inherit from this realm's Object.prototype.
   EXPECT_EQ(js.eval("[console, crypto, openhuman, TextEncoder.prototype, TextDecoder.prototype]"
-                    ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor === Function)")
+                    ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor "
+                    "=== Function)")
                 .value,
             "true");
 }
@@ -118,8 +122,9 @@ TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
 
   // The next invocation in the same process behaves normally.
   JsHarness next;
-  EXPECT_EQ(next.eval("log('fine'); new TextDecoder().decode(new TextEncoder().encode('ok')) + btoa('a')").value,
-            "okYQ==");
+  EXPECT_EQ(
+      next.eval("log('fine'); new TextDecoder().decode(new TextEncoder().encode('ok')) + btoa('a')").value,
+      "okYQ==");
   EXPECT_EQ(next.bridge.texts(), std::vector<std::string>{"fine"});
 }
 
@@ -147,7 +152,9 @@ TEST(Install, IsCheapEnoughToRunPerInvocationAndLeavesNothingBehind) {
   for (int i = 0; i < 200; ++i) {
     JsHarness js;
     ASSERT_TRUE(js.installed());
-    ASSERT_EQ(js.eval("log(i => i); new TextDecoder('utf-8', {fatal: true}).decode(new Uint8Array([0x61]))").value, "a");
+    ASSERT_EQ(
+        js.eval("log(i => i); new TextDecoder('utf-8', {fatal: true}).decode(new Uint8Array([0x61]))").value,
+        "a");
   }
 }
 

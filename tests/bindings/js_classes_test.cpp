@@ -42,20 +42,24 @@ const Case kCases[] = {
     {"Promise.resolve()", js_class::kPromise},
 };
 
-const JSClassID kAllIds[] = {js_class::kArrayBuffer, js_class::kUint8ClampedArray, js_class::kInt8Array,
-                             js_class::kUint8Array,  js_class::kInt16Array,        js_class::kUint16Array,
-                             js_class::kInt32Array,  js_class::kUint32Array,       js_class::kBigInt64Array,
-                             js_class::kBigUint64Array, js_class::kFloat32Array,   js_class::kFloat64Array,
-                             js_class::kDataView,    js_class::kRegExp,            js_class::kMap,
-                             js_class::kSet,         js_class::kWeakMap,           js_class::kWeakSet,
-                             js_class::kProxy,       js_class::kPromise};
+const JSClassID kAllIds[] = {js_class::kArrayBuffer,   js_class::kUint8ClampedArray,
+                             js_class::kInt8Array,     js_class::kUint8Array,
+                             js_class::kInt16Array,    js_class::kUint16Array,
+                             js_class::kInt32Array,    js_class::kUint32Array,
+                             js_class::kBigInt64Array, js_class::kBigUint64Array,
+                             js_class::kFloat32Array,  js_class::kFloat64Array,
+                             js_class::kDataView,      js_class::kRegExp,
+                             js_class::kMap,           js_class::kSet,
+                             js_class::kWeakMap,       js_class::kWeakSet,
+                             js_class::kProxy,         js_class::kPromise};
 
 TEST(JsClasses, EachIdMatchesItsBuiltInAndNoOther) {
   JsHarness js(/*install=*/false);
   for (const Case& c : kCases) {
     JSValue v = JS_Eval(js.ctx(), c.source, std::strlen(c.source), "<t>", JS_EVAL_TYPE_GLOBAL);
     ASSERT_TRUE(JS_IsObject(v)) << c.source;
-    for (JSClassID id : kAllIds) EXPECT_EQ(js_class::has_class(v, id), id == c.id) << c.source << " id " << id;
+    for (JSClassID id : kAllIds)
+      EXPECT_EQ(js_class::has_class(v, id), id == c.id) << c.source << " id " << id;
     JS_FreeValue(js.ctx(), v);
   }
 }
