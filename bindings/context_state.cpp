@@ -19,6 +19,7 @@ void state_finalizer(JSRuntime* rt, JSValue holder) {
   auto* state = static_cast<ContextState*>(JS_GetOpaque(holder, state_class_id()));
   if (state == nullptr) return;
   JS_FreeValueRT(rt, state->uint8_array);
+  JS_FreeValueRT(rt, state->string_slice);
   JS_FreeValueRT(rt, state->dataview_buffer);
   JS_FreeValueRT(rt, state->dataview_byte_offset);
   JS_FreeValueRT(rt, state->dataview_byte_length);
@@ -30,6 +31,7 @@ void state_mark(JSRuntime* rt, JSValueConst holder, JS_MarkFunc* mark) {
   auto* state = static_cast<ContextState*>(JS_GetOpaque(holder, state_class_id()));
   if (state == nullptr) return;
   JS_MarkValue(rt, state->uint8_array, mark);
+  JS_MarkValue(rt, state->string_slice, mark);
   JS_MarkValue(rt, state->dataview_buffer, mark);
   JS_MarkValue(rt, state->dataview_byte_offset, mark);
   JS_MarkValue(rt, state->dataview_byte_length, mark);
@@ -61,22 +63,35 @@ bool capture_getter(JSContext* ctx, JSValueConst proto, const char* name, JSValu
   return true;
 }
 
+// Copies the function-valued data property `name` of `proto` into *out (no skill code has run yet,
+// so this is the intrinsic).
+bool capture_function(JSContext* ctx, JSValueConst proto, const char* name, JSValue* out) {
+  *out = JS_GetPropertyStr(ctx, proto, name);
+  if (JS_IsException(*out)) {
+    *out = JS_UNDEFINED;
+    return false;
+  }
+  if (!JS_IsFunction(ctx, *out)) {
+    JS_ThrowInternalError(ctx, "host API: intrinsic %s is not a function", name);
+    return false;
+  }
+  return true;
+}
+
 bool capture_intrinsics(JSContext* ctx, ContextState& state) {
   JSValue u8_proto = JS_GetClassProto(ctx, js_class::kUint8Array);
   JSValue dv_proto = JS_GetClassProto(ctx, js_class::kDataView);
-  bool ok = JS_IsObject(u8_proto) && JS_IsObject(dv_proto);
-  if (!ok) JS_ThrowInternalError(ctx, "host API: the context was built without typed arrays");
-  if (ok) {
-    state.uint8_array = JS_GetPropertyStr(ctx, u8_proto, "constructor");
-    ok = JS_IsFunction(ctx, state.uint8_array);
-    if (!ok && !JS_IsException(state.uint8_array))
-      JS_ThrowInternalError(ctx, "host API: Uint8Array.prototype.constructor is not a function");
-  }
-  ok = ok && capture_getter(ctx, dv_proto, "buffer", &state.dataview_buffer) &&
+  JSValue string_proto = JS_GetClassProto(ctx, js_class::kString);
+  bool ok = JS_IsObject(u8_proto) && JS_IsObject(dv_proto) && JS_IsObject(string_proto);
+  if (!ok) JS_ThrowInternalError(ctx, "host API: the context was built without typed arrays or strings");
+  ok = ok && capture_function(ctx, u8_proto, "constructor", &state.uint8_array) &&
+       capture_function(ctx, string_proto, "slice", &state.string_slice) &&
+       capture_getter(ctx, dv_proto, "buffer", &state.dataview_buffer) &&
        capture_getter(ctx, dv_proto, "byteOffset", &state.dataview_byte_offset) &&
        capture_getter(ctx, dv_proto, "byteLength", &state.dataview_byte_length);
   JS_FreeValue(ctx, u8_proto);
   JS_FreeValue(ctx, dv_proto);
+  JS_FreeValue(ctx, string_proto);
   return ok;
 }
 

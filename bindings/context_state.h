@@ -6,8 +6,9 @@
 // it with everything else.
 //
 // The state also holds intrinsics captured at install time, before any skill code ran: a skill may
-// replace `Uint8Array` or `DataView.prototype.byteLength`, but host functions must keep using the
-// originals (creating a Uint8Array for a result, measuring a DataView argument).
+// replace `Uint8Array`, `String.prototype.slice` or `DataView.prototype.byteLength`, but host
+// functions must keep using the originals (creating a Uint8Array for a result, taking the shown
+// prefix of a huge string, measuring a DataView argument).
 #pragma once
 
 #include <quickjs.h>
@@ -18,6 +19,7 @@ struct ContextState {
   /// The run's log budget is used up: log/console return at once without formatting anything.
   bool log_closed = false;
   JSValue uint8_array = JS_UNDEFINED;           // %Uint8Array%
+  JSValue string_slice = JS_UNDEFINED;          // %String.prototype.slice%
   JSValue dataview_buffer = JS_UNDEFINED;       // getter of %DataView.prototype%.buffer
   JSValue dataview_byte_offset = JS_UNDEFINED;  // getter of %DataView.prototype%.byteOffset
   JSValue dataview_byte_length = JS_UNDEFINED;  // getter of %DataView.prototype%.byteLength

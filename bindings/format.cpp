@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings/args.h"
+#include "bindings/context_state.h"
 #include "bindings/errors.h"
 #include "bindings/js_classes.h"
 
@@ -53,6 +54,8 @@ class Formatter {
   Read take(JSValue result, JSValue& out);
   // Reads `key` with [[Get]] as a string; `text` keeps `fallback` unless the read gave a string.
   Read string_property(JSValueConst obj, const char* key, std::string& text);
+  // The UTF-8 of what can be shown of the string `str`: huge strings are cut before conversion.
+  bool shown_prefix(JSValueConst str, StringBytes& out);
   bool on_path(JSValueConst v) const {
     return std::find(path_.begin(), path_.end(), JS_VALUE_GET_PTR(v)) != path_.end();
   }
@@ -70,6 +73,25 @@ class Formatter {
 // A StringBytes view of a JS string (never fails on type: callers pass strings; false = OOM).
 bool utf8_of(JSContext* ctx, JSValueConst str, StringBytes& out) {
   return string_bytes(ctx, str, Where{"log", "value"}, out, {.lone_surrogates = LoneSurrogates::replace});
+}
+
+bool Formatter::shown_prefix(JSValueConst str, StringBytes& out) {
+  // One more code unit than bytes could ever be shown, plus one so that a surrogate pair split by
+  // the cut lies past the shown part. Converting only that much keeps log(hugeString) O(cap):
+  // converting the whole string would scan (or copy, on the skill's heap) every byte of it.
+  const size_t units = limits_.max_bytes + 2;
+  JSValue length = JS_GetPropertyStr(ctx_, str, "length");  // of a string primitive: native, no JS
+  const bool long_string =
+      JS_VALUE_GET_TAG(length) == JS_TAG_INT && static_cast<size_t>(JS_VALUE_GET_INT(length)) > units;
+  JS_FreeValue(ctx_, length);
+  if (!long_string) return utf8_of(ctx_, str, out);
+  // %String.prototype.slice% captured at install: native, whatever the skill did to the prototype.
+  JSValue args[2] = {JS_NewInt32(ctx_, 0), JS_NewInt64(ctx_, static_cast<int64_t>(units))};
+  JSValue prefix = JS_Call(ctx_, context_state(ctx_).string_slice, str, 2, args);
+  if (JS_IsException(prefix)) return false;    // out of memory
+  const bool ok = utf8_of(ctx_, prefix, out);  // `out` keeps its own reference to the string
+  JS_FreeValue(ctx_, prefix);
+  return ok;
 }
 
 void Formatter::append(std::string_view text) {
@@ -165,7 +187,7 @@ bool Formatter::message(int argc, JSValueConst* argv) {
   int next = 0;
   if (argc > 0 && JS_IsString(argv[0])) {
     StringBytes format;
-    if (!utf8_of(ctx_, argv[0], format)) return false;
+    if (!shown_prefix(argv[0], format)) return false;
     const std::string_view text = format.view();
     next = 1;
     size_t i = 0;
@@ -257,7 +279,7 @@ bool Formatter::value(JSValueConst v, int depth, bool top, bool allow_to_json) {
 
 bool Formatter::string(JSValueConst v, bool top) {
   StringBytes bytes;
-  if (!utf8_of(ctx_, v, bytes)) return false;
+  if (!shown_prefix(v, bytes)) return false;
   if (top)
     append(bytes.view());
   else

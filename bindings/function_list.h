@@ -1,7 +1,9 @@
 // bindings/function_list.h — QuickJS function-list entries, spelled for C++.
 //
 // QuickJS's JS_CFUNC_DEF-style macros mix positional and designated initializers, which C++20
-// rejects. These build the same JSCFunctionListEntry values. Function-list members become
+// rejects. These build the same JSCFunctionListEntry values. Entries must have static storage
+// duration: QuickJS keeps a pointer to each entry until the property is first read. Function-list
+// members become
 // properties with the attributes of built-in methods (writable, configurable, not enumerable) and
 // are created lazily on first access, which keeps installing the host API cheap.
 #pragma once

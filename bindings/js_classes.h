@@ -23,6 +23,8 @@ namespace skillbox::bindings::js_class {
 // Error objects keep no internal pointer: use JS_IsError() to test for them. kError serves only
 // JS_GetClassProto(ctx, kError), which yields the context's own Error.prototype.
 inline constexpr JSClassID kError = 3;
+// For JS_GetClassProto(ctx, kString) only: the context's own String.prototype.
+inline constexpr JSClassID kString = 5;
 inline constexpr JSClassID kArrayBuffer = 19;
 inline constexpr JSClassID kUint8ClampedArray = 21;
 inline constexpr JSClassID kInt8Array = 22;

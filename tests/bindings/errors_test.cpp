@@ -26,10 +26,15 @@ JSValue long_type_error(JSContext* ctx, JSValueConst, int, JSValueConst*) {
   return throw_type_error(ctx, std::string(1000, 'm') + "\xE4\xB8\xAD");
 }
 
-void define_global_function(JsHarness& js, const char* name, JSCFunction* fn) {
-  const JSCFunctionListEntry entry[] = {list_function(name, 0, fn)};
+// Function-list entries must outlive the context: QuickJS keeps a pointer to create the function lazily.
+const JSCFunctionListEntry kTestFunctions[] = {
+    list_function("hostCall", 0, failing_host_call),
+    list_function("longError", 0, long_type_error),
+};
+
+void define_test_functions(JsHarness& js) {
   JSValue global = JS_GetGlobalObject(js.ctx());
-  JS_SetPropertyFunctionList(js.ctx(), global, entry, 1);
+  JS_SetPropertyFunctionList(js.ctx(), global, kTestFunctions, static_cast<int>(std::size(kTestFunctions)));
   JS_FreeValue(js.ctx(), global);
 }
 
@@ -74,7 +79,7 @@ TEST(HostErrors, EveryCodeHasItsStableNameAndErrno) {
 
 TEST(HostErrors, ThrownFromAHostFunctionWithTheSkillsStack) {
   JsHarness js;
-  define_global_function(js, "hostCall", failing_host_call);
+  define_test_functions(js);
   EXPECT_EQ(
       js.eval("function skillCode() { hostCall(); }"
               "try { skillCode(); } catch (e) { [e.name, e.code, e instanceof Error, "
@@ -87,7 +92,7 @@ TEST(HostErrors, ThrownFromAHostFunctionWithTheSkillsStack) {
 TEST(HostErrors, TypeErrorMessagesAreNotTruncated) {
   // QuickJS's own JS_ThrowTypeError formats into 256 bytes; ours keeps the whole message.
   JsHarness js;
-  define_global_function(js, "longError", long_type_error);
+  define_test_functions(js);
   EXPECT_EQ(js.eval("try { longError() } catch (e) { [e instanceof TypeError, e.message.length, "
                     "e.message[e.message.length - 1]] }")
                 .value,

@@ -129,6 +129,15 @@ TEST(Format, OutputStopsJustPastTheByteCap) {
   EXPECT_LE(wide.size(), cap + 3);
   EXPECT_EQ(wide.size() % 3, 0u);
 
+  // Only the shown prefix of a huge string is converted, with the original String.prototype.slice.
+  EXPECT_EQ(logged("String.prototype.slice = () => 'replaced'; log('y'.repeat(1 << 20))"),
+            std::string(cap + 1, 'y'));
+  EXPECT_EQ(logged("log({s: 'z'.repeat(1 << 20)})"), "{\"s\":\"" + std::string(cap + 1 - 6, 'z'));
+  // A surrogate pair is never split into a replacement character.
+  const std::string emoji = logged("log('\\ud83d\\ude00'.repeat(1 << 16))");
+  EXPECT_EQ(emoji.size(), cap + 4 - (cap % 4));
+  EXPECT_EQ(emoji.find("\xEF\xBF\xBD"), std::string::npos);
+
   // Many small values: formatting stops, it does not build the whole structure.
   const std::string nested = logged("log(Array.from({length: 100}, () => Array(100).fill('abcdefgh')))");
   EXPECT_GT(nested.size(), cap);
