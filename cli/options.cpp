@@ -39,6 +39,14 @@ LimitOverrides LimitFlags::overrides() const {
   return o;
 }
 
+void add_data_dir_option(CLI::App& command, std::string& data_dir) {
+  command
+      .add_option("--data-dir", data_dir,
+                  "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
+                  "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
+      ->type_name("DIR");
+}
+
 void add_limit_flags(CLI::App& command, LimitFlags& flags) {
   const auto range = [](uint64_t min, uint64_t max) {
     return ", " + std::to_string(min) + " to " + std::to_string(max);

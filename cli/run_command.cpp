@@ -138,10 +138,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   input_file->excludes(input);
   run->add_flag("--json", o->json, "Print one JSON object {outcome, value, error, logs, usage} on stdout");
   add_limit_flags(*run, o->limits);
-  run->add_option("--data-dir", o->data_dir,
-                  "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
-                  "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
-      ->type_name("DIR");
+  add_data_dir_option(*run, o->data_dir);
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"
