@@ -147,10 +147,10 @@ struct EnvGetRequest {
   bool operator==(const EnvGetRequest&) const = default;
 };
 
-using Request =
-    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
-                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
-                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
+using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
+                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest,
+                             FsRenameRequest, HttpRequest, StoreGetRequest, StoreSetRequest,
+                             StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 
