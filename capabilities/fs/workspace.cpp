@@ -455,10 +455,9 @@ bus::Reply Workspace::handle(const bus::FsReadFileRequest& r) {
   }
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return errno_error(errno, call);
-  // The decision is made on the descriptor actually read: swapped since the probe -> refused.
-  if (!S_ISREG(st.st_mode) || st.st_ino != probe_st.st_ino || st.st_dev != probe_st.st_dev) {
-    return fail(ErrorCode::PermissionDenied, call, "not a regular file");
-  }
+  // The decision is made on the descriptor actually read. It may be a newer file than the probe's
+  // (a concurrent writeFile renamed one into place): any regular file is fine.
+  if (!S_ISREG(st.st_mode)) return fail(ErrorCode::PermissionDenied, call, "not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > w.policy.max_file_bytes) {
     return fail(ErrorCode::PayloadTooLarge, call,
@@ -662,8 +661,10 @@ bus::Reply Workspace::handle(const bus::FsMkdirRequest& r) {
     Impl::MutationLock held(w);
     if (auto e = w.acquire(call)) return *e;
     struct stat st {};
-    if (Impl::lstat_at(parent, path.name(), st) == 0)
+    if (Impl::lstat_at(parent, path.name(), st) == 0) {
+      if (S_ISLNK(st.st_mode)) return Impl::symlink_refused(call);
       return fail(ErrorCode::AlreadyExists, call, "already exists");
+    }
     if (auto e = w.check_quota(call, w.usage->bytes, w.usage->entries + 1)) return *e;
     if (auto e = w.begin_change(call)) return *e;
     if (mkdirat(parent, path.name().c_str(), kDirMode) != 0) return errno_error(errno, call);
