@@ -173,8 +173,12 @@ int sync_directory(int fd) {
 /// Creates `name` in `parent` (0700) if missing and opens it as a directory without following a
 /// symlink: the data folders below DATA are ours, a symlink there is not.
 int ensure_directory(int parent, const char* name, UniqueFd& out) {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  out.reset(openat(parent, name, kFlags));  // the common case: it exists
+  if (out) return 0;
+  if (errno != ENOENT) return errno;
   if (mkdirat(parent, name, kDirMode) != 0 && errno != EEXIST) return errno;
-  out.reset(openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  out.reset(openat(parent, name, kFlags));
   return out ? 0 : errno;
 }
 
