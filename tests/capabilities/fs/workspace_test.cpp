@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "capabilities/fs/unique_fd.h"
 #include "capabilities/fs/workspace_path.h"
 
 namespace skillbox::capabilities {
@@ -911,6 +913,20 @@ TEST_F(WorkspaceTest, ConcurrentProcessesAlwaysLeaveOneCompleteContent) {
   const std::string final_content = read_host(ws() / "shared.txt");
   EXPECT_TRUE(final_content == a || final_content == b);
   EXPECT_EQ(tree(ws()), (std::vector<std::string>{"shared.txt"}));
+}
+
+TEST_F(WorkspaceTest, AMutationWaitsBoundedlyForAnotherInvocationsLock) {
+  auto w = open();
+  ASSERT_TRUE(is_ok(write(*w, "a.txt", "first")));
+  // Another invocation (here: the test) holds the workspace lock and never lets go.
+  UniqueFd held(::open((data() / "skills" / "demo" / "workspace.lock").c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_GE(held.get(), 0);
+  ASSERT_EQ(flock(held.get(), LOCK_EX), 0);
+  EXPECT_TRUE(is_error(write(*w, "a.txt", "second"), ErrorCode::Timeout, "the workspace is busy"));
+  EXPECT_EQ(text(read(*w, "a.txt")), "first");  // reads take no lock
+  ASSERT_EQ(flock(held.get(), LOCK_UN), 0);
+  EXPECT_TRUE(is_ok(write(*w, "a.txt", "second")));
+  EXPECT_EQ(read_host(ws() / "a.txt"), "second");
 }
 
 // ---- host failures ------------------------------------------------------------------------------------
