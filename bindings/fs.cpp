@@ -124,8 +124,10 @@ const char* type_name(bus::FsEntryType type) {
   return "other";
 }
 
-// Properties are defined, not set: a setter the skill put on Object.prototype never runs.
+// Properties are defined, not set: a setter the skill put on Object.prototype never runs. Consumes
+// `value`, also on failure.
 bool define(JSContext* ctx, JSValueConst object, const char* key, JSValue value) {
+  if (JS_IsException(value)) return false;  // making the value ran out of memory
   return JS_DefinePropertyValueStr(ctx, object, key, value, JS_PROP_C_W_E) >= 0;
 }
 
@@ -137,10 +139,18 @@ JSValue decode_readdir(JSContext* ctx, bus::Reply& reply) {
   uint32_t index = 0;
   for (const bus::FsDirEntry& entry : listing->entries) {
     JSValue item = JS_NewObject(ctx);
-    if (JS_IsException(item) || !define(ctx, item, "name", new_string(ctx, entry.name)) ||
-        !define(ctx, item, "type", JS_NewString(ctx, type_name(entry.type))) ||
-        JS_DefinePropertyValueUint32(ctx, array, index++, item, JS_PROP_C_W_E) < 0) {
-      if (!JS_IsException(item)) JS_FreeValue(ctx, item);
+    if (JS_IsException(item)) {
+      JS_FreeValue(ctx, array);
+      return JS_EXCEPTION;
+    }
+    if (!define(ctx, item, "name", new_string(ctx, entry.name)) ||
+        !define(ctx, item, "type", JS_NewString(ctx, type_name(entry.type)))) {
+      JS_FreeValue(ctx, item);
+      JS_FreeValue(ctx, array);
+      return JS_EXCEPTION;
+    }
+    // Consumes `item`, also on failure.
+    if (JS_DefinePropertyValueUint32(ctx, array, index++, item, JS_PROP_C_W_E) < 0) {
       JS_FreeValue(ctx, array);
       return JS_EXCEPTION;
     }
