@@ -231,19 +231,15 @@ struct FieldEncoder {
 
 template <class T>
 json encode_value(const T& v) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || std::is_same_v<T, double>) {
     return json(v);
   } else if constexpr (std::is_same_v<T, Bytes>) {
     return json::binary(v);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return json(v);
   } else if constexpr (std::is_enum_v<T>) {
     return json(static_cast<uint64_t>(v));
   } else if constexpr (std::is_integral_v<T>) {
     static_assert(std::is_unsigned_v<T>, "messages carry only unsigned integers");
     return json(static_cast<uint64_t>(v));
-  } else if constexpr (std::is_same_v<T, double>) {
-    return json(v);
   } else if constexpr (kIsOptional<T>) {
     return v ? encode_value(*v) : json(nullptr);
   } else if constexpr (kIsVector<T>) {

@@ -39,7 +39,7 @@ int list_directory(int fd, std::vector<DirectoryEntry>& out) {
   out.clear();
   // 32 KiB holds a few hundred entries per getdents64 call; on the heap, as this may run on a
   // thread with a small stack. uint64_t elements keep dirent64 records aligned.
-  std::vector<uint64_t> storage(32 * 1024 / sizeof(uint64_t));
+  std::vector<uint64_t> storage(size_t{32} * 1024 / sizeof(uint64_t));
   char* buffer = reinterpret_cast<char*>(storage.data());
   for (;;) {
     const ssize_t n = getdents64(fd, buffer, storage.size() * sizeof(uint64_t));

@@ -133,6 +133,17 @@ uint64_t random_u64() {
   return value;
 }
 
+/// A fresh name for an atomic write's temporary file: the reserved prefix (never a skill's name),
+/// then 16 random hex digits so that concurrent writers in one directory never collide.
+std::string temporary_name() {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name(kReservedPrefix);
+  name += "tmp-";
+  const uint64_t bits = random_u64();
+  for (int shift = 60; shift >= 0; shift -= 4) name += kHex[(bits >> shift) & 0xF];
+  return name;
+}
+
 int write_all(int fd, const uint8_t* data, size_t size) {
   while (size > 0) {
     const ssize_t n = write(fd, data, size);
@@ -148,7 +159,7 @@ int write_all(int fd, const uint8_t* data, size_t size) {
 
 /// Copies the first `size` bytes of `from` (read from its current offset) to `to`.
 int copy_bytes(int from, int to, uint64_t size) {
-  std::vector<uint8_t> buffer(64 * 1024);
+  std::vector<uint8_t> buffer(size_t{64} * 1024);
   while (size > 0) {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(size, buffer.size()));
     const ssize_t n = read(from, buffer.data(), want);
@@ -624,19 +635,17 @@ bus::Reply Workspace::handle(const bus::FsWriteFileRequest& r) {
   // Write a temporary file beside the target, make it durable, then rename it into place: readers
   // and concurrent writers see the old or the new content, never a mixture, and a failure (quota,
   // disk full, crash) leaves the old content untouched.
-  char temp[64];
-  std::snprintf(temp, sizeof temp, "%.*stmp-%016llx", static_cast<int>(kReservedPrefix.size()),
-                kReservedPrefix.data(), static_cast<unsigned long long>(random_u64()));
-  UniqueFd out(openat(parent, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode));
+  const std::string temp = temporary_name();
+  UniqueFd out(openat(parent, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode));
   if (!out) return errno_error(errno, call);
   int err = 0;
   if (source) err = copy_bytes(source.get(), out.get(), old_size);
   if (!err) err = write_all(out.get(), r.data.data(), r.data.size());
   if (!err && fsync(out.get()) != 0) err = errno;
   out.reset();
-  if (!err && renameat(parent, temp, parent, name.c_str()) != 0) err = errno;
+  if (!err && renameat(parent, temp.c_str(), parent, name.c_str()) != 0) err = errno;
   if (err) {
-    unlinkat(parent, temp, 0);
+    unlinkat(parent, temp.c_str(), 0);
     return errno_error(err, call);
   }
   w.usage->bytes = bytes;
