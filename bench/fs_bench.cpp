@@ -125,4 +125,4 @@ BENCHMARK(BM_Workspace_WriteFile)->UseRealTime();
 
 }  // namespace
 
-// main() comes from benchmark::benchmark_main (bench/CMakeLists.txt), shared by every bench file.
+// main() is bench/main.cpp, shared by every bench file.
