@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds skillbox and runs the example skills end to end with `skillbox run`: a result, a limit being
+# enforced, and the capabilities the examples use. Does all set-up on a fresh Debian 12 machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$(nproc)" --target skillbox_cli
+
+skillbox=./build/skillbox
+export SKILLBOX_HOME="${SKILLBOX_HOME:-$PWD/build/demo-data}"
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { step "$*"; "$@" || echo "(exit code $?)"; }
+
+run "$skillbox" --version
+run "$skillbox" check examples/skills/hello
+run "$skillbox" run examples/skills/hello --input '{"name": "Ada"}'
+run "$skillbox" run examples/skills/runaway --timeout-ms 500
