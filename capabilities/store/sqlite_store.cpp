@@ -616,11 +616,15 @@ StoreDatabase::StoreDatabase(StoreDatabase&&) noexcept = default;
 StoreDatabase& StoreDatabase::operator=(StoreDatabase&&) noexcept = default;
 StoreDatabase::~StoreDatabase() = default;
 
+std::optional<StoreError> StoreDatabase::check_skill_id(std::string_view skill_id) {
+  if (valid_skill_id(skill_id)) return std::nullopt;
+  return make_error(
+      StoreErrc::invalid_argument,
+      "skill id must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit");
+}
+
 StoreResult<SkillStore> StoreDatabase::skill(std::string_view skill_id, const StorePolicy& policy) const {
-  if (!valid_skill_id(skill_id))
-    return make_error(
-        StoreErrc::invalid_argument,
-        "skill id must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit");
+  if (auto e = check_skill_id(skill_id)) return *e;
   return SkillStore(impl_, std::string(skill_id), policy);
 }
 

@@ -148,6 +148,10 @@ class StoreDatabase {
   StoreDatabase& operator=(StoreDatabase&&) noexcept;
   ~StoreDatabase();
 
+  /// Checks a skill id against the manifest rule `[a-z0-9][a-z0-9._-]{0,63}`: nullopt when valid, else
+  /// the invalid_argument error skill() would return. Lets callers refuse a bad id before opening.
+  [[nodiscard]] static std::optional<StoreError> check_skill_id(std::string_view skill_id);
+
   /// A view of `skill_id`'s rows with `policy`'s quotas. The id must match the manifest rule
   /// `[a-z0-9][a-z0-9._-]{0,63}` (StoreErrc::invalid_argument otherwise). The view shares this
   /// connection and keeps it alive.

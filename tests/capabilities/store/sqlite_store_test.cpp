@@ -168,9 +168,13 @@ TEST_F(SqliteStoreTest, SkillIdsFollowTheManifestRule) {
     auto s = db.skill(id, {});
     ASSERT_FALSE(s.ok()) << id;
     EXPECT_EQ(s.error().code, StoreErrc::invalid_argument);
+    EXPECT_TRUE(StoreDatabase::check_skill_id(id).has_value()) << id;
   }
-  for (const std::string& id : std::vector<std::string>{"a", "weather", "a.b_c-d", "0", std::string(64, 'z')})
+  for (const std::string& id :
+       std::vector<std::string>{"a", "weather", "a.b_c-d", "0", std::string(64, 'z')}) {
     EXPECT_TRUE(db.skill(id, {}).ok()) << id;
+    EXPECT_FALSE(StoreDatabase::check_skill_id(id).has_value()) << id;
+  }
 }
 
 TEST_F(SqliteStoreTest, KeyRules) {
