@@ -28,28 +28,48 @@ StoreOpenOptions patient() {
   return o;
 }
 
-// Runs `body` in a child process and returns its pid. The child never returns into the test framework:
-// it exits with body's result (or 99 if body threw).
-pid_t spawn(const std::function<int()>& body) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    int rc = 99;
-    try {
-      rc = body();
-    } catch (...) {
+// A child process running `body`; it never returns into the test framework: it exits with body's result
+// (99 if body threw). A child still running when the Child object dies (after a failed assertion) is
+// killed and reaped, so no test leaves processes behind.
+class Child {
+ public:
+  explicit Child(const std::function<int()>& body) : pid_(::fork()) {
+    if (pid_ == 0) {
+      int rc = 99;
+      try {
+        rc = body();
+      } catch (...) {
+      }
+      ::_exit(rc);
     }
-    ::_exit(rc);
   }
-  return pid;
-}
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      (void)wait();
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  Child(Child&& other) noexcept : pid_(other.pid_), reaped_(other.reaped_) { other.pid_ = -1; }
+  Child& operator=(Child&&) = delete;
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 1000 + WTERMSIG(status);
-  return -2;
-}
+  [[nodiscard]] bool started() const { return pid_ > 0; }
+  void kill() const { ::kill(pid_, SIGKILL); }
+  /// Waits for the child: its exit status, or 1000 + the signal number when a signal ended it.
+  int wait() {
+    int status = 0;
+    if (::waitpid(pid_, &status, 0) != pid_) return -1;
+    reaped_ = true;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 1000 + WTERMSIG(status);
+    return -2;
+  }
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
 
 // Reads exactly `n` bytes, waiting at most kWaitMs. Returns bytes read (less at EOF or timeout).
 size_t read_full(int fd, void* buf, size_t n) {
@@ -84,7 +104,7 @@ TEST_F(SqliteStoreDurabilityTest, SetThatReturnedSurvivesSigkill) {
   int ack[2];
   ASSERT_EQ(::pipe(ack), 0);
   const auto path = file();
-  const pid_t child = spawn([&] {
+  Child child([&] {
     ::close(ack[0]);
     auto db = StoreDatabase::open(path, patient());  // creates the database, too
     if (!db) return 2;
@@ -94,12 +114,12 @@ TEST_F(SqliteStoreDurabilityTest, SetThatReturnedSurvivesSigkill) {
     write_u32(ack[1], 1);  // set() returned: acknowledged
     for (;;) ::pause();    // wait to be killed; never close or checkpoint
   });
-  ASSERT_GT(child, 0);
+  ASSERT_TRUE(child.started());
   ::close(ack[1]);
   uint32_t got = 0;
-  ASSERT_EQ(read_full(ack[0], &got, sizeof got), sizeof got) << "child failed: exit " << wait_exit(child);
-  ASSERT_EQ(::kill(child, SIGKILL), 0);
-  EXPECT_EQ(wait_exit(child), 1000 + SIGKILL);
+  ASSERT_EQ(read_full(ack[0], &got, sizeof got), sizeof got) << "the child never acknowledged its set";
+  child.kill();
+  EXPECT_EQ(child.wait(), 1000 + SIGKILL);
   ::close(ack[0]);
 
   auto db = StoreDatabase::open(path);
@@ -116,7 +136,7 @@ TEST_F(SqliteStoreDurabilityTest, EveryAcknowledgedSetSurvivesSigkillMidStream) 
   int ack[2];
   ASSERT_EQ(::pipe(ack), 0);
   const auto path = file();
-  const pid_t child = spawn([&] {
+  Child child([&] {
     ::close(ack[0]);
     auto db = StoreDatabase::open(path, patient());
     if (!db) return 2;
@@ -130,13 +150,13 @@ TEST_F(SqliteStoreDurabilityTest, EveryAcknowledgedSetSurvivesSigkillMidStream) 
     }
     return 6;
   });
-  ASSERT_GT(child, 0);
+  ASSERT_TRUE(child.started());
   ::close(ack[1]);
   uint32_t last = 0;
   for (int n = 0; n < 40; ++n)
-    ASSERT_EQ(read_full(ack[0], &last, sizeof last), sizeof last) << wait_exit(child);
-  ASSERT_EQ(::kill(child, SIGKILL), 0);  // while it keeps writing
-  EXPECT_EQ(wait_exit(child), 1000 + SIGKILL);
+    ASSERT_EQ(read_full(ack[0], &last, sizeof last), sizeof last) << "the child stopped acknowledging";
+  child.kill();  // while it keeps writing
+  EXPECT_EQ(child.wait(), 1000 + SIGKILL);
   // Acks already in the pipe were sent after their set returned: they count too.
   uint32_t more = 0;
   while (read_full(ack[0], &more, sizeof more) == sizeof more) last = more;
@@ -169,9 +189,10 @@ TEST_F(SqliteStoreDurabilityTest, ParallelWritersLoseNothing) {
   int gate[2];
   ASSERT_EQ(::pipe(gate), 0);
   const auto path = file();  // does not exist yet: the writers race to create it
-  std::vector<pid_t> children;
+  std::vector<Child> children;
+  children.reserve(kWriters);
   for (int w = 0; w < kWriters; ++w) {
-    children.push_back(spawn([&, w] {
+    children.emplace_back([&, w] {
       ::close(gate[1]);
       wait_gate(gate[0]);
       auto db = StoreDatabase::open(path, patient());
@@ -190,12 +211,12 @@ TEST_F(SqliteStoreDurabilityTest, ParallelWritersLoseNothing) {
         }
       }
       return 0;
-    }));
-    ASSERT_GT(children.back(), 0);
+    });
+    ASSERT_TRUE(children.back().started());
   }
   ::close(gate[0]);
   ::close(gate[1]);  // go
-  for (pid_t c : children) EXPECT_EQ(wait_exit(c), 0);
+  for (Child& c : children) EXPECT_EQ(c.wait(), 0);
 
   auto db = StoreDatabase::open(path);
   ASSERT_TRUE(db.ok()) << db.error().message;
@@ -245,9 +266,10 @@ TEST_F(SqliteStoreDurabilityTest, ParallelWritersCannotJointlyPassAQuota) {
   ASSERT_EQ(::pipe(gate), 0);
   ASSERT_EQ(::pipe(results), 0);
   const auto path = file();
-  std::vector<pid_t> children;
+  std::vector<Child> children;
+  children.reserve(kWriters);
   for (int w = 0; w < kWriters; ++w) {
-    children.push_back(spawn([&, w] {
+    children.emplace_back([&, w] {
       ::close(gate[1]);
       ::close(results[0]);
       wait_gate(gate[0]);
@@ -272,8 +294,8 @@ TEST_F(SqliteStoreDurabilityTest, ParallelWritersCannotJointlyPassAQuota) {
       const uint32_t report[2] = {stored_keys, stored_bytes};
       if (::write(results[1], report, sizeof report) != static_cast<ssize_t>(sizeof report)) return 204;
       return 0;
-    }));
-    ASSERT_GT(children.back(), 0);
+    });
+    ASSERT_TRUE(children.back().started());
   }
   ::close(gate[0]);
   ::close(gate[1]);
@@ -286,7 +308,7 @@ TEST_F(SqliteStoreDurabilityTest, ParallelWritersCannotJointlyPassAQuota) {
     told_bytes += report[1];
   }
   ::close(results[0]);
-  for (pid_t c : children) EXPECT_EQ(wait_exit(c), 0);
+  for (Child& c : children) EXPECT_EQ(c.wait(), 0);
   EXPECT_EQ(told_keys, 50u);
   EXPECT_EQ(told_bytes, 40u);
 
