@@ -16,9 +16,11 @@ std::map<std::string, std::string> granted_env(
     if (name.empty() || name.find('\0') != std::string::npos || name.find('=') != std::string::npos) continue;
     if (host_env) {
       if (auto it = host_env->find(name); it != host_env->end()) out.emplace(name, it->second);
-    } else if (const char* v = std::getenv(name.c_str()); v != nullptr) {
-      out.emplace(name, v);
+      continue;
     }
+    // Read-only use of the process environment; a host must not setenv() while invocations start.
+    const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
+    if (value != nullptr) out.emplace(name, value);
   }
   return out;
 }

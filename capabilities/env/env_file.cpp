@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <system_error>
 
 namespace skillbox {
 
@@ -199,7 +200,9 @@ Result<std::map<std::string, std::string>> parse_env_file(std::string_view text)
 Result<std::map<std::string, std::string>> load_env_file(const std::filesystem::path& path) {
   const std::string where = path.string() + ": ";
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{where + "cannot open the env file: " + std::strerror(errno)};
+  if (fd < 0)
+    return Error{where +
+                 "cannot open the env file: " + std::error_code(errno, std::generic_category()).message()};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -213,7 +216,8 @@ Result<std::map<std::string, std::string>> load_env_file(const std::filesystem::
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return Error{where + "cannot read the env file: " + std::strerror(err)};
+      return Error{where +
+                   "cannot read the env file: " + std::error_code(err, std::generic_category()).message()};
     }
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));

@@ -30,7 +30,7 @@ namespace skillbox {
 
 /// Largest env file load_env_file() reads, in bytes. Env files are small; this bounds a mistake such
 /// as pointing --env-file at a log file.
-inline constexpr uint64_t kMaxEnvFileBytes = 1024 * 1024;
+inline constexpr uint64_t kMaxEnvFileBytes = 1024ull * 1024;
 
 /// Parses dotenv text. Errors read "line N: <what is wrong>".
 [[nodiscard]] Result<std::map<std::string, std::string>> parse_env_file(std::string_view text);
