@@ -14,7 +14,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
