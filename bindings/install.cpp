@@ -5,6 +5,8 @@
 #include "bindings/console.h"
 #include "bindings/context_state.h"
 #include "bindings/crypto.h"
+#include "bindings/env.h"
+#include "bindings/store.h"
 #include "bindings/text_codec.h"
 
 namespace skillbox::bindings {
@@ -20,8 +22,8 @@ bool install_openhuman(JSContext* ctx, JSValueConst global) {
   bool ok = true;
   // ok = ok && install_fs(ctx, openhuman);
   // ok = ok && install_http(ctx, openhuman);
-  // ok = ok && install_store(ctx, global, openhuman);
-  // ok = ok && install_env(ctx, global, openhuman);
+  ok = ok && install_store(ctx, global, openhuman);
+  ok = ok && install_env(ctx, global, openhuman);
   if (!ok) {
     JS_FreeValue(ctx, openhuman);
     return false;

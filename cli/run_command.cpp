@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "cli/report.h"
 #include "cli/terminal_text.h"
+#include "skillbox/env_file.h"
 
 namespace skillbox::cli {
 namespace {
@@ -21,6 +22,7 @@ struct RunOptions {
   bool json = false;
   LimitFlags limits;
   std::string data_dir;
+  std::optional<std::string> env_file;
 };
 
 /// Longest export name accepted; ES export names are identifiers or short strings.
@@ -105,6 +107,12 @@ int run_skill(const RunOptions& o) {
 
   HostOptions host;
   host.data_dir = o.data_dir;
+  if (o.env_file) {
+    // Replaces the process environment for env.get (still filtered by permissions.env).
+    auto values = load_env_file(*o.env_file);
+    if (!values) return report_invalid(o, "InvalidInput", "--env-file: " + values.error().message);
+    host.env = std::move(*values);
+  }
   InProcessRunner runner(std::move(host));
   Invocation invocation{
       .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
@@ -143,6 +151,10 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                   "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
                   "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
       ->type_name("DIR");
+  run->add_option("--env-file", o->env_file,
+                  "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
+                  "process environment; the skill still sees only names in permissions.env")
+      ->type_name("FILE");
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"
