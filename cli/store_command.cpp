@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "cli/output.h"
 #include "cli/terminal_text.h"
 #include "skillbox/skillbox.h"
 #include "skillbox/store.h"
@@ -40,7 +41,7 @@ struct StoreOptions {
 
 /// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data).
 void complain(std::string_view command, std::string_view message) {
-  std::fprintf(stderr, "skillbox store %s: %s\n", std::string(command).c_str(), printable(message).c_str());
+  emit(stderr, "skillbox store " + std::string(command) + ": " + printable(message) + "\n");
 }
 
 int exit_for(StoreErrc code) {
@@ -56,6 +57,16 @@ int exit_for(StoreErrc code) {
       return kExitDatabase;
   }
   return kExitDatabase;
+}
+
+// Object members keep their order, as they would in the skill (nlohmann::json would sort them).
+using Json = nlohmann::ordered_json;
+
+/// `json_text` (valid JSON) re-serialised compactly: one line, no insignificant whitespace, as
+/// JSON.stringify writes it, so a value stored by an operator costs what the same value stored by a
+/// skill costs and prints on one line.
+std::string compact(std::string_view json_text) {
+  return Json::parse(json_text).dump();
 }
 
 /// JSON text of a string, with terminal-dangerous characters escaped (still the same JSON value).
@@ -141,7 +152,9 @@ int run_list(const StoreOptions& o) {
   if (!skill) return s.exit_code;
   auto keys = skill->keys(o.prefix);
   if (!keys) return s.fail(keys.error()), s.exit_code;
-  for (const std::string& k : *keys) std::printf("%s\n", json_string(k).c_str());
+  std::string out;
+  for (const std::string& k : *keys) out += json_string(k) + "\n";
+  emit(stdout, out);
   return 0;
 }
 
@@ -161,7 +174,7 @@ int run_get(const StoreOptions& o) {
     return kExitMissing;
   }
   // Re-serialised compactly (the stored text may hold newlines from an operator's `set`), then escaped.
-  std::printf("%s\n", printable_json(nlohmann::json::parse(*value).dump()).c_str());
+  emit(stdout, printable_json(compact(*value)) + "\n");
   return 0;
 }
 
@@ -177,7 +190,7 @@ int run_set(const StoreOptions& o) {
   if (!s.open(true)) return s.exit_code;
   auto skill = s.skill();
   if (!skill) return s.exit_code;
-  auto r = skill->set(o.key, o.value);
+  auto r = skill->set(o.key, compact(o.value));
   if (!r) return s.fail(r.error()), s.exit_code;
   return 0;
 }
@@ -214,12 +227,12 @@ int run_export(const StoreOptions& o) {
   std::string out;
   for (const StoreEntry& e : entries) {
     // Re-serialised compactly: one entry per line whatever whitespace the stored text had.
-    const std::string value = nlohmann::json::parse(e.value_json).dump();
+    const std::string value = compact(e.value_json);
     out += printable_json("{\"key\":" + json_string(e.key) + ",\"value\":" + value + "}") + "\n";
   }
   if (o.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : kExitDatabase;
+    emit(stdout, out);  // main() turns a failed stdout into exit code 70
+    return 0;
   }
   std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
   file.write(out.data(), static_cast<std::streamsize>(out.size()));
@@ -248,7 +261,7 @@ std::optional<std::vector<StoreEntry>> parse_import(const std::string& where, co
       return std::nullopt;
     };
     if (row.empty()) return bad("empty line; every line must be {\"key\": ..., \"value\": ...}");
-    nlohmann::json j = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+    Json j = Json::parse(row, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return bad("not valid JSON");
     if (!j.is_object()) return bad("expected an object {\"key\": ..., \"value\": ...}");
     for (const auto& [name, member] : j.items()) {
@@ -294,9 +307,8 @@ int run_import(const StoreOptions& o) {
     if (e.message.rfind("entry ", 0) == 0) e.message = where + ": line " + e.message.substr(6);
     return s.fail(e), s.exit_code;
   }
-  std::printf("imported %zu entries into skill %s: now %llu keys, %llu bytes\n", entries->size(),
-              o.skill.c_str(), static_cast<unsigned long long>(usage->keys),
-              static_cast<unsigned long long>(usage->bytes));
+  emit(stdout, "imported " + std::to_string(entries->size()) + " entries into skill " + o.skill + ": now " +
+                   std::to_string(usage->keys) + " keys, " + std::to_string(usage->bytes) + " bytes\n");
   return 0;
 }
 
@@ -311,10 +323,9 @@ int run_usage(const StoreOptions& o) {
     if (!r) return s.fail(r.error()), s.exit_code;
     u = *r;
   }
-  std::printf("keys  %llu of %llu\nbytes %llu of %llu (keys + values + %llu per entry)\n",
-              static_cast<unsigned long long>(u.keys), static_cast<unsigned long long>(o.policy.max_keys),
-              static_cast<unsigned long long>(u.bytes), static_cast<unsigned long long>(o.policy.quota_bytes),
-              static_cast<unsigned long long>(kStoreEntryOverheadBytes));
+  emit(stdout, "keys  " + std::to_string(u.keys) + " of " + std::to_string(o.policy.max_keys) + "\nbytes " +
+                   std::to_string(u.bytes) + " of " + std::to_string(o.policy.quota_bytes) +
+                   " (keys + values + " + std::to_string(kStoreEntryOverheadBytes) + " per entry)\n");
   return 0;
 }
 
@@ -324,7 +335,9 @@ int run_skills(const StoreOptions& o) {
   if (!s.exists()) return 0;
   auto ids = s.db().skills();
   if (!ids) return s.fail_db(ids.error()), s.exit_code;
-  for (const std::string& id : *ids) std::printf("%s\n", printable(id).c_str());
+  std::string out;
+  for (const std::string& id : *ids) out += printable(id) + "\n";
+  emit(stdout, out);
   return 0;
 }
 
@@ -332,15 +345,15 @@ int run_check(const StoreOptions& o) {
   Session s("check", o);
   if (!s.open(false)) return s.exit_code;
   if (!s.exists()) {
-    std::printf("no store database yet: nothing to check\n");
+    emit(stdout, "no store database yet: nothing to check\n");
     return 0;
   }
   auto r = s.db().check();
   if (!r) return s.fail_db(r.error()), s.exit_code;
   auto info = s.db().info();
   if (!info) return s.fail_db(info.error()), s.exit_code;
-  std::printf("ok: schema version %lld, journal mode %s\n", static_cast<long long>(info->schema_version),
-              info->journal_mode.c_str());
+  emit(stdout, "ok: schema version " + std::to_string(info->schema_version) + ", journal mode " +
+                   info->journal_mode + "\n");
   return 0;
 }
 
@@ -355,10 +368,7 @@ void add_store_command(CLI::App& app, CommandStatus& status) {
       "damaged, newer, busy or unwritable.");
 
   auto common = [&](CLI::App* sub, bool needs_skill) {
-    sub->add_option(
-           "--data-dir", o->data_dir,
-           "Data directory (default $SKILLBOX_HOME, $XDG_DATA_HOME/skillbox or ~/.local/share/skillbox)")
-        ->type_name("DIR");
+    add_data_dir_option(*sub, o->data_dir);
     if (needs_skill)
       sub->add_option("--skill", o->skill, "Skill id whose entries to use")->required()->type_name("ID");
   };

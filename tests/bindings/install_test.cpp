@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 #include "bindings/js_harness.h"
 
@@ -20,7 +21,7 @@ constexpr const char* kHostFunctions = R"JS((() => {
     crypto.getRandomValues, crypto.randomUUID, TextEncoder, TextEncoder.prototype.encode,
     TextEncoder.prototype.encodeInto, getter(TextEncoder.prototype, 'encoding'), TextDecoder,
     TextDecoder.prototype.decode, getter(TextDecoder.prototype, 'encoding'), getter(TextDecoder.prototype, 'fatal'),
-    getter(TextDecoder.prototype, 'ignoreBOM')];
+    getter(TextDecoder.prototype, 'ignoreBOM'), store.get, store.set, store.delete, store.keys, env.get];
 })())JS";
 
 TEST(Install, AddsExactlyTheHostApiGlobals) {
@@ -34,7 +35,7 @@ TEST(Install, AddsExactlyTheHostApiGlobals) {
                     "'.split(','));"
                     "Object.getOwnPropertyNames(globalThis).filter(n => !before.has(n)).sort().join()")
                 .value,
-            "TextDecoder,TextEncoder,atob,btoa,console,crypto,log,openhuman");
+            "TextDecoder,TextEncoder,atob,btoa,console,crypto,env,log,openhuman,store");
   // Nothing removed either.
   EXPECT_EQ(bare.eval("const after = new Set('" + after +
                       "'.split(','));"
@@ -45,15 +46,19 @@ TEST(Install, AddsExactlyTheHostApiGlobals) {
 
 TEST(Install, GlobalsHaveWebIdlAttributes) {
   JsHarness js;
-  EXPECT_EQ(js.eval("['log', 'console', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto', 'openhuman']"
-                    ".map(n => { const d = Object.getOwnPropertyDescriptor(globalThis, n);"
-                    " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)")
+  EXPECT_EQ(
+      js.eval("['log', 'console', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto', 'openhuman', 'env',"
+              " 'store']"
+              ".map(n => { const d = Object.getOwnPropertyDescriptor(globalThis, n);"
+              " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)")
+          .value,
+      "true");
+  EXPECT_EQ(js.eval("[typeof openhuman, Object.getOwnPropertyNames(openhuman).sort().join(),"
+                    " Object.getPrototypeOf(openhuman) === Object.prototype, Object.keys(console).length,"
+                    " ['env', 'store'].map(n => { const d = Object.getOwnPropertyDescriptor(openhuman, n);"
+                    " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)]")
                 .value,
-            "true");
-  EXPECT_EQ(js.eval("[typeof openhuman, Object.getOwnPropertyNames(openhuman).length,"
-                    " Object.getPrototypeOf(openhuman) === Object.prototype, Object.keys(console).length]")
-                .value,
-            R"(["object",0,true,0])");
+            R"(["object","env,store",true,0,true])");
 }
 
 TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
@@ -63,7 +68,7 @@ TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
               "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
               " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
           .value,
-      "[19,true]");
+      "[24,true]");
   // Prototypes and namespace objects inherit from this realm's Object.prototype.
   EXPECT_EQ(js.eval("[console, crypto, openhuman, TextEncoder.prototype, TextDecoder.prototype]"
                     ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor "
@@ -74,9 +79,18 @@ TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
 
 TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
   // Each function is called with each hostile value in each of its first three argument positions.
-  // Allowed outcomes: a normal return, or an Error of the skill's own realm. Never a host crash, a
-  // foreign object, a non-Error throw, or a call of toString/valueOf/toPrimitive.
+  // Allowed outcomes: a normal return, or a TypeError of the skill's own realm. Never a host crash,
+  // a foreign object, another throw, or a call of toString/valueOf/toPrimitive.
   JsHarness js;
+  // Store and env requests get the reply of an empty store / unset name.
+  js.bridge.responder = [](const bus::Request& request) -> bus::Reply {
+    if (std::holds_alternative<bus::StoreGetRequest>(request) ||
+        std::holds_alternative<bus::EnvGetRequest>(request))
+      return bus::OptionalStringReply{};
+    if (std::holds_alternative<bus::StoreDeleteRequest>(request)) return bus::BoolReply{};
+    if (std::holds_alternative<bus::StoreKeysRequest>(request)) return bus::StringListReply{};
+    return bus::OkReply{};
+  };
   const testing::JsResult r = js.eval(std::string(R"JS(
     let conversions = 0;
     const recurse = () => Object.getPrototypeOf(hostileProxy);
@@ -94,7 +108,6 @@ TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
     const throwingGetters = { get fatal() { throw 2; }, get stream() { throw 3; }, get length() { throw 4; } };
     const hostile = [hostileProxy, revocable.proxy, converting, throwingGetters, Symbol('s'),
                      new Proxy(new Uint8Array(4), {}), new Proxy(function () {}, {})];
-    const realmErrors = [Error, TypeError, RangeError].map(C => C.prototype);
     const te = new TextEncoder(), td = new TextDecoder();
     const calls = [
       ['log', a => log(...a)], ['console.error', a => console.error(...a)], ['atob', a => atob(...a)],
@@ -102,17 +115,19 @@ TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
       ['randomUUID', a => crypto.randomUUID(...a)], ['new TextEncoder', a => new TextEncoder(...a)],
       ['encode', a => te.encode(...a)], ['encodeInto', a => te.encodeInto(...a)],
       ['new TextDecoder', a => new TextDecoder(...a)], ['decode', a => td.decode(...a)],
+      ['store.get', a => store.get(...a)], ['store.set', a => store.set(...a)],
+      ['store.delete', a => store.delete(...a)], ['store.keys', a => store.keys(...a)], ['env.get', a => env.get(...a)],
     ];
     const bad = [];
     let returned = 0, threw = 0;
     for (const [name, call] of calls) for (const h of hostile) for (let pos = 0; pos < 3; pos++) {
-      const args = ['utf-8', new Uint8Array(4), {}]; args[pos] = h;
+      const args = ['utf8', new Uint8Array(4), {}]; args[pos] = h;  // 'utf8' is valid base64 and a label
       try { call(args); returned++; }
       catch (e) {
         threw++;
         const proto = typeof e === 'object' && e !== null ? Object.getPrototypeOf(e) : null;
-        if (!(e instanceof Error) || !realmErrors.includes(proto))
-          bad.push(name + ' arg ' + pos + ': ' + String(e && e.name));
+        if (!(e instanceof TypeError) || proto !== TypeError.prototype)
+          bad.push(name + ' arg ' + pos + ': ' + String(e && e.name) + ' ' + String(e && e.message));
       }
     }
     JSON.stringify({bad, conversions, returned: returned > 0, threw: threw > 0})
