@@ -451,7 +451,16 @@ StoreResult<StoreOk> make_durable(Impl& impl) {
       return make_error(StoreErrc::io_error,
                         "cannot switch the store database to WAL mode (it is \"" + *set + "\")");
   }
-  return impl.exec("PRAGMA synchronous = FULL", "configuring the connection");
+  // Checkpoints are left to SQLite's automatic ones (when the WAL passes 1000 pages) instead of one at
+  // every close: each invocation opens and closes the store, and a checkpoint on close fsyncs the main
+  // file too (measured on the CI disk: 13-15 ms per writing invocation with it, 3.6 ms without). The WAL
+  // file is kept between connections for the same reason. Commits are durable in the WAL either way;
+  // a copy of store.sqlite alone is therefore not a backup (use `skillbox store export`).
+  int persist_wal = 1;
+  (void)sqlite3_file_control(impl.db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
+  (void)sqlite3_db_config(impl.db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  return impl.exec("PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304",
+                   "configuring the connection");
 }
 
 // Migrates from the version read in `seen` up to kStoreSchemaVersion in one IMMEDIATE transaction. The
@@ -475,6 +484,20 @@ StoreResult<StoreOk> migrate(Impl& impl) {
                             "; PRAGMA user_version = " + std::to_string(kStoreSchemaVersion);
   if (auto r = impl.exec(stamp.c_str(), "migrating the store schema"); !r) return r;
   return tx.commit();
+}
+
+// Copies every WAL frame into the main file and empties the WAL (no other connection can hold the
+// file: it is still under its temporary name).
+StoreResult<StoreOk> checkpoint_all(Impl& impl) {
+  int log_frames = -1;
+  int checkpointed = -1;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(impl.db, "main", SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &checkpointed);
+  if (rc != SQLITE_OK) return sqlite_error(impl.db, rc, "creating the store database");
+  if (log_frames != checkpointed)
+    return make_error(StoreErrc::io_error,
+                      "creating the store database: the new file could not be checkpointed");
+  return StoreOk{};
 }
 
 // Checks an existing file before anything is written to it, then migrates and configures it.
@@ -551,12 +574,14 @@ StoreResult<StoreOk> create_fresh(const std::filesystem::path& file, const Store
     }
     auto r = make_durable(**impl);
     if (r) r = migrate(**impl);
+    // Everything into the main file before it is linked into place: the WAL stays behind.
+    if (r) r = checkpoint_all(**impl);
     if (!r) {
       impl->reset();
       cleanup();
       return r;
     }
-  }  // closed here: checkpointed into the main file, WAL removed
+  }
   if (::link(tmp.c_str(), file.c_str()) != 0 && errno != EEXIST) {
     const int err = errno;
     cleanup();

@@ -471,7 +471,9 @@ TEST_F(SqliteStoreTest, DamagedPagesAreReportedNotReturned) {
     for (int i = 0; i < 200; ++i)
       ASSERT_TRUE(s.set("key" + std::to_string(i), "\"" + std::string(200, 'v') + "\"").ok());
   }
-  // Overwrite everything after the first page (the header stays valid) with a pattern.
+  // Move everything from the WAL into the main file, then overwrite everything after its first page (the
+  // header stays valid) with a pattern.
+  raw_sql(file(), "PRAGMA wal_checkpoint(TRUNCATE)");
   std::string bytes = read_bytes(file());
   const size_t page = 4096;
   ASSERT_GT(bytes.size(), 4 * page);
