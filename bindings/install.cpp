@@ -5,7 +5,9 @@
 #include "bindings/console.h"
 #include "bindings/context_state.h"
 #include "bindings/crypto.h"
+#include "bindings/env.h"
 #include "bindings/fs.h"
+#include "bindings/store.h"
 #include "bindings/text_codec.h"
 
 namespace skillbox::bindings {
@@ -21,8 +23,8 @@ bool install_openhuman(JSContext* ctx, JSValueConst global) {
   bool ok = true;
   ok = ok && install_fs(ctx, openhuman);
   // ok = ok && install_http(ctx, openhuman);
-  // ok = ok && install_store(ctx, global, openhuman);
-  // ok = ok && install_env(ctx, global, openhuman);
+  ok = ok && install_store(ctx, global, openhuman);
+  ok = ok && install_env(ctx, global, openhuman);
   if (!ok) {
     JS_FreeValue(ctx, openhuman);
     return false;

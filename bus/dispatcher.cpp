@@ -52,7 +52,7 @@ std::optional<Reply> Dispatcher::dispatch(uint64_t request_id, Request request) 
           return c.store->handle(r);
         } else if constexpr (std::is_same_v<T, EnvGetRequest>) {
           if (!c.env)
-            c.env = std::make_unique<capabilities::EnvCapability>(context_.policy.env, context_.env);
+            c.env = std::make_unique<capabilities::EnvCapability>(context_.policy.env, context_.env, &c.log);
           return c.env->handle(r);
         } else {
           if (!c.fs)

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/output.h"
+#include "cli/store_command.h"
 #include "cli/terminal_text.h"
 #include "skillbox/version.h"
 
@@ -24,6 +25,7 @@ using AddCommand = void (*)(CLI::App&, CommandStatus&);
 constexpr AddCommand kCommands[] = {
     skillbox::cli::add_run_command,
     skillbox::cli::add_check_command,
+    skillbox::cli::add_store_command,
 };
 
 std::string version_text() {

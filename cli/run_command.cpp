@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "cli/report.h"
 #include "cli/terminal_text.h"
+#include "skillbox/env_file.h"
 
 namespace skillbox::cli {
 namespace {
@@ -22,6 +23,7 @@ struct RunOptions {
   bool json = false;
   LimitFlags limits;
   std::string data_dir;
+  std::optional<std::string> env_file;
 };
 
 /// Longest export name accepted; ES export names are identifiers or short strings.
@@ -104,6 +106,12 @@ int run_skill(const RunOptions& o) {
 
   HostOptions host;
   host.data_dir = o.data_dir;
+  if (o.env_file) {
+    // Replaces the process environment for env.get (still filtered by permissions.env).
+    auto values = load_env_file(*o.env_file);
+    if (!values) return report_invalid(o, "InvalidInput", "--env-file: " + values.error().message);
+    host.env = std::move(*values);
+  }
   InProcessRunner runner(std::move(host));
   Invocation invocation{
       .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
@@ -139,6 +147,10 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   run->add_flag("--json", o->json, "Print one JSON object {outcome, value, error, logs, usage} on stdout");
   add_limit_flags(*run, o->limits);
   add_data_dir_option(*run, o->data_dir);
+  run->add_option("--env-file", o->env_file,
+                  "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
+                  "process environment; the skill still sees only names in permissions.env")
+      ->type_name("FILE");
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"

@@ -1,15 +1,87 @@
-// Scaffolding: replaced by the SQLite implementation (issue 5).
 #include "capabilities/store/store_capability.h"
 
+#include <optional>
+#include <utility>
+
+#include "skillbox/store.h"
+
 namespace skillbox::capabilities {
-struct StoreCapability::Impl {};
+
 namespace {
-bus::Reply unavailable() { return bus::ErrorReply{bus::ErrorCode::PermissionDenied, "store is not available yet"}; }
+
+bus::ErrorReply to_reply(const StoreError& e) {
+  switch (e.code) {
+    case StoreErrc::invalid_argument:
+      return {bus::ErrorCode::InvalidArgument, e.message};
+    case StoreErrc::quota_exceeded:
+      return {bus::ErrorCode::QuotaExceeded, e.message};
+    case StoreErrc::busy:
+      return {bus::ErrorCode::Timeout, e.message};
+    case StoreErrc::corrupt:
+    case StoreErrc::newer_schema:
+    case StoreErrc::io_error:
+      return {bus::ErrorCode::IoError, e.message};
+  }
+  return {bus::ErrorCode::IoError, e.message};
+}
+
 }  // namespace
-StoreCapability::StoreCapability(std::filesystem::path, std::string, StorePolicy) {}
+
+struct StoreCapability::Impl {
+  std::filesystem::path data_dir;
+  std::string skill_id;
+  StorePolicy policy;
+  std::optional<SkillStore> store;
+
+  // The skill's view of the database, opened on first use. A failed open is not remembered: the next
+  // request tries again (the failure may have been a busy lock).
+  StoreResult<SkillStore*> open() {
+    if (!store) {
+      auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir));
+      if (!db) return db.error();
+      auto view = db->skill(skill_id, policy);  // keeps the connection alive
+      if (!view) return view.error();
+      store.emplace(std::move(*view));
+    }
+    return &*store;
+  }
+};
+
+StoreCapability::StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy)
+    : impl_(std::make_unique<Impl>(Impl{std::move(data_dir), std::move(skill_id), policy, std::nullopt})) {}
+
 StoreCapability::~StoreCapability() = default;
-bus::Reply StoreCapability::handle(const bus::StoreGetRequest&) { return unavailable(); }
-bus::Reply StoreCapability::handle(const bus::StoreSetRequest&) { return unavailable(); }
-bus::Reply StoreCapability::handle(const bus::StoreDeleteRequest&) { return unavailable(); }
-bus::Reply StoreCapability::handle(const bus::StoreKeysRequest&) { return unavailable(); }
+
+bus::Reply StoreCapability::handle(const bus::StoreGetRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto value = (*s)->get(r.key);
+  if (!value) return to_reply(value.error());
+  return bus::OptionalStringReply{std::move(*value)};
+}
+
+bus::Reply StoreCapability::handle(const bus::StoreSetRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto done = (*s)->set(r.key, r.value_json);
+  if (!done) return to_reply(done.error());
+  return bus::OkReply{};
+}
+
+bus::Reply StoreCapability::handle(const bus::StoreDeleteRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto existed = (*s)->remove(r.key);
+  if (!existed) return to_reply(existed.error());
+  return bus::BoolReply{*existed};
+}
+
+bus::Reply StoreCapability::handle(const bus::StoreKeysRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto keys = (*s)->keys(r.prefix);
+  if (!keys) return to_reply(keys.error());
+  return bus::StringListReply{std::move(*keys)};
+}
+
 }  // namespace skillbox::capabilities

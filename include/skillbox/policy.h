@@ -53,8 +53,8 @@ enum class FsMode : uint8_t { none, read, write, readwrite };
 /// `permissions.fs`. Quotas cover the whole workspace across invocations.
 struct FsPolicy {
   FsMode mode = FsMode::none;
-  uint64_t quota_bytes = 10ull * 1024 * 1024;   // total bytes of regular files
-  uint64_t max_files = 1000;                    // files + directories in the workspace
+  uint64_t quota_bytes = 10ull * 1024 * 1024;     // total bytes of regular files
+  uint64_t max_files = 1000;                      // files + directories in the workspace
   uint64_t max_file_bytes = 10ull * 1024 * 1024;  // size of any single file
 };
 
@@ -65,7 +65,7 @@ struct HttpPolicy {
   std::vector<std::string> methods = {"GET"};
   uint64_t max_request_bytes = 1ull * 1024 * 1024;
   uint64_t max_response_bytes = 10ull * 1024 * 1024;  // counted after content decoding
-  uint64_t timeout_ms = 10'000;                      // total time of one request, redirects included
+  uint64_t timeout_ms = 10'000;                       // total time of one request, redirects included
   uint32_t max_redirects = 5;
   uint32_t max_concurrent = 8;  // requests in flight at once per invocation
   uint32_t max_requests = 100;  // requests per invocation

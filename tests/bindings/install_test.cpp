@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 #include "bindings/js_harness.h"
 
@@ -20,8 +21,8 @@ constexpr const char* kHostFunctions = R"JS((() => {
     crypto.getRandomValues, crypto.randomUUID, TextEncoder, TextEncoder.prototype.encode,
     TextEncoder.prototype.encodeInto, getter(TextEncoder.prototype, 'encoding'), TextDecoder,
     TextDecoder.prototype.decode, getter(TextDecoder.prototype, 'encoding'), getter(TextDecoder.prototype, 'fatal'),
-    getter(TextDecoder.prototype, 'ignoreBOM'), ...Object.values(Object.getOwnPropertyDescriptors(openhuman.fs))
-    .map(d => d.value)];
+    getter(TextDecoder.prototype, 'ignoreBOM'), store.get, store.set, store.delete, store.keys, env.get,
+    ...Object.values(Object.getOwnPropertyDescriptors(openhuman.fs)).map(d => d.value)];
 })())JS";
 
 TEST(Install, AddsExactlyTheHostApiGlobals) {
@@ -35,7 +36,7 @@ TEST(Install, AddsExactlyTheHostApiGlobals) {
                     "'.split(','));"
                     "Object.getOwnPropertyNames(globalThis).filter(n => !before.has(n)).sort().join()")
                 .value,
-            "TextDecoder,TextEncoder,atob,btoa,console,crypto,log,openhuman");
+            "TextDecoder,TextEncoder,atob,btoa,console,crypto,env,log,openhuman,store");
   // Nothing removed either.
   EXPECT_EQ(bare.eval("const after = new Set('" + after +
                       "'.split(','));"
@@ -46,15 +47,19 @@ TEST(Install, AddsExactlyTheHostApiGlobals) {
 
 TEST(Install, GlobalsHaveWebIdlAttributes) {
   JsHarness js;
-  EXPECT_EQ(js.eval("['log', 'console', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto', 'openhuman']"
-                    ".map(n => { const d = Object.getOwnPropertyDescriptor(globalThis, n);"
-                    " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)")
+  EXPECT_EQ(
+      js.eval("['log', 'console', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto', 'openhuman', 'env',"
+              " 'store']"
+              ".map(n => { const d = Object.getOwnPropertyDescriptor(globalThis, n);"
+              " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)")
+          .value,
+      "true");
+  EXPECT_EQ(js.eval("[typeof openhuman, Object.getOwnPropertyNames(openhuman).sort().join(),"
+                    " Object.getPrototypeOf(openhuman) === Object.prototype, Object.keys(console).length,"
+                    " ['env', 'store'].map(n => { const d = Object.getOwnPropertyDescriptor(openhuman, n);"
+                    " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)]")
                 .value,
-            "true");
-  EXPECT_EQ(js.eval("[typeof openhuman, Object.getOwnPropertyNames(openhuman).length,"
-                    " Object.getPrototypeOf(openhuman) === Object.prototype, Object.keys(console).length]")
-                .value,
-            R"(["object",1,true,0])");  // openhuman.fs
+            R"(["object","env,fs,store",true,0,true])");
 }
 
 TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
@@ -64,7 +69,7 @@ TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
               "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
               " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
           .value,
-      "[28,true]");
+      "[33,true]");
   // Prototypes and namespace objects inherit from this realm's Object.prototype.
   EXPECT_EQ(js.eval("[console, crypto, openhuman, TextEncoder.prototype, TextDecoder.prototype]"
                     ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor "
@@ -78,6 +83,15 @@ TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
   // Allowed outcomes: a normal return, or a TypeError of the skill's own realm. Never a host crash,
   // a foreign object, another throw, or a call of toString/valueOf/toPrimitive.
   JsHarness js;
+  // Store and env requests get the reply of an empty store / unset name.
+  js.bridge.responder = [](const bus::Request& request) -> bus::Reply {
+    if (std::holds_alternative<bus::StoreGetRequest>(request) ||
+        std::holds_alternative<bus::EnvGetRequest>(request))
+      return bus::OptionalStringReply{};
+    if (std::holds_alternative<bus::StoreDeleteRequest>(request)) return bus::BoolReply{};
+    if (std::holds_alternative<bus::StoreKeysRequest>(request)) return bus::StringListReply{};
+    return bus::OkReply{};
+  };
   const testing::JsResult r = js.eval(std::string(R"JS(
     let conversions = 0;
     const recurse = () => Object.getPrototypeOf(hostileProxy);
@@ -102,6 +116,8 @@ TEST(Install, SecurityHostileArgumentsToEveryHostFunction) {
       ['randomUUID', a => crypto.randomUUID(...a)], ['new TextEncoder', a => new TextEncoder(...a)],
       ['encode', a => te.encode(...a)], ['encodeInto', a => te.encodeInto(...a)],
       ['new TextDecoder', a => new TextDecoder(...a)], ['decode', a => td.decode(...a)],
+      ['store.get', a => store.get(...a)], ['store.set', a => store.set(...a)],
+      ['store.delete', a => store.delete(...a)], ['store.keys', a => store.keys(...a)], ['env.get', a => env.get(...a)],
     ];
     const bad = [];
     let returned = 0, threw = 0;

@@ -191,11 +191,13 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
     std::string err;
   };
   const std::vector<Case> cases = {
-      {{}, "skillbox: a command is required: run, check\nRun 'skillbox --help' for usage.\n"},
+      {{}, "skillbox: a command is required: run, check, store\nRun 'skillbox --help' for usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check\nRun 'skillbox --help' for usage.\n"},
+       "skillbox: unknown command \"frob\"; the commands are run, check, store\nRun 'skillbox --help' for "
+       "usage.\n"},
       {{"--frob"},
-       "skillbox: unknown option \"--frob\"; give a command first: run, check\nRun 'skillbox --help' for "
+       "skillbox: unknown option \"--frob\"; give a command first: run, check, store\nRun 'skillbox --help' "
+       "for "
        "usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},
       {{"check"}, "skillbox: DIR is required\nRun 'skillbox check --help' for usage.\n"},

@@ -1,0 +1,130 @@
+// bindings/store.cpp — `store.get/set/delete/keys`: JS arguments to typed store requests and back.
+//
+// Values cross as JSON text. `set` serialises with the engine's own JSON.stringify algorithm
+// (JS_JSONStringify: toJSON, getters and Proxy traps run as skill code under the step limit); a value
+// with no JSON form is a TypeError. `get` parses with JS_ParseJSON, never JS_ReadObject: bytes a skill
+// stored are never read as bytecode.
+#include "bindings/store.h"
+
+#include <iterator>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "bindings/args.h"
+#include "bindings/bridge.h"
+#include "bindings/errors.h"
+#include "bindings/function_list.h"
+
+namespace skillbox::bindings {
+namespace {
+
+/// Throws the reply's host error if it is one; true when it was.
+bool thrown(JSContext* ctx, const bus::Reply& reply) {
+  if (const auto* e = std::get_if<bus::ErrorReply>(&reply)) {
+    throw_host_error(ctx, *e);
+    return true;
+  }
+  return false;
+}
+
+/// A reply of an unexpected type: a host bug, reported as an InternalError (never crashes the host).
+JSValue unexpected_reply(JSContext* ctx, const char* function) {
+  return JS_ThrowInternalError(ctx, "%s: the host returned an unexpected reply", function);
+}
+
+JSValue js_store_get(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.get", argc, argv);
+  bus::StoreGetRequest request;
+  if (!args.require(1) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  const auto* value = std::get_if<bus::OptionalStringReply>(&reply);
+  if (value == nullptr) return unexpected_reply(ctx, "store.get");
+  if (!value->value) return JS_UNDEFINED;
+  // JSON text checked by the capability; parsed afresh on every get, so each get returns a new copy.
+  const std::string& text = *value->value;
+  return JS_ParseJSON(ctx, text.c_str(), text.size(), "store");
+}
+
+JSValue js_store_set(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.set", argc, argv);
+  bus::StoreSetRequest request;
+  if (!args.require(2) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
+  // The one conversion of the value: JSON.stringify semantics, in the skill's realm.
+  JSValue json = JS_JSONStringify(ctx, args[1], JS_UNDEFINED, JS_UNDEFINED);
+  if (JS_IsException(json)) {
+    JSValue cause = JS_UNINITIALIZED;
+    // A cycle, a BigInt, or an exception from the skill's own toJSON/getter/Proxy trap. The uncatchable
+    // exception of an interrupted run stays pending unchanged.
+    if (!take_catchable_exception(ctx, &cause)) return JS_EXCEPTION;
+    return throw_type_error(ctx, "store.set: value cannot be stored as JSON (see the cause)", cause);
+  }
+  if (!JS_IsString(json)) {  // undefined, a function or a symbol: JSON.stringify gives undefined
+    JS_FreeValue(ctx, json);
+    return throw_wrong_type(ctx, args.where("value"), "a value JSON can represent", args[1]);
+  }
+  const bool ok = to_string(ctx, json, args.where("value"), request.value_json);
+  JS_FreeValue(ctx, json);
+  if (!ok) return JS_EXCEPTION;
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  if (!std::holds_alternative<bus::OkReply>(reply)) return unexpected_reply(ctx, "store.set");
+  return JS_UNDEFINED;
+}
+
+JSValue js_store_delete(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.delete", argc, argv);
+  bus::StoreDeleteRequest request;
+  if (!args.require(1) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  const auto* existed = std::get_if<bus::BoolReply>(&reply);
+  if (existed == nullptr) return unexpected_reply(ctx, "store.delete");
+  return JS_NewBool(ctx, existed->value);
+}
+
+JSValue js_store_keys(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.keys", argc, argv);
+  bus::StoreKeysRequest request;  // prefix "" = every key
+  if (args.present(0) && !args.string(0, "prefix", request.prefix)) return JS_EXCEPTION;
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  const auto* keys = std::get_if<bus::StringListReply>(&reply);
+  if (keys == nullptr) return unexpected_reply(ctx, "store.keys");
+  JSValue array = JS_NewArray(ctx);
+  if (JS_IsException(array)) return array;
+  uint32_t i = 0;
+  for (const std::string& key : keys->values) {
+    JSValue k = JS_NewStringLen(ctx, key.data(), key.size());
+    if (JS_IsException(k) || JS_SetPropertyUint32(ctx, array, i++, k) < 0) {
+      JS_FreeValue(ctx, array);
+      return JS_EXCEPTION;
+    }
+  }
+  return array;
+}
+
+const JSCFunctionListEntry kStoreFunctions[] = {
+    list_function("get", 1, js_store_get),
+    list_function("set", 2, js_store_set),
+    list_function("delete", 1, js_store_delete),
+    list_function("keys", 0, js_store_keys),
+};
+
+}  // namespace
+
+bool install_store(JSContext* ctx, JSValueConst global, JSValueConst openhuman) {
+  JSValue store = JS_NewObject(ctx);
+  if (JS_IsException(store)) return false;
+  JS_SetPropertyFunctionList(ctx, store, kStoreFunctions, static_cast<int>(std::size(kStoreFunctions)));
+  // One object under two names: `store === openhuman.store`.
+  if (JS_DefinePropertyValueStr(ctx, openhuman, "store", JS_DupValue(ctx, store),
+                                JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
+    JS_FreeValue(ctx, store);
+    return false;
+  }
+  return JS_DefinePropertyValueStr(ctx, global, "store", store, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+}
+
+}  // namespace skillbox::bindings

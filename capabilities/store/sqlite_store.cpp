@@ -1,0 +1,874 @@
+// capabilities/store/sqlite_store.cpp — the SQLite store behind skillbox/store.h.
+//
+// File layout (schema version 1, docs/store.md):
+//   entries(skill, key, value)  WITHOUT ROWID, primary key (skill, key): one row per entry
+//   usage(skill, keys, bytes)   per-skill totals, kept by triggers on `entries` in the same transaction
+// `usage.bytes` is key bytes + value bytes; the per-entry overhead is added in C++ (keys * overhead), so
+// changing kStoreEntryOverheadBytes never needs a migration.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <system_error>
+
+#include "capabilities/store/utf8.h"
+#include "skillbox/store.h"
+
+namespace skillbox {
+
+namespace {
+
+// ---- schema -----------------------------------------------------------------------------------------
+
+// Migrations, in order: kMigrations[i] takes a database from version i to version i + 1. A future schema
+// change appends one entry and raises kStoreSchemaVersion; old files are migrated on open.
+constexpr std::array<const char*, kStoreSchemaVersion> kMigrations = {
+    // 0 -> 1: the first schema.
+    R"sql(
+CREATE TABLE entries (
+  skill TEXT NOT NULL,
+  key   TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (skill, key)
+) WITHOUT ROWID;
+CREATE TABLE usage (
+  skill TEXT NOT NULL PRIMARY KEY,
+  keys  INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER entries_insert AFTER INSERT ON entries BEGIN
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)))
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER entries_update AFTER UPDATE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - length(CAST(old.value AS BLOB))
+    WHERE skill = old.skill;
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)))
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - length(CAST(old.value AS BLOB))
+    WHERE skill = old.skill;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+)sql",
+};
+
+// Prepared statements, by purpose. Every statement that touches entries or usage binds the skill id as
+// ?1: that is the isolation between skills.
+enum Stmt : size_t {
+  kBegin,
+  kCommit,
+  kRollback,
+  kGet,
+  kValueBytes,
+  kUsage,
+  kUpsert,
+  kDelete,
+  kDeleteAll,
+  kKeys,
+  kEntries,
+  kSkills,
+  kStmtCount,
+};
+
+constexpr std::array<const char*, kStmtCount> kStmtSql = {
+    "BEGIN IMMEDIATE",
+    "COMMIT",
+    "ROLLBACK",
+    "SELECT value FROM entries WHERE skill = ?1 AND key = ?2",
+    "SELECT length(CAST(value AS BLOB)) FROM entries WHERE skill = ?1 AND key = ?2",
+    "SELECT keys, bytes FROM usage WHERE skill = ?1",
+    "INSERT INTO entries (skill, key, value) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (skill, key) DO UPDATE SET value = excluded.value",
+    "DELETE FROM entries WHERE skill = ?1 AND key = ?2",
+    "DELETE FROM entries WHERE skill = ?1",
+    // Prefix scan over the primary key: ?3 is the prefix followed by byte 0xFF, which sorts after every
+    // valid UTF-8 continuation of the prefix (UTF-8 never contains 0xFF).
+    "SELECT key FROM entries WHERE skill = ?1 AND key >= ?2 AND key < ?3 ORDER BY key",
+    "SELECT key, value FROM entries WHERE skill = ?1 ORDER BY key",
+    "SELECT skill FROM usage WHERE keys > 0 ORDER BY skill",
+};
+
+// ---- errors -----------------------------------------------------------------------------------------
+
+// strerror() is not thread-safe; the error category's message is.
+std::string errno_text(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+StoreError make_error(StoreErrc code, std::string message) {
+  return StoreError{code, std::move(message)};
+}
+
+StoreError corrupt_error(std::string_view what) {
+  return make_error(StoreErrc::corrupt,
+                    "the store database is damaged or is not a skillbox store (" + std::string(what) +
+                        "); it was left untouched: restore it from a backup or move it away (docs/store.md)");
+}
+
+// Maps a SQLite failure to a StoreError. `doing` says what was attempted ("reading a value").
+StoreError sqlite_error(sqlite3* db, int rc, std::string_view doing) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return make_error(StoreErrc::busy,
+                        "the store database is busy: another process held its write lock "
+                        "for longer than the busy timeout while " +
+                            std::string(doing) + "; try again");
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return corrupt_error(sqlite3_errstr(rc));
+    case SQLITE_FULL:
+      return make_error(StoreErrc::io_error, "the disk holding the store database is full while " +
+                                                 std::string(doing) + "; nothing was changed");
+    default: {
+      std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      return make_error(StoreErrc::io_error,
+                        "store database error while " + std::string(doing) + ": " + detail);
+    }
+  }
+}
+
+// ---- connection -------------------------------------------------------------------------------------
+
+// Binds, steps and always resets one prepared statement, so a statement never stays half-run or keeps
+// a pointer to a caller's string after the Use ends.
+class Use {
+ public:
+  explicit Use(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~Use() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+
+  // Binds text without copying: valid until the Use ends. An empty view binds '' (never NULL).
+  void text(int index, std::string_view value) {
+    const char* data = value.data() != nullptr ? value.data() : "";
+    keep(sqlite3_bind_text64(stmt_, index, data, value.size(), SQLITE_STATIC, SQLITE_UTF8));
+  }
+  int step() { return bind_rc_ != SQLITE_OK ? bind_rc_ : sqlite3_step(stmt_); }
+  [[nodiscard]] std::string column_text(int index) const {
+    const auto* p = sqlite3_column_text(stmt_, index);
+    const int n = sqlite3_column_bytes(stmt_, index);
+    return p == nullptr ? std::string()
+                        : std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
+  }
+  [[nodiscard]] int64_t column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
+
+ private:
+  void keep(int rc) {
+    if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  }
+  sqlite3_stmt* stmt_;
+  int bind_rc_ = SQLITE_OK;
+};
+
+struct Header {
+  int64_t application_id = 0;
+  int64_t user_version = 0;
+  std::set<std::string> objects;  // names in sqlite_schema
+};
+
+}  // namespace
+
+struct StoreDatabase::Impl {
+  sqlite3* db = nullptr;
+  std::array<sqlite3_stmt*, kStmtCount> stmts{};
+  int64_t busy_timeout_ms = 0;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    for (sqlite3_stmt* s : stmts) sqlite3_finalize(s);
+    sqlite3_close_v2(db);
+  }
+
+  // The prepared statement `id`, prepared on first use (most invocations use one or two).
+  StoreResult<sqlite3_stmt*> stmt(Stmt id) {
+    if (stmts[id] == nullptr) {
+      const int rc = sqlite3_prepare_v3(db, kStmtSql[id], -1, SQLITE_PREPARE_PERSISTENT, &stmts[id], nullptr);
+      if (rc != SQLITE_OK) return sqlite_error(db, rc, "preparing a statement");
+    }
+    return stmts[id];
+  }
+
+  // Runs a statement that returns no rows.
+  StoreResult<StoreOk> run(Stmt id, std::string_view doing) {
+    auto s = stmt(id);
+    if (!s) return s.error();
+    Use use(*s);
+    const int rc = use.step();
+    if (rc != SQLITE_DONE) return sqlite_error(db, rc, doing);
+    return StoreOk{};
+  }
+
+  // Runs SQL without parameters (schema, pragmas). Never used with skill data.
+  StoreResult<StoreOk> exec(const char* sql, std::string_view doing) {
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return sqlite_error(db, rc, doing);
+    return StoreOk{};
+  }
+
+  // Runs a one-row, one-column pragma query and returns its value as text.
+  StoreResult<std::string> pragma_text(const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
+    if (rc != SQLITE_OK) return sqlite_error(db, rc, "reading the database header");
+    std::string out;
+    {
+      Use use(s);
+      rc = use.step();
+      if (rc == SQLITE_ROW) {
+        out = use.column_text(0);
+        rc = SQLITE_DONE;
+      }
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) return sqlite_error(db, rc, "reading the database header");
+    return out;
+  }
+
+  StoreResult<int64_t> pragma_int(const char* sql) {
+    auto text = pragma_text(sql);
+    if (!text) return text.error();
+    return static_cast<int64_t>(std::strtoll(text->c_str(), nullptr, 10));
+  }
+
+  // Reads what identifies the file: application id, schema version and the names of its objects. The
+  // first read of a file that is not SQLite fails here with SQLITE_NOTADB, before anything is written.
+  StoreResult<Header> header() {
+    Header h;
+    auto app = pragma_int("PRAGMA application_id");
+    if (!app) return app.error();
+    h.application_id = *app;
+    auto version = pragma_int("PRAGMA user_version");
+    if (!version) return version.error();
+    h.user_version = *version;
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema", -1, &s, nullptr);
+    if (rc != SQLITE_OK) return sqlite_error(db, rc, "reading the database schema");
+    {
+      Use use(s);
+      while ((rc = use.step()) == SQLITE_ROW) h.objects.insert(use.column_text(0));
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) return sqlite_error(db, rc, "reading the database schema");
+    return h;
+  }
+
+  // Usage counters of `skill` (zero when it has no entries).
+  StoreResult<StoreUsage> usage_of(std::string_view skill) {
+    auto s = stmt(kUsage);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill);
+    StoreUsage u;
+    const int rc = use.step();
+    if (rc == SQLITE_ROW) {
+      const int64_t keys = use.column_int(0);
+      const int64_t bytes = use.column_int(1);
+      if (keys < 0 || bytes < 0) return corrupt_error("negative usage counters");
+      u.keys = static_cast<uint64_t>(keys);
+      u.bytes = static_cast<uint64_t>(bytes) + u.keys * kStoreEntryOverheadBytes;
+    } else if (rc != SQLITE_DONE) {
+      return sqlite_error(db, rc, "reading the store's usage");
+    }
+    return u;
+  }
+
+  // Byte length of the stored value of (skill, key), or nullopt when the key does not exist.
+  StoreResult<std::optional<uint64_t>> value_bytes(std::string_view skill, std::string_view key) {
+    auto s = stmt(kValueBytes);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill);
+    use.text(2, key);
+    const int rc = use.step();
+    if (rc == SQLITE_ROW) return std::optional<uint64_t>(static_cast<uint64_t>(use.column_int(0)));
+    if (rc != SQLITE_DONE) return sqlite_error(db, rc, "reading a value");
+    return std::optional<uint64_t>();
+  }
+
+  StoreResult<StoreOk> upsert(std::string_view skill, std::string_view key, std::string_view value) {
+    auto s = stmt(kUpsert);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill);
+    use.text(2, key);
+    use.text(3, value);
+    const int rc = use.step();
+    if (rc != SQLITE_DONE) return sqlite_error(db, rc, "writing a value");
+    return StoreOk{};
+  }
+};
+
+namespace {
+
+using Impl = StoreDatabase::Impl;
+
+// One IMMEDIATE write transaction: takes the write lock up front (waiting up to the busy timeout), so
+// the reads that check quotas and the writes that follow see the same data; rolled back unless
+// committed. IMMEDIATE also avoids the deadlock of two readers both upgrading to writers, which SQLite
+// reports as SQLITE_BUSY without waiting.
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(Impl& db) : db_(db) {}
+  ~WriteTransaction() {
+    if (active_ && sqlite3_get_autocommit(db_.db) == 0) (void)db_.run(kRollback, "rolling back");
+  }
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+
+  StoreResult<StoreOk> begin() {
+    auto r = db_.run(kBegin, "waiting for the write lock");
+    active_ = r.ok();
+    return r;
+  }
+  StoreResult<StoreOk> commit() {
+    auto r = db_.run(kCommit, "committing");
+    if (r.ok()) active_ = false;
+    return r;
+  }
+
+ private:
+  Impl& db_;
+  bool active_ = false;
+};
+
+// [a-z0-9][a-z0-9._-]{0,63}: the manifest's rule for skill ids.
+bool valid_skill_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+  }
+  return true;
+}
+
+// Key and prefix rules. An over-long key is a quota failure for a write (`write` true) and a malformed
+// argument for a lookup (such a key can never exist).
+std::optional<StoreError> check_key(std::string_view key, std::string_view what, bool allow_empty,
+                                    bool write) {
+  if (key.empty() && !allow_empty)
+    return make_error(StoreErrc::invalid_argument,
+                      "store " + std::string(what) + " is empty; use a non-empty string");
+  if (key.size() > StorePolicy::kMaxKeyBytes)
+    return make_error(write ? StoreErrc::quota_exceeded : StoreErrc::invalid_argument,
+                      "store " + std::string(what) + " is " + std::to_string(key.size()) +
+                          " bytes (limit is " + std::to_string(StorePolicy::kMaxKeyBytes) +
+                          " bytes of UTF-8)");
+  // NUL truncation: "a\0b" must not be stored or looked up as "a".
+  if (key.find('\0') != std::string_view::npos)
+    return make_error(StoreErrc::invalid_argument,
+                      "store " + std::string(what) + " contains a NUL character");
+  if (!store::valid_utf8(key))
+    return make_error(StoreErrc::invalid_argument,
+                      "store " + std::string(what) + " is not valid UTF-8 (an unpaired surrogate?)");
+  return std::nullopt;
+}
+
+std::optional<StoreError> check_value(std::string_view value_json, const StorePolicy& policy) {
+  if (value_json.size() > policy.max_value_bytes)
+    return make_error(StoreErrc::quota_exceeded, "store value is " + std::to_string(value_json.size()) +
+                                                     " bytes of JSON (limit is " +
+                                                     std::to_string(policy.max_value_bytes) + " bytes)");
+  if (!nlohmann::json::accept(value_json))
+    return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
+  return std::nullopt;
+}
+
+// Checks new totals against the policy. A change that does not increase a counter is always allowed.
+std::optional<StoreError> check_quota(const StoreUsage& before, const StoreUsage& after,
+                                      const StorePolicy& policy) {
+  if (after.keys > before.keys && after.keys > policy.max_keys)
+    return make_error(StoreErrc::quota_exceeded, "store quota exceeded: " + std::to_string(after.keys) +
+                                                     " keys (limit is " + std::to_string(policy.max_keys) +
+                                                     ", permissions.store.max_keys); nothing was changed");
+  if (after.bytes > before.bytes && after.bytes > policy.quota_bytes)
+    return make_error(
+        StoreErrc::quota_exceeded,
+        "store quota exceeded: " + std::to_string(after.bytes) + " bytes (limit is " +
+            std::to_string(policy.quota_bytes) + ", permissions.store.quota_bytes; keys + values + " +
+            std::to_string(kStoreEntryOverheadBytes) + " bytes per entry); nothing was changed");
+  return std::nullopt;
+}
+
+uint64_t entry_cost(std::string_view key, uint64_t value_bytes) {
+  return key.size() + value_bytes + kStoreEntryOverheadBytes;
+}
+
+// Opens `file` (which must exist) and applies the per-connection settings. Reads nothing yet.
+StoreResult<std::shared_ptr<Impl>> connect(const std::filesystem::path& file,
+                                           const StoreOpenOptions& options) {
+  auto impl = std::make_shared<Impl>();
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int rc = sqlite3_open_v2(file.c_str(), &impl->db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_CANTOPEN)
+      return make_error(StoreErrc::io_error, "cannot open the store database (missing, or no permission)");
+    return sqlite_error(impl->db, rc, "opening the store database");
+  }
+  impl->busy_timeout_ms = options.busy_timeout.count();
+  sqlite3_busy_timeout(impl->db, static_cast<int>(std::min<int64_t>(impl->busy_timeout_ms, INT32_MAX)));
+  // Defensive mode: no writable_schema or other ways of corrupting the file through SQL. Untrusted
+  // schema: a tampered file cannot make triggers or views call functions with side effects.
+  sqlite3_db_config(impl->db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(impl->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  // Extra checks of b-tree cells as pages are read: damage is reported as SQLITE_CORRUPT, not misread.
+  if (auto r = impl->exec("PRAGMA cell_size_check = ON", "configuring the connection"); !r) return r.error();
+  return impl;
+}
+
+// WAL: readers and one writer work at once across processes. synchronous=FULL: in WAL mode every
+// commit fsyncs the WAL before it returns, so an acknowledged set survives SIGKILL and power loss.
+StoreResult<StoreOk> make_durable(Impl& impl) {
+  auto mode = impl.pragma_text("PRAGMA journal_mode");
+  if (!mode) return mode.error();
+  if (*mode != "wal") {
+    auto set = impl.pragma_text("PRAGMA journal_mode = WAL");
+    if (!set) return set.error();
+    if (*set != "wal")
+      return make_error(StoreErrc::io_error,
+                        "cannot switch the store database to WAL mode (it is \"" + *set + "\")");
+  }
+  // Checkpoints are left to SQLite's automatic ones (when the WAL passes 1000 pages) instead of one at
+  // every close: each invocation opens and closes the store, and a checkpoint on close fsyncs the main
+  // file too (measured on the CI disk: 13-15 ms per writing invocation with it, 3.6 ms without). The WAL
+  // file is kept between connections for the same reason. Commits are durable in the WAL either way;
+  // a copy of store.sqlite alone is therefore not a backup (use `skillbox store export`).
+  int persist_wal = 1;
+  (void)sqlite3_file_control(impl.db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
+  (void)sqlite3_db_config(impl.db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  return impl.exec("PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304",
+                   "configuring the connection");
+}
+
+// Migrates from the version read in `seen` up to kStoreSchemaVersion in one IMMEDIATE transaction. The
+// header is read again under the write lock: another process may have migrated in the meantime.
+StoreResult<StoreOk> migrate(Impl& impl) {
+  WriteTransaction tx(impl);
+  if (auto r = tx.begin(); !r) return r;
+  auto h = impl.header();
+  if (!h) return h.error();
+  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->objects.empty();
+  if (!fresh && h->application_id != kStoreApplicationId) return corrupt_error("not a skillbox store");
+  if (h->user_version > kStoreSchemaVersion)
+    return make_error(StoreErrc::newer_schema,
+                      "the store database has schema version " + std::to_string(h->user_version) +
+                          ", newer than this skillbox understands (" + std::to_string(kStoreSchemaVersion) +
+                          "); it was left untouched: use a newer skillbox");
+  for (int64_t v = h->user_version; v < kStoreSchemaVersion; ++v) {
+    if (auto r = impl.exec(kMigrations[static_cast<size_t>(v)], "migrating the store schema"); !r) return r;
+  }
+  const std::string stamp = "PRAGMA application_id = " + std::to_string(kStoreApplicationId) +
+                            "; PRAGMA user_version = " + std::to_string(kStoreSchemaVersion);
+  if (auto r = impl.exec(stamp.c_str(), "migrating the store schema"); !r) return r;
+  return tx.commit();
+}
+
+// Copies every WAL frame into the main file and empties the WAL (no other connection can hold the
+// file: it is still under its temporary name).
+StoreResult<StoreOk> checkpoint_all(Impl& impl) {
+  int log_frames = -1;
+  int checkpointed = -1;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(impl.db, "main", SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &checkpointed);
+  if (rc != SQLITE_OK) return sqlite_error(impl.db, rc, "creating the store database");
+  if (log_frames != checkpointed)
+    return make_error(StoreErrc::io_error,
+                      "creating the store database: the new file could not be checkpointed");
+  return StoreOk{};
+}
+
+// Checks an existing file before anything is written to it, then migrates and configures it.
+StoreResult<std::shared_ptr<Impl>> open_existing(const std::filesystem::path& file,
+                                                 const StoreOpenOptions& options) {
+  auto impl = connect(file, options);
+  if (!impl) return impl.error();
+  auto h = (*impl)->header();
+  if (!h) return h.error();
+  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->objects.empty();
+  if (!fresh) {
+    if (h->application_id != kStoreApplicationId) return corrupt_error("not a skillbox store");
+    if (h->user_version > kStoreSchemaVersion)
+      return make_error(StoreErrc::newer_schema,
+                        "the store database has schema version " + std::to_string(h->user_version) +
+                            ", newer than this skillbox understands (" + std::to_string(kStoreSchemaVersion) +
+                            "); it was left untouched: use a newer skillbox");
+    if (h->user_version == kStoreSchemaVersion &&
+        (h->objects.count("entries") == 0 || h->objects.count("usage") == 0))
+      return corrupt_error("tables are missing");
+  }
+  if (auto r = make_durable(**impl); !r) return r.error();
+  if (fresh || h->user_version < kStoreSchemaVersion) {
+    if (auto r = migrate(**impl); !r) return r.error();
+  }
+  return impl;
+}
+
+std::string random_suffix() {
+  std::random_device rd;
+  const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  char buf[32];
+  (void)std::snprintf(buf, sizeof buf, "%d-%016llx", static_cast<int>(::getpid()),
+                      static_cast<unsigned long long>(r));
+  return buf;
+}
+
+// Makes `dir` (mode 0700 for the last component, like the workspaces) when it is missing.
+StoreResult<StoreOk> ensure_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return StoreOk{};
+  if (dir.has_parent_path() && dir.parent_path() != dir) {
+    std::filesystem::create_directories(dir.parent_path(), ec);
+    if (ec) return make_error(StoreErrc::io_error, "cannot create the data directory: " + ec.message());
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return make_error(StoreErrc::io_error,
+                      std::string("cannot create the data directory: ") + errno_text(errno));
+  return StoreOk{};
+}
+
+// Creates a complete, empty store at `file` without ever exposing a half-made one: the database is
+// built under a temporary name in the same directory, closed (which checkpoints and removes its WAL),
+// and then linked into place. link() never replaces: if another process created the file first, its
+// file wins and ours is discarded.
+StoreResult<StoreOk> create_fresh(const std::filesystem::path& file, const StoreOpenOptions& options) {
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  if (auto r = ensure_directory(dir); !r) return r;
+  const std::filesystem::path tmp = dir / ("." + file.filename().string() + ".init-" + random_suffix());
+  auto cleanup = [&] {
+    for (const char* ext : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp.string() + ext).c_str());
+  };
+  // 0600: values may be secrets; SQLite gives the -wal and -shm files the same mode.
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return make_error(StoreErrc::io_error,
+                      std::string("cannot create the store database: ") + errno_text(errno));
+  ::close(fd);
+  {
+    auto impl = connect(tmp, options);
+    if (!impl) {
+      cleanup();
+      return impl.error();
+    }
+    auto r = make_durable(**impl);
+    if (r) r = migrate(**impl);
+    // Everything into the main file before it is linked into place: the WAL stays behind.
+    if (r) r = checkpoint_all(**impl);
+    if (!r) {
+      impl->reset();
+      cleanup();
+      return r;
+    }
+  }
+  if (::link(tmp.c_str(), file.c_str()) != 0 && errno != EEXIST) {
+    const int err = errno;
+    cleanup();
+    return make_error(StoreErrc::io_error,
+                      std::string("cannot create the store database: ") + errno_text(err));
+  }
+  cleanup();
+  // The new directory entry must survive power loss too.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+  return StoreOk{};
+}
+
+}  // namespace
+
+std::string_view to_string(StoreErrc code) {
+  switch (code) {
+    case StoreErrc::invalid_argument:
+      return "invalid_argument";
+    case StoreErrc::quota_exceeded:
+      return "quota_exceeded";
+    case StoreErrc::corrupt:
+      return "corrupt";
+    case StoreErrc::newer_schema:
+      return "newer_schema";
+    case StoreErrc::busy:
+      return "busy";
+    case StoreErrc::io_error:
+      return "io_error";
+  }
+  return "io_error";
+}
+
+// ---- StoreDatabase ------------------------------------------------------------------------------------
+
+std::filesystem::path StoreDatabase::path_in(const std::filesystem::path& data_dir) {
+  return data_dir / "store.sqlite";
+}
+
+StoreResult<StoreDatabase> StoreDatabase::open(const std::filesystem::path& file,
+                                               const StoreOpenOptions& options) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    if (errno != ENOENT)
+      return make_error(StoreErrc::io_error,
+                        std::string("cannot open the store database: ") + errno_text(errno));
+    if (!options.create) return make_error(StoreErrc::io_error, "the store database does not exist");
+    if (auto r = create_fresh(file, options); !r) return r.error();
+  } else if (!S_ISREG(st.st_mode)) {
+    return make_error(StoreErrc::io_error, "the store database path is not a regular file");
+  }
+  auto impl = open_existing(file, options);
+  if (!impl) return impl.error();
+  return StoreDatabase(std::move(*impl));
+}
+
+StoreDatabase::StoreDatabase(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StoreDatabase::StoreDatabase(StoreDatabase&&) noexcept = default;
+StoreDatabase& StoreDatabase::operator=(StoreDatabase&&) noexcept = default;
+StoreDatabase::~StoreDatabase() = default;
+
+std::optional<StoreError> StoreDatabase::check_skill_id(std::string_view skill_id) {
+  if (valid_skill_id(skill_id)) return std::nullopt;
+  return make_error(
+      StoreErrc::invalid_argument,
+      "skill id must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit");
+}
+
+StoreResult<SkillStore> StoreDatabase::skill(std::string_view skill_id, const StorePolicy& policy) const {
+  if (auto e = check_skill_id(skill_id)) return *e;
+  return SkillStore(impl_, std::string(skill_id), policy);
+}
+
+StoreResult<std::vector<std::string>> StoreDatabase::skills() const {
+  auto s = impl_->stmt(kSkills);
+  if (!s) return s.error();
+  Use use(*s);
+  std::vector<std::string> out;
+  int rc = 0;
+  while ((rc = use.step()) == SQLITE_ROW) out.push_back(use.column_text(0));
+  if (rc != SQLITE_DONE) return sqlite_error(impl_->db, rc, "listing skills");
+  return out;
+}
+
+StoreResult<StoreOk> StoreDatabase::check() const {
+  sqlite3* db = impl_->db;
+  auto run_rows = [&](const char* sql, auto&& row) -> StoreResult<StoreOk> {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
+    if (rc != SQLITE_OK) return sqlite_error(db, rc, "checking the database");
+    std::optional<StoreError> failed;
+    {
+      Use use(s);
+      while ((rc = use.step()) == SQLITE_ROW && !failed) failed = row(use);
+    }
+    sqlite3_finalize(s);
+    if (failed) return *failed;
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return sqlite_error(db, rc, "checking the database");
+    return StoreOk{};
+  };
+  std::string problems;
+  auto r = run_rows("PRAGMA integrity_check", [&](Use& use) -> std::optional<StoreError> {
+    const std::string line = use.column_text(0);
+    if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+    return std::nullopt;
+  });
+  if (!r) return r;
+  if (!problems.empty()) return corrupt_error("integrity_check: " + problems);
+  // The usage table must agree with the entries, and every value must still be JSON.
+  r = run_rows(
+      "SELECT e.skill, count(*), sum(length(CAST(e.key AS BLOB)) + length(CAST(e.value AS BLOB))), "
+      "       coalesce(u.keys, -1), coalesce(u.bytes, -1) "
+      "FROM entries e LEFT JOIN usage u ON u.skill = e.skill GROUP BY e.skill",
+      [&](Use& use) -> std::optional<StoreError> {
+        if (use.column_int(1) != use.column_int(3) || use.column_int(2) != use.column_int(4))
+          return corrupt_error("usage counters of skill \"" + use.column_text(0) +
+                               "\" disagree with its entries");
+        return std::nullopt;
+      });
+  if (!r) return r;
+  r = run_rows("SELECT count(*) FROM usage WHERE skill NOT IN (SELECT skill FROM entries)",
+               [&](Use& use) -> std::optional<StoreError> {
+                 if (use.column_int(0) != 0)
+                   return corrupt_error("usage counters for skills without entries");
+                 return std::nullopt;
+               });
+  if (!r) return r;
+  return run_rows("SELECT skill, value FROM entries", [&](Use& use) -> std::optional<StoreError> {
+    if (!nlohmann::json::accept(use.column_text(1)))
+      return corrupt_error("a value of skill \"" + use.column_text(0) + "\" is not valid JSON");
+    return std::nullopt;
+  });
+}
+
+StoreResult<StoreInfo> StoreDatabase::info() const {
+  StoreInfo info;
+  auto version = impl_->pragma_int("PRAGMA user_version");
+  if (!version) return version.error();
+  info.schema_version = *version;
+  auto mode = impl_->pragma_text("PRAGMA journal_mode");
+  if (!mode) return mode.error();
+  info.journal_mode = *mode;
+  auto sync = impl_->pragma_int("PRAGMA synchronous");
+  if (!sync) return sync.error();
+  info.synchronous = *sync;
+  auto busy = impl_->pragma_int("PRAGMA busy_timeout");
+  if (!busy) return busy.error();
+  info.busy_timeout_ms = *busy;
+  return info;
+}
+
+// ---- SkillStore ---------------------------------------------------------------------------------------
+
+StoreResult<std::optional<std::string>> SkillStore::get(std::string_view key) const {
+  if (auto e = check_key(key, "key", false, false)) return *e;
+  auto s = db_->stmt(kGet);
+  if (!s) return s.error();
+  Use use(*s);
+  use.text(1, skill_id_);
+  use.text(2, key);
+  const int rc = use.step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return sqlite_error(db_->db, rc, "reading a value");
+  std::string value = use.column_text(0);
+  // Never trust the file: whatever is read back must be JSON before a binding parses it.
+  if (!nlohmann::json::accept(value)) return corrupt_error("a stored value is not valid JSON");
+  return std::optional<std::string>(std::move(value));
+}
+
+StoreResult<StoreOk> SkillStore::set(std::string_view key, std::string_view value_json) {
+  if (auto e = check_key(key, "key", false, true)) return *e;
+  if (auto e = check_value(value_json, policy_)) return *e;
+  WriteTransaction tx(*db_);
+  if (auto r = tx.begin(); !r) return r;
+  auto before = db_->usage_of(skill_id_);
+  if (!before) return before.error();
+  auto old = db_->value_bytes(skill_id_, key);
+  if (!old) return old.error();
+  StoreUsage after = *before;
+  if (old->has_value()) {
+    after.bytes -= std::min(after.bytes, entry_cost(key, **old));  // overwrite: the old value stops counting
+  } else {
+    after.keys += 1;
+  }
+  after.bytes += entry_cost(key, value_json.size());
+  if (auto e = check_quota(*before, after, policy_)) return *e;
+  if (auto r = db_->upsert(skill_id_, key, value_json); !r) return r;
+  return tx.commit();
+}
+
+StoreResult<bool> SkillStore::remove(std::string_view key) {
+  if (auto e = check_key(key, "key", false, false)) return *e;
+  auto s = db_->stmt(kDelete);
+  if (!s) return s.error();
+  Use use(*s);
+  use.text(1, skill_id_);
+  use.text(2, key);
+  const int rc = use.step();
+  if (rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "deleting a value");
+  return sqlite3_changes64(db_->db) > 0;
+}
+
+StoreResult<std::vector<std::string>> SkillStore::keys(std::string_view prefix) const {
+  if (auto e = check_key(prefix, "prefix", true, false)) return *e;
+  auto s = db_->stmt(kKeys);
+  if (!s) return s.error();
+  const std::string upper = std::string(prefix) + '\xff';
+  Use use(*s);
+  use.text(1, skill_id_);
+  use.text(2, prefix);
+  use.text(3, upper);
+  std::vector<std::string> out;
+  int rc = 0;
+  while ((rc = use.step()) == SQLITE_ROW) out.push_back(use.column_text(0));
+  if (rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "listing keys");
+  return out;
+}
+
+StoreResult<std::vector<StoreEntry>> SkillStore::entries() const {
+  auto s = db_->stmt(kEntries);
+  if (!s) return s.error();
+  Use use(*s);
+  use.text(1, skill_id_);
+  std::vector<StoreEntry> out;
+  int rc = 0;
+  while ((rc = use.step()) == SQLITE_ROW) {
+    StoreEntry e{use.column_text(0), use.column_text(1)};
+    if (!nlohmann::json::accept(e.value_json)) return corrupt_error("a stored value is not valid JSON");
+    out.push_back(std::move(e));
+  }
+  if (rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "reading entries");
+  return out;
+}
+
+StoreResult<StoreUsage> SkillStore::usage() const {
+  return db_->usage_of(skill_id_);
+}
+
+StoreResult<StoreUsage> SkillStore::import(const std::vector<StoreEntry>& entries, StoreImportMode mode) {
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const StoreEntry& e = entries[i];
+    auto at = [&](StoreError err) {
+      err.message = "entry " + std::to_string(i + 1) + ": " + err.message;
+      return err;
+    };
+    if (auto err = check_key(e.key, "key", false, true)) return at(*err);
+    if (auto err = check_value(e.value_json, policy_)) return at(*err);
+    if (!seen.insert(e.key).second)
+      return at(make_error(StoreErrc::invalid_argument, "the same key appears more than once"));
+  }
+  WriteTransaction tx(*db_);
+  if (auto r = tx.begin(); !r) return r.error();
+  auto before = db_->usage_of(skill_id_);
+  if (!before) return before.error();
+  StoreUsage after = mode == StoreImportMode::replace ? StoreUsage{} : *before;
+  for (const StoreEntry& e : entries) {
+    if (mode == StoreImportMode::merge) {
+      auto old = db_->value_bytes(skill_id_, e.key);
+      if (!old) return old.error();
+      if (old->has_value()) {
+        after.bytes -= std::min(after.bytes, entry_cost(e.key, **old));
+        after.keys -= 1;
+      }
+    }
+    after.keys += 1;
+    after.bytes += entry_cost(e.key, e.value_json.size());
+  }
+  if (auto err = check_quota(*before, after, policy_)) return *err;
+  if (mode == StoreImportMode::replace) {
+    auto s = db_->stmt(kDeleteAll);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill_id_);
+    const int rc = use.step();
+    if (rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "deleting entries");
+  }
+  for (const StoreEntry& e : entries) {
+    if (auto r = db_->upsert(skill_id_, e.key, e.value_json); !r) return r.error();
+  }
+  auto final_usage = db_->usage_of(skill_id_);
+  if (!final_usage) return final_usage.error();
+  if (auto r = tx.commit(); !r) return r.error();
+  return *final_usage;
+}
+
+}  // namespace skillbox
