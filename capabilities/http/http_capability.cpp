@@ -334,7 +334,7 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
   http::ParsedUrl& url = std::get<http::ParsedUrl>(parsed);
   if (allowlist.empty())
     return error(ErrorCode::PermissionDenied,
-                 "no network access is granted (permissions.http.allow is empty)");
+                 "no network access is granted (permissions.http.allow has no valid entry)");
   if (!allowlist.allows(url))
     return error(ErrorCode::PermissionDenied, url.display() + " is not in permissions.http.allow");
 

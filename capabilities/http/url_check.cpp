@@ -161,8 +161,9 @@ std::variant<ParsedUrl, ErrorReply> parse_url(std::string_view text, const Parse
           std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
             return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
           });
-      if (has_scheme)
-        return denied("scheme \"" + to_lower(std::string(text.substr(0, colon))) +
+      const std::string scheme = has_scheme ? to_lower(std::string(text.substr(0, colon))) : std::string();
+      if (has_scheme && scheme != "http" && scheme != "https")
+        return denied("scheme \"" + scheme +
                       ":\" is not allowed; only http: and https: URLs can be requested");
       return invalid("url must be absolute and start with http:// or https://");
     }
