@@ -2,12 +2,15 @@
 // policy checked before the transfer (start) and during it (socket, header and body callbacks).
 #include "capabilities/http/http_capability.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -56,6 +59,24 @@ std::string read_file(const std::string& path, bool& ok) {
   return out;
 }
 
+// "address:port" of a socket address, IPv6 in brackets; empty for other families.
+std::string endpoint_text(const sockaddr* sa, socklen_t len) {
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (sa->sa_family == AF_INET && len >= static_cast<socklen_t>(sizeof(sockaddr_in))) {
+    sockaddr_in in{};
+    std::memcpy(&in, sa, sizeof in);
+    inet_ntop(AF_INET, &in.sin_addr, ip, sizeof ip);
+    return std::string(ip) + ":" + std::to_string(ntohs(in.sin_port));
+  }
+  if (sa->sa_family == AF_INET6 && len >= static_cast<socklen_t>(sizeof(sockaddr_in6))) {
+    sockaddr_in6 in6{};
+    std::memcpy(&in6, sa, sizeof in6);
+    inet_ntop(AF_INET6, &in6.sin6_addr, ip, sizeof ip);
+    return "[" + std::string(ip) + "]:" + std::to_string(ntohs(in6.sin6_port));
+  }
+  return {};
+}
+
 bool is_redirect_status(uint32_t status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -71,6 +92,7 @@ std::string_view trim(std::string_view s) {
 struct Transfer {
   uint64_t id = 0;
   const HttpPolicy* policy = nullptr;
+  const HttpTuning* tuning = nullptr;
   bus::BusCounters* counters = nullptr;
   std::string method;
   std::vector<Header> headers;
@@ -124,7 +146,7 @@ struct Transfer {
       t->connect_refusal = "a non-IP address";
       return CURL_SOCKET_BAD;
     }
-    if (!t->policy->allow_private_addresses) {
+    if (!t->policy->allow_private_addresses && !t->exempt(endpoint_text(sa, address->addrlen))) {
       if (auto why = http::classify_sockaddr(sa, address->addrlen)) {
         t->connect_refusal = std::string(*why);
         return CURL_SOCKET_BAD;
@@ -134,17 +156,24 @@ struct Transfer {
   }
 
   // Second look at the connection the request is about to be sent on, reused ones included.
-  static int on_prereq(void* p, char* primary_ip, char* /*local_ip*/, int /*primary_port*/,
-                       int /*local_port*/) {
+  static int on_prereq(void* p, char* primary_ip, char* /*local_ip*/, int primary_port, int /*local_port*/) {
     auto* t = static_cast<Transfer*>(p);
-    if (!t->policy->allow_private_addresses) {
-      if (auto why = http::classify_ip_text(primary_ip == nullptr ? "" : primary_ip)) {
+    const std::string ip = primary_ip == nullptr ? "" : primary_ip;
+    const std::string endpoint =
+        (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":" + std::to_string(primary_port);
+    if (!t->policy->allow_private_addresses && !t->exempt(endpoint)) {
+      if (auto why = http::classify_ip_text(ip)) {
         t->abort_reason = refusal(*t, *why);
         return CURL_PREREQFUNC_ABORT;
       }
     }
     t->connected = true;
     return CURL_PREREQFUNC_OK;
+  }
+
+  [[nodiscard]] bool exempt(const std::string& endpoint) const {
+    const auto& list = tuning->exempt_endpoints;
+    return !list.empty() && std::find(list.begin(), list.end(), endpoint) != list.end();
   }
 
   static ErrorReply refusal(const Transfer& t, std::string_view why) {
@@ -361,6 +390,7 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
   auto t = std::make_unique<Transfer>();
   t->id = id;
   t->policy = &policy;
+  t->tuning = &tuning;
   t->counters = &counters;
   t->method = m;
   t->headers = std::move(std::get<std::vector<Header>>(headers));

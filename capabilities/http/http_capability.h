@@ -35,6 +35,9 @@ struct HttpTuning {
   /// Tests only: libcurl CURLOPT_RESOLVE entries ("host:port:address") that pin a name to an address
   /// without DNS. Connect-time address checks still apply to the pinned address.
   std::vector<std::string> resolve;
+  /// Tests only: endpoints ("127.0.0.1:8080", "[::1]:8080") exempt from the private-address refusal,
+  /// so a loopback test server can stand in for a public host while everything else stays refused.
+  std::vector<std::string> exempt_endpoints;
 };
 
 /// Runs the HTTP requests of one invocation on a host I/O thread (one libcurl multi handle, started

@@ -106,6 +106,8 @@ class Conn {
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
 
+  bool counted = false;  // the current request is counted in in_flight
+
   enum : int { kClosed = 0, kTimeout = -1, kError = -2 };
 
   // > 0 bytes read; kClosed when the peer closed; kTimeout when nothing arrived yet.
@@ -214,6 +216,13 @@ struct HttpTestServer::Impl {
   bool respond(Conn& c, int status, std::string_view reason, const std::vector<std::string>& headers,
                std::string_view body, bool close);
   void wait_for_close(Conn& c);
+  // The request on `c` stops counting as in flight: called as its answer starts, so a client that
+  // sends its next request the moment it has the answer never sees the old one still counted.
+  void leave(Conn& c) {
+    if (!c.counted) return;
+    c.counted = false;
+    bump(in_flight, -1);
+  }
 };
 
 HttpTestServer::HttpTestServer(HttpTestServerOptions options) : impl_(std::make_unique<Impl>()) {
@@ -327,8 +336,9 @@ void HttpTestServer::Impl::serve(int fd) {
       recorded.push_back({req.method, req.target, req.headers, req.body});
       changed.notify_all();
     }
+    c.counted = true;
     const bool keep = handle(c, req);
-    bump(in_flight, -1);
+    leave(c);
     if (!keep || req.close) return;
   }
 }
@@ -391,6 +401,7 @@ bool HttpTestServer::Impl::respond(Conn& c, int status, std::string_view reason,
   if (close) out += "Connection: close\r\n";
   out += "\r\n";
   out += body;
+  leave(c);
   return c.write_all(out, stopping) && !close;
 }
 
@@ -449,6 +460,7 @@ bool HttpTestServer::Impl::handle(Conn& c, const Request& req) {
       left -= chunk;
     }
     out += "0\r\n\r\n";
+    leave(c);
     return c.write_all(out, stopping);
   }
   if (p == "/redirect") {
