@@ -32,7 +32,7 @@ using http::Header;
 
 /// Largest response header block of one response, in bytes. libcurl caps single header lines; this
 /// caps their sum, so a server cannot grow the reply without bound through headers.
-constexpr size_t kMaxResponseHeaderBytes = 256 * 1024;
+constexpr size_t kMaxResponseHeaderBytes = size_t{256} * 1024;
 /// How long the I/O thread sleeps in curl_multi_poll when libcurl has no timer due; new requests and
 /// cancel_all() wake it earlier with curl_multi_wakeup.
 constexpr int kIdlePollMs = 1000;
@@ -55,7 +55,7 @@ std::string read_file(const std::string& path, bool& ok) {
   size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
   ok = std::ferror(f) == 0;
-  std::fclose(f);
+  (void)std::fclose(f);
   return out;
 }
 
@@ -535,7 +535,13 @@ bool HttpCapability::Impl::configure(Transfer& t) {
   for (const auto& [name, value] : t.headers) {
     if (http::ascii_lower(name) == "content-type") has_content_type = true;
     // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would delete it).
-    const std::string line = value.empty() ? name + ";" : name + ": " + value;
+    std::string line = name;
+    if (value.empty()) {
+      line += ';';
+    } else {
+      line += ": ";
+      line += value;
+    }
     curl_slist* next = curl_slist_append(t.header_list, line.c_str());
     if (next == nullptr) return false;
     t.header_list = next;

@@ -23,7 +23,7 @@ inline constexpr size_t kMaxMethodBytes = 32;
 inline constexpr size_t kMaxRequestHeaders = 100;
 /// Largest total of header names + values a skill may set, in bytes. Common servers refuse header
 /// blocks above 8-64 KiB anyway; this keeps a request inside that.
-inline constexpr size_t kMaxRequestHeaderBytes = 32 * 1024;
+inline constexpr size_t kMaxRequestHeaderBytes = size_t{32} * 1024;
 
 using Header = std::pair<std::string, std::string>;
 
