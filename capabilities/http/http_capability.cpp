@@ -499,6 +499,9 @@ bool HttpCapability::Impl::configure(Transfer& t) {
   check(curl_easy_setopt(e, CURLOPT_CURLU, t.url.handle()));
   check(curl_easy_setopt(e, CURLOPT_PRIVATE, static_cast<void*>(&t)));
   check(curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L));
+  // cancel_all() must not wait for a slow DNS lookup: without this, removing a transfer whose threaded
+  // resolve is still running joins the resolver thread.
+  check(curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L));
   check(curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https"));
   check(curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"));
   check(curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L));  // each hop is re-checked by follow_redirect
