@@ -40,6 +40,8 @@ enum class LogLevel : uint8_t { debug, info, warn, error };
 
 /// One formatted message from `log`/`console.*`. The binding formats the JS values (bounded, under the
 /// step limit); the log capability applies the per-message cap, escaping and the per-run budget.
+/// Reply: OkReply when recorded; ErrorReply{QuotaExceeded} once the run's log budget is used up (this
+/// and every later message are dropped; the binding stops formatting and never throws it to the skill).
 struct LogRequest {
   LogLevel level = LogLevel::info;
   std::string text;
@@ -116,10 +118,10 @@ struct EnvGetRequest {
   std::string name;
 };
 
-using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
-                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest,
-                             FsRenameRequest, HttpRequest, StoreGetRequest, StoreSetRequest,
-                             StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
+using Request =
+    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
+                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
+                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 

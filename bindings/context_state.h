@@ -1,0 +1,44 @@
+// bindings/context_state.h — what the host API remembers per JSContext (one context = one invocation).
+//
+// The context opaque belongs to the engine (it holds the Bridge), so bindings keep their own state in
+// an object of a private class, stored as that class's prototype slot of the context
+// (JS_SetClassProto). No JS object has that prototype, so skills can never reach it; the context frees
+// it with everything else.
+//
+// The state also holds intrinsics captured at install time, before any skill code ran: a skill may
+// replace `Uint8Array`, `String.prototype.slice` or `DataView.prototype.byteLength`, but host
+// functions must keep using the originals (creating a Uint8Array for a result, taking the shown
+// prefix of a huge string, measuring a DataView argument).
+#pragma once
+
+#include <quickjs.h>
+
+namespace skillbox::bindings {
+
+struct ContextState {
+  /// The run's log budget is used up: log/console return at once without formatting anything.
+  bool log_closed = false;
+  JSValue uint8_array = JS_UNDEFINED;           // %Uint8Array%
+  JSValue string_slice = JS_UNDEFINED;          // %String.prototype.slice%
+  JSValue dataview_buffer = JS_UNDEFINED;       // getter of %DataView.prototype%.buffer
+  JSValue dataview_byte_offset = JS_UNDEFINED;  // getter of %DataView.prototype%.byteOffset
+  JSValue dataview_byte_length = JS_UNDEFINED;  // getter of %DataView.prototype%.byteLength
+};
+
+/// Creates ctx's state and captures the intrinsics (registering the private class with ctx's runtime
+/// first if needed). Call once per context, before any skill code runs. Returns false with an
+/// exception pending on failure (out of memory, or a context built without typed arrays).
+[[nodiscard]] bool init_context_state(JSContext* ctx);
+
+/// The state of ctx. Precondition: init_context_state(ctx) succeeded.
+ContextState& context_state(JSContext* ctx);
+
+/// Allocates a process-wide class id once (JS_NewClassID is not thread-safe in this QuickJS version;
+/// every class id of skillbox is allocated through here, under one lock).
+JSClassID new_class_id();
+
+/// Registers `def` under `id` with ctx's runtime unless the runtime has it already (classes are per
+/// runtime; a fresh runtime per invocation registers again). Returns false with an exception pending.
+[[nodiscard]] bool ensure_class(JSContext* ctx, JSClassID id, const JSClassDef& def);
+
+}  // namespace skillbox::bindings

@@ -1,0 +1,48 @@
+// engine/heap.h — the one allocator of a skill's runtime.
+//
+// Every byte QuickJS allocates for a runtime goes through these JSMallocFunctions (JS_NewRuntime2), so
+// this is the single choke point for memory: it counts current and peak bytes, enforces the heap limit
+// itself (QuickJS leaves the check of JSMallocState::malloc_limit to custom allocators), and refuses
+// every allocation once the deadline has passed, which is what stops native loops that allocate but
+// never reach the interrupt handler (`new Array(1e9) + ''`). Each refusal is reported to the Limiter,
+// so the outcome is memory_limit/timeout whatever the skill does with the resulting exception.
+#pragma once
+
+#include <quickjs.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/limiter.h"
+
+namespace skillbox::engine {
+
+class HeapAccount {
+ public:
+  /// Counters of `limiter`'s invocation. The byte limit is JSMallocState::malloc_limit, which
+  /// JS_SetMemoryLimit sets; QuickJS keeps JSMallocState::malloc_size (used by its GC trigger) too.
+  explicit HeapAccount(Limiter& limiter) : limiter_(limiter) {}
+  HeapAccount(const HeapAccount&) = delete;
+  HeapAccount& operator=(const HeapAccount&) = delete;
+
+  /// The allocator functions to pass to JS_NewRuntime2 together with a HeapAccount* as opaque.
+  static const JSMallocFunctions kFunctions;
+
+  /// Bytes currently allocated (usable sizes as reported by malloc), and the most ever at once.
+  [[nodiscard]] uint64_t current_bytes() const { return current_; }
+  [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
+
+ private:
+  static void* js_malloc(JSMallocState* s, size_t size);
+  static void js_free(JSMallocState* s, void* ptr);
+  static void* js_realloc(JSMallocState* s, void* ptr, size_t size);
+  bool admit(JSMallocState* s, size_t grow);
+  void added(JSMallocState* s, size_t bytes);
+  void removed(JSMallocState* s, size_t bytes);
+
+  Limiter& limiter_;
+  uint64_t current_ = 0;
+  uint64_t peak_ = 0;
+};
+
+}  // namespace skillbox::engine

@@ -1,0 +1,84 @@
+// engine/limiter.h — the resource limits of one invocation and the state that decides its outcome.
+//
+// The Limiter is the single record of "a limit was hit". The allocator (heap.h), the interrupt handler,
+// the call-stack check of the engine (patch 0002) and the event loop report to it; the outcome of the
+// invocation is read from it, never from the value a skill threw. Once tripped it stays tripped: the
+// interrupt handler keeps interrupting, the allocator refuses after the deadline, the event loop stops.
+//
+// What a step is, and how precisely each limit is enforced, is documented in docs/limits.md.
+#pragma once
+
+#include <quickjs.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "skillbox/policy.h"
+
+namespace skillbox::engine {
+
+using Clock = std::chrono::steady_clock;
+
+/// Which limit ended the invocation. `none` while no limit was hit.
+enum class LimitKind : uint8_t { none, memory, steps, timeout, stack };
+
+/// Set from outside the JS thread (the runner's watchdog) when the wall-clock deadline passes. The
+/// allocator and the interrupt handler read it; it is the only cross-thread state of an invocation.
+struct DeadlineFlag {
+  std::atomic<bool> passed{false};
+};
+
+class Limiter {
+ public:
+  /// QuickJS calls the interrupt handler when its tick counter reaches zero, then counts down again
+  /// from this value unless the handler sets another one (JS_INTERRUPT_COUNTER_INIT in quickjs.c).
+  static constexpr int kTicksPerPoll = 10'000;
+
+  Limiter(const Limits& limits, Clock::time_point deadline, DeadlineFlag& deadline_flag)
+      : limits_(limits), deadline_(deadline), deadline_flag_(deadline_flag) {}
+  Limiter(const Limiter&) = delete;
+  Limiter& operator=(const Limiter&) = delete;
+
+  /// Installs the interrupt handler on `rt` and arms the tick counter of `ctx` for the step budget.
+  void attach(JSRuntime* rt, JSContext* ctx);
+  /// Forgets the context (before it is freed); later trips no longer touch its counter.
+  void detach() { ctx_ = nullptr; }
+
+  /// Records that `kind` was hit, unless another limit was hit first, and makes the engine call the
+  /// interrupt handler at its very next tick (which then interrupts). JS thread only.
+  void trip(LimitKind kind);
+  [[nodiscard]] LimitKind tripped() const { return tripped_; }
+
+  /// Polls every limit that can be polled: engine stack flag, deadline. Trips and returns true if one
+  /// was hit (or was hit before). Called by the event loop between jobs.
+  bool check();
+
+  /// True once the deadline passed, as seen by the watchdog or by this thread's clock.
+  [[nodiscard]] bool deadline_passed() const;
+  /// Fast check for the allocator: only the flag, no clock read.
+  [[nodiscard]] bool deadline_flagged() const {
+    return deadline_flag_.passed.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] Clock::time_point deadline() const { return deadline_; }
+  [[nodiscard]] const Limits& limits() const { return limits_; }
+
+  /// Steps counted so far, including the ticks since the last interrupt poll.
+  [[nodiscard]] uint64_t steps() const;
+
+ private:
+  static int on_interrupt(JSRuntime* rt, void* opaque);
+  int interrupt();
+  void arm();
+
+  Limits limits_;
+  Clock::time_point deadline_;
+  DeadlineFlag& deadline_flag_;
+  JSRuntime* rt_ = nullptr;
+  JSContext* ctx_ = nullptr;
+  LimitKind tripped_ = LimitKind::none;
+  uint64_t steps_ = 0;  // ticks of completed countdowns
+  int armed_ = 0;       // the value the current countdown started from
+};
+
+}  // namespace skillbox::engine

@@ -1,0 +1,553 @@
+#include "engine/session.h"
+
+#include <time.h>
+
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "engine/realm.h"
+#include "engine/result.h"
+
+namespace skillbox::bindings {
+
+// Implemented by the bindings layer (bindings/install.cpp): installs log, console, TextEncoder, ...
+void install_host_api(JSContext* ctx);
+
+Bridge& bridge(JSContext* ctx) {
+  return *static_cast<Bridge*>(JS_GetContextOpaque(ctx));
+}
+
+}  // namespace skillbox::bindings
+
+namespace skillbox::engine {
+namespace {
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string type_name(JSContext* ctx, JSValueConst v) {
+  if (JS_IsUndefined(v)) return "undefined";
+  if (JS_IsNull(v)) return "null";
+  if (JS_IsFunction(ctx, v)) return "a function";
+  if (JS_IsNumber(v)) return "a number";
+  if (JS_IsString(v)) return "a string";
+  if (JS_IsBool(v)) return "a boolean";
+  if (JS_IsSymbol(v)) return "a symbol";
+  if (JS_IsBigInt(ctx, v)) return "a bigint";
+  return "an object";
+}
+
+ErrorInfo host_error(std::string name, std::string message) {
+  return ErrorInfo{std::move(name), std::move(message), "", ""};
+}
+
+}  // namespace
+
+TimerQueue& timer_queue(JSContext* ctx) {
+  return static_cast<Session*>(JS_GetRuntimeOpaque(JS_GetRuntime(ctx)))->timers();
+}
+
+RunResult run_session(SessionParams params) {
+  try {
+    Session session(std::move(params));
+    return session.run();
+  } catch (const std::exception& e) {
+    RunResult r;
+    r.outcome = Outcome::internal;
+    r.error =
+        host_error("InternalError", std::string("skillbox failed while running the skill: ") + e.what());
+    return r;
+  }
+}
+
+Session::Session(SessionParams params)
+    : params_(std::move(params)),
+      limiter_(params_.limits, params_.deadline, *params_.deadline_flag),
+      heap_(limiter_) {}
+
+Session::~Session() {
+  teardown();
+}
+
+RunResult Session::run() {
+  const Clock::time_point wall_start = Clock::now();
+  const uint64_t cpu_start = thread_cpu_ns();
+  if (start_runtime()) {
+    // Every JS value of the run lives in this scope, so all are freed before the runtime.
+    // The input first: bad input is the caller's error and no skill code runs for it.
+    Value input;
+    Value exports;
+    bool is_module = false;
+    Value promise;
+    if (parse_input(input) && load_entry(exports, is_module) &&
+        call_export(exports, is_module, input, promise))
+      event_loop(promise);
+  }
+  if (limiter_.tripped() != LimitKind::none) limit_result();
+  result_.usage.steps = limiter_.steps();
+  teardown();
+  result_.usage.heap_peak_bytes = heap_.peak_bytes();
+  result_.usage.wall_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - wall_start).count());
+  result_.usage.cpu_ms = (thread_cpu_ns() - cpu_start) / 1'000'000;
+  return std::move(result_);
+}
+
+bool Session::start_runtime() {
+  auto files = SkillFiles::open(params_.invocation->skill.dir());
+  if (!files) {
+    finish(Outcome::invalid, host_error("InvalidSkill", files.error().message));
+    return false;
+  }
+  files_.emplace(std::move(*files));
+
+  rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, &heap_));
+  if (!rt_) {
+    finish(Outcome::internal,
+           host_error("InternalError", "could not create a JS runtime (host out of memory)"));
+    return false;
+  }
+  JSRuntime* rt = rt_.get();
+  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
+  // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
+  JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
+  JS_SetRuntimeOpaque(rt, this);
+  JS_SetModuleLoaderFunc(rt, &Session::normalize_module, &Session::load_module, this);
+
+  ctx_.reset(new_skill_context(rt));
+  if (!ctx_) {
+    if (limiter_.tripped() == LimitKind::none)
+      finish(Outcome::internal, host_error("InternalError", "could not create the JS context"));
+    return false;
+  }
+  JSContext* ctx = ctx_.get();
+  JS_SetContextOpaque(ctx, static_cast<bindings::Bridge*>(this));
+  limiter_.attach(rt, ctx);
+  timers_ = std::make_unique<TimerQueue>(ctx);
+  dispatcher_ = std::make_unique<bus::Dispatcher>(std::move(params_.bus_context), *this);
+
+  bindings::install_host_api(ctx);
+  bool timers_ok = install_timers(ctx);
+  if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
+  Value exc(ctx, JS_GetException(ctx));
+  if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
+    if (limiter_.tripped() == LimitKind::none) {
+      ErrorInfo e = describe_error(ctx, exc.get());
+      finish(Outcome::internal, host_error("InternalError", "installing the host API failed: " + e.message));
+    }
+    return false;
+  }
+  return true;
+}
+
+bool Session::load_entry(Value& exports, bool& is_module) {
+  JSContext* ctx = ctx_.get();
+  const Manifest& manifest = params_.invocation->skill.manifest();
+  auto name = normalize_relative(manifest.entry);
+  if (!name) {
+    finish(Outcome::invalid, host_error("InvalidSkill", "entry: " + name.error().message));
+    return false;
+  }
+  auto source = files_->read(*name, params_.limits.memory_bytes);
+  if (!source) {
+    finish(Outcome::invalid, host_error("InvalidSkill", "entry file " + source.error().message));
+    return false;
+  }
+  // .mjs is always a module and .cjs always a script. Otherwise the source decides: a module if it
+  // starts with import/export (JS_DetectModule) or if it does not compile as a script but does as a
+  // module (an import or export declaration further down); a classic script otherwise. Compiling never
+  // runs code, so nothing is evaluated twice.
+  const std::string_view n = *name;
+  Value compiled;
+  if (n.ends_with(".mjs")) {
+    is_module = true;
+  } else if (n.ends_with(".cjs")) {
+    is_module = false;
+  } else {
+    is_module = JS_DetectModule(source->c_str(), source->size()) != 0;
+    if (!is_module) {
+      compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                    JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+      if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
+        Value script_error(ctx, JS_GetException(ctx));
+        is_module = true;  // report the module's syntax error if it is not one either
+      }
+    }
+  }
+  if (is_module) {
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
+  } else if (compiled.is_undefined()) {
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+  }
+  if (compiled.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  // A compiled module is kept by the context; its definition stays valid after evaluation.
+  auto* module = is_module ? static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get())) : nullptr;
+  Value evaluated(ctx, JS_EvalFunction(ctx, compiled.release()));
+  if (evaluated.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  exports = Value(ctx, is_module ? JS_GetModuleNamespace(ctx, module) : JS_GetGlobalObject(ctx));
+  if (exports.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  return true;
+}
+
+bool Session::parse_input(Value& input) {
+  JSContext* ctx = ctx_.get();
+  static const std::string kNull = "null";
+  const std::string& text = params_.invocation->input_json.empty() ? kNull : params_.invocation->input_json;
+  input = Value(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<input>"));
+  if (input.is_exception()) {
+    ErrorInfo e = take_exception(ctx);
+    if (limiter_.tripped() == LimitKind::none)
+      finish(Outcome::invalid, host_error("InvalidInput", "the input is not valid JSON: " + e.message));
+    return false;
+  }
+  return true;
+}
+
+bool Session::call_export(const Value& exports, bool is_module, const Value& input, Value& promise) {
+  JSContext* ctx = ctx_.get();
+  const Invocation& inv = *params_.invocation;
+  const std::string& entry = inv.skill.manifest().entry;
+
+  std::vector<std::string> names;
+  if (inv.export_name.empty()) {
+    names = {"default", "run"};
+  } else {
+    names = {inv.export_name};
+  }
+  Value fn;
+  std::string found;
+  for (const std::string& name : names) {
+    Value v(ctx, JS_GetPropertyStr(ctx, exports.get(), name.c_str()));
+    if (v.is_exception()) {
+      fail_with_exception();
+      return false;
+    }
+    if (!v.is_undefined()) {
+      fn = std::move(v);
+      found = name;
+      break;
+    }
+  }
+  const char* kind = is_module ? "export" : "global function";
+  if (found.empty()) {
+    std::string wanted = inv.export_name.empty() ? "'default' or 'run'" : "'" + inv.export_name + "'";
+    finish(Outcome::invalid,
+           host_error("InvalidSkill",
+                      entry + " has no " + kind + " named " + wanted +
+                          (is_module ? "" : " (a script's top-level functions are its exports)")));
+    return false;
+  }
+  if (!JS_IsFunction(ctx, fn.get())) {
+    finish(Outcome::invalid,
+           host_error("InvalidSkill", "the " + std::string(kind) + " '" + found + "' of " + entry + " is " +
+                                          type_name(ctx, fn.get()) + ", not a function"));
+    return false;
+  }
+
+  JSValue arg = input.get();
+  Value ret(ctx, JS_Call(ctx, fn.get(), JS_UNDEFINED, 1, &arg));
+  if (ret.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  if (JS_PromiseState(ctx, ret.get()) != JS_PROMISE_NOT_A_PROMISE) {
+    promise = std::move(ret);  // a native promise is watched directly: no `then` lookup
+    return true;
+  }
+  // Anything else is awaited: resolve a promise of ours with it (thenables are followed per spec).
+  JSValue funcs[2];
+  Value own(ctx, JS_NewPromiseCapability(ctx, funcs));
+  if (own.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  Value resolve(ctx, funcs[0]);
+  Value reject(ctx, funcs[1]);
+  JSValue value = ret.get();
+  Value r(ctx, JS_Call(ctx, resolve.get(), JS_UNDEFINED, 1, &value));
+  if (r.is_exception()) {
+    fail_with_exception();
+    return false;
+  }
+  promise = std::move(own);
+  return true;
+}
+
+void Session::event_loop(const Value& promise) {
+  JSContext* ctx = ctx_.get();
+  for (;;) {
+    if (limiter_.check() || !run_jobs()) return;
+    const JSPromiseStateEnum state = JS_PromiseState(ctx, promise.get());
+    if (state != JS_PROMISE_PENDING) {
+      Value settled(ctx, JS_PromiseResult(ctx, promise.get()));
+      if (state == JS_PROMISE_FULFILLED) {
+        finish_from_value(settled.get());
+      } else {
+        ErrorInfo e = describe_error(ctx, settled.get());
+        finish(Outcome::error, std::move(e));
+      }
+      return;
+    }
+    if (deliver_replies()) continue;
+    if (finished_ || limiter_.tripped() != LimitKind::none) return;
+    if (fire_timer()) continue;
+    if (finished_ || limiter_.tripped() != LimitKind::none) return;
+
+    if (timers_->size() == 0 && pending_.empty()) {
+      finish(Outcome::error,
+             host_error("Error",
+                        "the export returned a promise that can never settle: no jobs, timers or host "
+                        "requests are left that could settle it"));
+      return;
+    }
+    Clock::time_point until = limiter_.deadline();
+    if (auto due = timers_->next_due(); due && *due < until) until = *due;
+    std::unique_lock<std::mutex> lock(inbox_mutex_);
+    inbox_cv_.wait_until(lock, until, [this] { return !inbox_.empty(); });
+  }
+}
+
+bool Session::run_jobs() {
+  JSRuntime* rt = rt_.get();
+  while (JS_IsJobPending(rt)) {
+    JSContext* job_ctx = nullptr;
+    const int r = JS_ExecutePendingJob(rt, &job_ctx);
+    if (limiter_.check()) {
+      if (r < 0) JS_FreeValue(job_ctx, JS_GetException(job_ctx));
+      return false;
+    }
+    if (r < 0) {
+      // An exception no promise could take: a queueMicrotask callback threw. Like an uncaught
+      // exception in Node, it ends the run.
+      fail_with_exception();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Session::deliver_replies() {
+  std::deque<std::pair<uint64_t, bus::Reply>> replies;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    replies.swap(inbox_);
+  }
+  for (auto& [id, reply] : replies) {
+    if (limiter_.check()) return false;
+    settle(id, std::move(reply));
+  }
+  return !replies.empty();
+}
+
+bool Session::fire_timer() {
+  JSContext* ctx = ctx_.get();
+  auto due = timers_->take_due(Clock::now());
+  if (!due) return false;
+  std::vector<JSValue> args;
+  if (JS_IsObject(due->args.get())) {
+    uint32_t n = 0;
+    Value len(ctx, JS_GetPropertyStr(ctx, due->args.get(), "length"));
+    if (len.is_exception() || JS_ToUint32(ctx, &n, len.get()) < 0) {
+      fail_with_exception();
+      return true;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      JSValue a = JS_GetPropertyUint32(ctx, due->args.get(), i);
+      if (JS_IsException(a)) {
+        for (JSValue v : args) JS_FreeValue(ctx, v);
+        fail_with_exception();
+        return true;
+      }
+      args.push_back(a);
+    }
+  }
+  Value r(ctx, JS_Call(ctx, due->callback.get(), JS_UNDEFINED, static_cast<int>(args.size()), args.data()));
+  for (JSValue v : args) JS_FreeValue(ctx, v);
+  if (r.is_exception()) fail_with_exception();  // an uncaught exception in a timer ends the run
+  return true;
+}
+
+void Session::settle(uint64_t id, bus::Reply reply) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // cancelled or not ours
+  PendingCall call = std::move(it->second);
+  pending_.erase(it);
+  JSContext* ctx = ctx_.get();
+  Value arg;
+  bool fulfilled = true;
+  if (const auto* err = std::get_if<bus::ErrorReply>(&reply)) {
+    arg = Value(ctx, bindings::make_host_error(ctx, *err));
+    fulfilled = false;
+  } else {
+    arg = Value(ctx, call.decode(ctx, reply));
+  }
+  if (arg.is_exception()) {
+    arg = Value(ctx, JS_GetException(ctx));
+    fulfilled = false;
+  }
+  JSValue v = arg.get();
+  Value r(ctx, JS_Call(ctx, fulfilled ? call.resolve.get() : call.reject.get(), JS_UNDEFINED, 1, &v));
+  if (r.is_exception()) JS_FreeValue(ctx, JS_GetException(ctx));  // only out of memory; the limiter knows
+}
+
+bus::Reply Session::call(bus::Request request) {
+  if (limiter_.tripped() != LimitKind::none)
+    return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
+  std::optional<bus::Reply> reply = dispatch(next_request_id_++, std::move(request));
+  if (reply) return std::move(*reply);
+  return bus::ErrorReply{bus::ErrorCode::IoError,
+                         "internal error: an asynchronous request was sent synchronously"};
+}
+
+JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) {
+  if (limiter_.tripped() != LimitKind::none)
+    return JS_ThrowInternalError(ctx, "the invocation is ending: a limit was reached");
+  JSValue funcs[2];
+  JSValue promise = JS_NewPromiseCapability(ctx, funcs);
+  if (JS_IsException(promise)) return promise;
+  const uint64_t id = next_request_id_++;
+  pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+  std::optional<bus::Reply> reply = dispatch(id, std::move(request));
+  if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
+  return promise;
+}
+
+std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
+  if (params_.intercept) return params_.intercept(id, request, *this);
+  return dispatcher_->dispatch(id, std::move(request));
+}
+
+void Session::complete(uint64_t request_id, bus::Reply reply) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.emplace_back(request_id, std::move(reply));
+  }
+  inbox_cv_.notify_one();
+}
+
+void Session::fail_with_exception() {
+  JSContext* ctx = ctx_.get();
+  if (limiter_.check()) {
+    // The exception is the engine's reaction to a limit (or a fake of one): the limiter decides.
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return;
+  }
+  ErrorInfo e = take_exception(ctx);
+  finish(Outcome::error, std::move(e));
+}
+
+void Session::finish_from_value(JSValueConst value) {
+  auto json = result_to_json(ctx_.get(), value);
+  if (auto* text = std::get_if<std::string>(&json)) {
+    if (!finished_) result_.value_json = std::move(*text);
+    finish(Outcome::ok, {});
+  } else {
+    finish(Outcome::error, std::move(std::get<ErrorInfo>(json)));
+  }
+}
+
+void Session::finish(Outcome outcome, ErrorInfo error) {
+  if (finished_) return;
+  finished_ = true;
+  result_.outcome = outcome;
+  if (outcome != Outcome::ok) result_.error = std::move(error);
+}
+
+void Session::limit_result() {
+  const Limits& l = params_.limits;
+  ErrorInfo e;
+  switch (limiter_.tripped()) {
+    case LimitKind::memory:
+      result_.outcome = Outcome::memory_limit;
+      e = host_error("MemoryLimitExceeded",
+                     "the heap limit was reached (limit is " + std::to_string(l.memory_bytes) + " bytes)");
+      break;
+    case LimitKind::steps:
+      result_.outcome = Outcome::step_limit;
+      e = host_error("StepLimitExceeded",
+                     "the step budget ran out (limit is " + std::to_string(l.steps) + " steps)");
+      break;
+    case LimitKind::timeout:
+      result_.outcome = Outcome::timeout;
+      e = host_error("TimeoutExceeded",
+                     "the wall-clock deadline passed (limit is " + std::to_string(l.timeout_ms) + " ms)");
+      break;
+    case LimitKind::stack:
+      result_.outcome = Outcome::stack_overflow;
+      e = host_error("StackOverflow",
+                     "the JS stack limit was reached (limit is " + std::to_string(l.stack_bytes) + " bytes)");
+      break;
+    case LimitKind::none:
+      return;
+  }
+  finished_ = true;
+  result_.value_json.clear();
+  result_.error = std::move(e);
+}
+
+void Session::teardown() {
+  if (dispatcher_) {
+    dispatcher_->cancel_all();  // no completion arrives after this
+    bus::BusCounters const& c = dispatcher_->counters();
+    result_.usage.host_calls = c.host_calls.load();
+    result_.usage.http_bytes_in = c.http_bytes_in.load();
+    result_.usage.http_bytes_out = c.http_bytes_out.load();
+    result_.logs = dispatcher_->take_logs();
+  }
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.clear();
+  }
+  pending_.clear();
+  if (timers_) {
+    result_.usage.timers_dropped += timers_->clear();
+    timers_.reset();
+  }
+  limiter_.detach();
+  ctx_.reset();
+  rt_.reset();
+  dispatcher_.reset();
+}
+
+char* Session::normalize_module(JSContext* ctx, const char* base, const char* name, void* /*opaque*/) {
+  auto resolved = resolve_specifier(base, name);
+  if (!resolved) {
+    JS_ThrowTypeError(ctx, "%s", resolved.error().message.c_str());
+    return nullptr;
+  }
+  auto* out = static_cast<char*>(js_malloc(ctx, resolved->size() + 1));
+  if (out == nullptr) return nullptr;
+  std::memcpy(out, resolved->c_str(), resolved->size() + 1);
+  return out;
+}
+
+JSModuleDef* Session::load_module(JSContext* ctx, const char* name, void* opaque) {
+  auto* self = static_cast<Session*>(opaque);
+  auto source = self->files_->read(name, self->params_.limits.memory_bytes);
+  if (!source) {
+    JS_ThrowReferenceError(ctx, "cannot load module: %s", source.error().message.c_str());
+    return nullptr;
+  }
+  Value compiled(ctx, JS_Eval(ctx, source->c_str(), source->size(), name,
+                              JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
+  if (compiled.is_exception()) return nullptr;
+  // The context keeps the module in its list; the value we got is an extra reference.
+  return static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get()));
+}
+
+}  // namespace skillbox::engine

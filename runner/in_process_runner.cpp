@@ -1,0 +1,136 @@
+// runner/in_process_runner.cpp — InProcessRunner: each invocation on a pool thread with a known stack,
+// watched by the calling thread.
+//
+// The calling thread is the watchdog of its invocation: it waits for the result until the deadline,
+// then raises the invocation's DeadlineFlag, which makes the allocator refuse every further allocation
+// (stopping native loops that allocate but never reach the interrupt handler). If the JS thread still
+// has not finished kAbandonGrace later (a native loop that neither allocates nor polls, see
+// docs/limits.md), run() returns `timeout` without it; the thread finishes on its own, then frees its
+// runtime and returns to the pool. Everything the abandoned thread uses is owned by its Job.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "engine/session.h"
+#include "runner/js_thread_pool.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox {
+namespace {
+
+/// How long after the deadline the caller still waits for the JS thread to stop by itself.
+constexpr std::chrono::milliseconds kAbandonGrace{1000};
+
+struct Job {
+  explicit Job(const Invocation& inv) : invocation(inv) {}
+  Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
+  engine::DeadlineFlag deadline_flag;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  RunResult result;
+};
+
+// Limits are validated by the manifest parser; this guards the ceilings the engine's safety rests on
+// (the JS stack must fit the pool thread's stack) against a Skill built in code with other values.
+Limits clamp_to_host_ceilings(Limits l) {
+  l.memory_bytes = std::clamp(l.memory_bytes, Limits::kMinMemoryBytes, Limits::kMaxMemoryBytes);
+  l.steps = std::min(l.steps, Limits::kMaxSteps);
+  l.stack_bytes = std::clamp(l.stack_bytes, Limits::kMinStackBytes, Limits::kMaxStackBytes);
+  l.timeout_ms = std::min(l.timeout_ms, Limits::kMaxTimeoutMs);
+  return l;
+}
+
+RunResult internal_result(std::string message) {
+  RunResult r;
+  r.outcome = Outcome::internal;
+  r.error = ErrorInfo{"InternalError", std::move(message), "", ""};
+  return r;
+}
+
+}  // namespace
+
+struct InProcessRunner::Impl {
+  explicit Impl(HostOptions o)
+      : options(std::move(o)),
+        data_dir(resolve_data_dir(options)),
+        pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
+
+  bus::InvocationContext bus_context(const Skill& skill) const {
+    bus::InvocationContext c;
+    c.skill_id = skill.manifest().id;
+    c.policy = skill.manifest().permissions;
+    c.data_dir = data_dir;
+    c.extra_ca_file = options.extra_ca_file;
+    // Only the names the manifest grants are looked up: the rest of the environment never reaches
+    // the invocation.
+    for (const std::string& name : c.policy.env) {
+      if (options.env) {
+        auto it = options.env->find(name);
+        if (it != options.env->end()) c.env.emplace(name, it->second);
+      } else if (const char* v = std::getenv(name.c_str())) {  // NOLINT(concurrency-mt-unsafe): read-only use
+        c.env.emplace(name, v);
+      }
+    }
+    return c;
+  }
+
+  HostOptions options;
+  std::filesystem::path data_dir;
+  runner::JsThreadPool pool;
+};
+
+InProcessRunner::InProcessRunner(HostOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+InProcessRunner::~InProcessRunner() = default;
+
+RunResult InProcessRunner::run(const Invocation& invocation) {
+  try {
+    auto job = std::make_shared<Job>(invocation);
+    const Limits limits =
+        clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
+    const auto deadline = engine::Clock::now() + std::chrono::milliseconds(limits.timeout_ms);
+
+    engine::SessionParams params;
+    params.invocation = &job->invocation;
+    params.limits = limits;
+    params.deadline = deadline;
+    params.deadline_flag = &job->deadline_flag;
+    params.bus_context = impl_->bus_context(invocation.skill);
+
+    const bool started = impl_->pool.submit([job, p = std::move(params)]() mutable {
+      RunResult r = engine::run_session(std::move(p));
+      std::lock_guard<std::mutex> lock(job->mutex);
+      job->result = std::move(r);
+      job->done = true;
+      job->cv.notify_all();
+    });
+    if (!started) return internal_result("could not start a thread to run the skill");
+
+    std::unique_lock<std::mutex> lock(job->mutex);
+    if (!job->cv.wait_until(lock, deadline, [&] { return job->done; })) {
+      job->deadline_flag.passed.store(true, std::memory_order_relaxed);
+      if (!job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done; })) {
+        RunResult r;
+        r.outcome = Outcome::timeout;
+        r.error =
+            ErrorInfo{"TimeoutExceeded",
+                      "the wall-clock deadline passed (limit is " + std::to_string(limits.timeout_ms) +
+                          " ms) during a native operation that cannot be interrupted; the run was abandoned "
+                          "and its logs are lost",
+                      "", ""};
+        r.usage.wall_ms = limits.timeout_ms + static_cast<uint64_t>(kAbandonGrace.count());
+        return r;
+      }
+    }
+    return std::move(job->result);
+  } catch (const std::exception& e) {
+    return internal_result(std::string("skillbox failed to run the skill: ") + e.what());
+  }
+}
+
+}  // namespace skillbox

@@ -1,0 +1,115 @@
+#include "runner/js_thread_pool.h"
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "engine/session.h"
+#include "skillbox/policy.h"
+
+namespace skillbox::runner {
+
+const size_t JsThreadPool::kStackBytes =
+    static_cast<size_t>(Limits::kMaxStackBytes + engine::kNativeStackReserve);
+
+struct JsThreadPool::State {
+  std::mutex mutex;
+  std::condition_variable work_cv;  // tasks queued or shutdown
+  std::condition_variable exit_cv;  // an idle thread exited
+  std::deque<std::function<void()>> queue;
+  size_t max_idle = 0;
+  size_t idle = 0;  // threads waiting for work
+  bool shutdown = false;
+};
+
+namespace {
+
+struct ThreadStart {
+  std::shared_ptr<JsThreadPool::State> state;
+};
+
+bool start_thread(void* (*fn)(void*), void* arg, pthread_t* out, bool detached) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  bool ok = pthread_attr_setstacksize(&attr, JsThreadPool::kStackBytes) == 0 &&
+            (!detached || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
+  pthread_t tid{};
+  ok = ok && pthread_create(&tid, &attr, fn, arg) == 0;
+  pthread_attr_destroy(&attr);
+  if (ok && out != nullptr) *out = tid;
+  return ok;
+}
+
+}  // namespace
+
+namespace {
+
+void* worker_main(void* arg) {
+  std::shared_ptr<JsThreadPool::State> s = static_cast<ThreadStart*>(arg)->state;
+  delete static_cast<ThreadStart*>(arg);
+  std::unique_lock<std::mutex> lock(s->mutex);
+  for (;;) {
+    if (!s->queue.empty()) {
+      std::function<void()> task = std::move(s->queue.front());
+      s->queue.pop_front();
+      lock.unlock();
+      task();
+      task = nullptr;
+      lock.lock();
+      continue;
+    }
+    if (s->shutdown || s->idle >= s->max_idle) break;
+    ++s->idle;
+    const bool woken = s->work_cv.wait_for(lock, JsThreadPool::kIdleTimeout,
+                                           [&] { return !s->queue.empty() || s->shutdown; });
+    --s->idle;
+    if (!woken || (s->shutdown && s->queue.empty())) break;
+  }
+  s->exit_cv.notify_all();
+  return nullptr;
+}
+
+}  // namespace
+
+JsThreadPool::JsThreadPool(size_t max_idle) : state_(std::make_shared<State>()) {
+  state_->max_idle = max_idle;
+}
+
+JsThreadPool::~JsThreadPool() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->shutdown = true;
+  state_->work_cv.notify_all();
+  state_->exit_cv.wait(lock, [&] { return state_->idle == 0; });
+}
+
+bool JsThreadPool::submit(std::function<void()> task) {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  const bool have_idle = state_->idle > state_->queue.size();
+  state_->queue.push_back(std::move(task));
+  if (have_idle) {
+    state_->work_cv.notify_one();
+    return true;
+  }
+  auto* start = new ThreadStart{state_};
+  if (!start_thread(&worker_main, start, nullptr, true)) {
+    delete start;
+    state_->queue.pop_back();
+    return false;
+  }
+  return true;
+}
+
+bool JsThreadPool::run_on_fresh_thread(const std::function<void()>& task) {
+  pthread_t tid{};
+  auto trampoline = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  if (!start_thread(trampoline, const_cast<std::function<void()>*>(&task), &tid, false)) return false;
+  pthread_join(tid, nullptr);
+  return true;
+}
+
+}  // namespace skillbox::runner

@@ -1,0 +1,405 @@
+#include "engine/session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "skill_fixture.h"
+
+namespace skillbox::testing {
+namespace {
+
+// ---- entry, exports, input and results --------------------------------------------------------------
+
+TEST(Session, ModuleDefaultExportGetsInputAndReturnsJson) {
+  RunResult r = run_source("export default function (input) { return { hello: input.name, n: 1 + 1 }; }",
+                           R"({"name":"Ada"})");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"({"hello":"Ada","n":2})");
+  EXPECT_FALSE(r.error);
+}
+
+TEST(Session, RunIsCalledWhenThereIsNoDefaultExport) {
+  RunResult r = run_source("export function run(x) { return x * 2; }", "21");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "42");
+}
+
+TEST(Session, NamedExportIsCalledWhenRequested) {
+  TempSkill skill(
+      {{"index.js", "export default () => 'd'; export function other(x) { return 'other ' + x; }"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill, R"("arg")", "other");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("other arg")");
+}
+
+TEST(Session, MissingExportIsInvalidAndSaysWhatWasLookedFor) {
+  RunResult r = run_source("export const x = 1;");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "index.js has no export named 'default' or 'run'");
+
+  TempSkill skill({{"index.js", "export default () => 1;"}});
+  InProcessRunner runner;
+  r = run(runner, skill, "null", "nope");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "index.js has no export named 'nope'");
+}
+
+TEST(Session, ExportThatIsNotAFunctionIsInvalid) {
+  RunResult r = run_source("export default 42;");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "the export 'default' of index.js is a number, not a function");
+}
+
+TEST(Session, ClassicScriptExportsItsGlobalFunctions) {
+  RunResult r =
+      run_source("function helper(x) { return x + 1 }\nfunction run(input) { return helper(input); }", "1");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "2");
+}
+
+TEST(Session, ModuleOrScriptIsDecidedByExtensionThenBySource) {
+  InProcessRunner runner;
+  // An export declaration after other statements still makes a module (top-level `this` is undefined).
+  TempSkill late_export({{"index.js", "const t = typeof this;\nexport default () => t;"}});
+  RunResult r = run(runner, late_export);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("undefined")");
+
+  TempSkill mjs({{"main.mjs", "const t = typeof this;\nexport default () => t;"}}, "main.mjs");
+  r = run(runner, mjs);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("undefined")");
+
+  // Sloppy-mode script: top-level `this` is the global object.
+  TempSkill script({{"index.js", "var t = typeof this;\nfunction run() { return t; }"}});
+  r = run(runner, script);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("object")");
+
+  // .cjs is always a script, so an export declaration is a syntax error there.
+  TempSkill cjs({{"main.cjs", "function run() { return 1 }\nexport default run;"}}, "main.cjs");
+  r = run(runner, cjs);
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+}
+
+TEST(Session, AsyncExportIsAwaited) {
+  RunResult r = run_source(
+      "export default async (n) => { let s = 0; for (let i = 0; i < n; i++) s += await Promise.resolve(i); "
+      "return s; }",
+      "5");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "10");
+}
+
+TEST(Session, ThenableResultIsFollowed) {
+  RunResult r = run_source("export default () => ({ then(resolve) { resolve('from thenable'); } })");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("from thenable")");
+}
+
+TEST(Session, UndefinedResultIsNull) {
+  RunResult r = run_source("export default () => {}");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "null");
+}
+
+TEST(Session, ValuesJsonCannotRepresentAreErrorsThatSayWhy) {
+  struct Case {
+    const char* source;
+    const char* message;
+  } cases[] = {
+      {"export default () => 10n",
+       "the export's result cannot be represented as JSON: bigint are forbidden in JSON.stringify"},
+      {"export default () => { const a = {}; a.self = a; return a; }",
+       "the export's result cannot be represented as JSON: circular reference"},
+      {"export default () => () => 1",
+       "the export's result is a function, which JSON cannot represent; return plain data (objects, arrays, "
+       "strings, numbers, booleans, null)"},
+      {"export default () => Symbol('s')",
+       "the export's result is a symbol, which JSON cannot represent; return plain data (objects, arrays, "
+       "strings, numbers, booleans, null)"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = run_source(c.source);
+    ASSERT_EQ(r.outcome, Outcome::error) << c.source << ": " << describe(r);
+    EXPECT_EQ(r.error->message, c.message) << c.source;
+    EXPECT_TRUE(r.value_json.empty());
+  }
+}
+
+TEST(Session, ErrorsCarryNameMessageStackAndCodeWithSkillRelativeNames) {
+  TempSkill skill({{"index.js", "import { fail } from './lib/util.js';\nexport default () => fail();\n"},
+                   {"lib/util.js",
+                    "export function fail() {\n  const e = new RangeError('bad range');\n  e.code = "
+                    "'E_RANGE';\n  throw e;\n}\n"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "RangeError");
+  EXPECT_EQ(r.error->message, "bad range");
+  EXPECT_EQ(r.error->code, "E_RANGE");
+  EXPECT_NE(r.error->stack.find("at fail (lib/util.js:2)"), std::string::npos) << r.error->stack;
+  EXPECT_NE(r.error->stack.find("at default (index.js"), std::string::npos) << r.error->stack;
+  EXPECT_EQ(r.error->stack.find(skill.dir().string()), std::string::npos);
+  EXPECT_EQ(r.error->stack.find('/' + std::string("tmp")), std::string::npos);
+}
+
+TEST(Session, RejectionIsAnError) {
+  RunResult r = run_source("export default async () => { await null; throw new TypeError('nope'); }");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "TypeError");
+  EXPECT_EQ(r.error->message, "nope");
+}
+
+TEST(Session, NonErrorThrownValuesAreDescribed) {
+  RunResult r = run_source("export default () => { throw 'just a string'; }");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "Error");
+  EXPECT_EQ(r.error->message, "just a string");
+
+  r = run_source("export default () => { throw { name: 'Custom', message: 'shaped like an error' }; }");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "Custom");
+  EXPECT_EQ(r.error->message, "shaped like an error");
+}
+
+TEST(Session, HostileErrorGettersDoNotBreakTheResult) {
+  RunResult r = run_source(
+      "export default () => { const e = new Error('m');"
+      " Object.defineProperty(e, 'name', { get() { throw new Error('getter'); } });"
+      " Object.defineProperty(e, 'stack', { get() { return 42; } }); throw e; }");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "Error");
+  EXPECT_EQ(r.error->message, "m");
+  EXPECT_EQ(r.error->stack, "");
+}
+
+TEST(Session, SyntaxErrorInTheEntryIsAnError) {
+  RunResult r = run_source("export default () => {");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+}
+
+TEST(Session, BadInputIsInvalidAndRunsNoSkillCode) {
+  TempSkill skill({{"index.js", "globalThis.x = 1; export default (i) => i;"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill, "{not json");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "InvalidInput");
+  EXPECT_EQ(r.error->message.rfind("the input is not valid JSON: ", 0), 0u) << r.error->message;
+  EXPECT_EQ(r.usage.steps, 0u);
+}
+
+TEST(Session, MissingOrEscapingEntryIsInvalid) {
+  InProcessRunner runner;
+  TempSkill missing({{"other.js", ""}});
+  RunResult r = run(runner, missing);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "entry file 'index.js' does not exist in the skill folder");
+
+  TempSkill escaping({{"index.js", ""}}, "../index.js");
+  r = run(runner, escaping);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "entry: the path '../index.js' leads outside the skill folder");
+}
+
+// ---- modules ----------------------------------------------------------------------------------------
+
+TEST(SessionModules, RelativeImportsOfSkillFilesWork) {
+  TempSkill skill(
+      {{"index.js", "import { twice } from './lib/math.js';\nexport default (n) => twice(n);"},
+       {"lib/math.js", "import { one } from '../one.js';\nexport const twice = (n) => 2 * n + one - 1;"},
+       {"one.js", "export const one = 1;"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill, "21");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "42");
+}
+
+TEST(SessionModules, DynamicImportOfASkillFileWorks) {
+  TempSkill skill({{"index.js", "export default async () => (await import('./lib.js')).value;"},
+                   {"lib.js", "export const value = 'dynamic';"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("dynamic")");
+}
+
+TEST(SessionModules, StaticImportsOutsideTheSkillFailTheLoad) {
+  struct Case {
+    const char* import;
+    const char* message;
+  } cases[] = {
+      {"std",
+       "cannot import 'std': only files of the skill can be imported, with a relative specifier such as "
+       "'./lib.js' (there are no built-in modules)"},
+      {"os",
+       "cannot import 'os': only files of the skill can be imported, with a relative specifier such as "
+       "'./lib.js' (there are no built-in modules)"},
+      {"/etc/passwd",
+       "cannot import '/etc/passwd': absolute paths are not allowed; import files of the skill with "
+       "'./' or '../'"},
+      {"../outside.js", "cannot import '../outside.js': it leads outside the skill folder"},
+  };
+  for (const Case& c : cases) {
+    TempSkill skill(
+        {{"index.js", std::string("import x from '") + c.import + "';\nexport default () => x;"}});
+    skill.write("../outside.js", "export default 'outside';");
+    InProcessRunner runner;
+    RunResult r = run(runner, skill);
+    ASSERT_EQ(r.outcome, Outcome::error) << c.import << ": " << describe(r);
+    EXPECT_EQ(r.error->name, "TypeError") << c.import;
+    EXPECT_EQ(r.error->message, c.message);
+  }
+}
+
+TEST(SessionModules, DynamicImportsOutsideTheSkillReject) {
+  TempSkill skill(
+      {{"index.js",
+        "export default async () => { const out = [];\n"
+        "  for (const s of ['std', 'os', '../outside.js', '/etc/passwd', './link.js', './missing.js',\n"
+        "                   'file:///etc/passwd']) {\n"
+        "    try { await import(s); out.push(s + ': loaded'); } catch (e) { out.push(s + ': ' + e.name); }\n"
+        "  }\n  return out; }"}});
+  skill.write("../outside.js", "export default 1;");
+  skill.symlink("link.js", "../outside.js");
+  InProcessRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json,
+            R"(["std: TypeError","os: TypeError","../outside.js: TypeError","/etc/passwd: TypeError",)"
+            R"("./link.js: ReferenceError","./missing.js: ReferenceError","file:///etc/passwd: TypeError"])");
+}
+
+TEST(SessionModules, SymlinkOutOfTheFolderIsRefusedWithoutAHostPath) {
+  TempSkill skill({{"index.js", "import x from './link.js';\nexport default () => x;"}});
+  skill.write("../outside.js", "export default 'outside';");
+  skill.symlink("link.js", "../outside.js");
+  InProcessRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->message, "cannot load module: 'link.js' leads outside the skill folder");
+}
+
+// ---- the Bridge: host requests through the bus -------------------------------------------------------
+
+// Runs `source` directly on a Session with test bindings:
+//   __sync(name)  -> bridge.call(EnvGetRequest{name}), returns the string or null
+//   __async(name) -> bridge.call_async(EnvGetRequest{name}), a promise of the string
+// Requests are answered by `intercept`.
+RunResult run_with_bridge(
+    const std::string& source,
+    std::function<std::optional<bus::Reply>(uint64_t, const bus::Request&, bus::CompletionSink&)> intercept,
+    uint64_t timeout_ms = 10'000) {
+  TempSkill skill({{"index.js", source}});
+  Invocation inv{.skill = skill.skill(), .export_name = "", .input_json = "null", .overrides = {}};
+  engine::DeadlineFlag flag;
+  engine::SessionParams p;
+  p.invocation = &inv;
+  p.limits = skill.manifest().limits;
+  p.deadline = engine::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  p.deadline_flag = &flag;
+  p.bus_context.skill_id = "test";
+  p.intercept = std::move(intercept);
+  p.install_extra_api = [](JSContext* ctx) {
+    JSCFunction* sync = [](JSContext* c, JSValueConst, int, JSValueConst* argv) -> JSValue {
+      const char* s = JS_ToCString(c, argv[0]);
+      if (!s) return JS_EXCEPTION;
+      bus::Reply reply = bindings::bridge(c).call(bus::EnvGetRequest{s});
+      JS_FreeCString(c, s);
+      if (auto* e = std::get_if<bus::ErrorReply>(&reply)) return bindings::throw_host_error(c, *e);
+      auto& v = std::get<bus::OptionalStringReply>(reply).value;
+      return v ? JS_NewString(c, v->c_str()) : JS_NULL;
+    };
+    JSCFunction* async = [](JSContext* c, JSValueConst, int, JSValueConst* argv) -> JSValue {
+      const char* s = JS_ToCString(c, argv[0]);
+      if (!s) return JS_EXCEPTION;
+      JSValue promise =
+          bindings::bridge(c).call_async(c, bus::EnvGetRequest{s}, [](JSContext* c2, bus::Reply& r) {
+            auto& v = std::get<bus::OptionalStringReply>(r).value;
+            return v ? JS_NewString(c2, v->c_str()) : JS_NULL;
+          });
+      JS_FreeCString(c, s);
+      return promise;
+    };
+    JSValue global = JS_GetGlobalObject(ctx);
+    JS_SetPropertyStr(ctx, global, "__sync", JS_NewCFunction(ctx, sync, "__sync", 1));
+    JS_SetPropertyStr(ctx, global, "__async", JS_NewCFunction(ctx, async, "__async", 1));
+    JS_FreeValue(ctx, global);
+  };
+  return engine::run_session(std::move(p));
+}
+
+std::string request_name(const bus::Request& r) {
+  return std::get<bus::EnvGetRequest>(r).name;
+}
+
+TEST(SessionBridge, SynchronousCallsReturnTheReplyOrThrowTheHostError) {
+  RunResult r = run_with_bridge(
+      "export default () => { const out = [__sync('A')];\n"
+      "  try { __sync('DENIED') } catch (e) { out.push(e.name, e.code, e.message, e instanceof Error) }\n"
+      "  return out; }",
+      [](uint64_t, const bus::Request& req, bus::CompletionSink&) -> std::optional<bus::Reply> {
+        if (request_name(req) == "DENIED")
+          return bus::ErrorReply{bus::ErrorCode::PermissionDenied, "env.get('DENIED') is not granted"};
+        return bus::OptionalStringReply{"value of " + request_name(req)};
+      });
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json,
+            R"(["value of A","PermissionDenied","EACCES","env.get('DENIED') is not granted",true])");
+}
+
+TEST(SessionBridge, AsynchronousRepliesFromOtherThreadsSettleInTheEventLoop) {
+  std::vector<std::thread> threads;
+  RunResult r = run_with_bridge(
+      "export default async () => {\n"
+      "  const a = __async('slow'), b = __async('fast'), c = __async('err');\n"
+      "  let err; try { await c } catch (e) { err = e.name + '/' + e.code }\n"
+      "  return [await a, await b, err]; }",
+      [&](uint64_t id, const bus::Request& req, bus::CompletionSink& sink) -> std::optional<bus::Reply> {
+        std::string name = request_name(req);
+        threads.emplace_back([id, name, &sink] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(name == "slow" ? 50 : 5));
+          if (name == "err") {
+            sink.complete(id, bus::ErrorReply{bus::ErrorCode::Timeout, "too slow"});
+          } else {
+            sink.complete(id, bus::OptionalStringReply{name});
+          }
+        });
+        return std::nullopt;
+      });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"(["slow","fast","Timeout/ETIMEDOUT"])");
+}
+
+TEST(SessionBridge, RequestsStillPendingWhenTheRunEndsAreDroppedAndTheRunDoesNotWait) {
+  std::atomic<int> asked{0};
+  RunResult r =
+      run_with_bridge("export default () => { __async('never'); return 'done'; }",
+                      [&](uint64_t, const bus::Request&, bus::CompletionSink&) -> std::optional<bus::Reply> {
+                        ++asked;
+                        return std::nullopt;  // never completed
+                      });
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("done")");
+  EXPECT_EQ(asked.load(), 1);
+}
+
+TEST(SessionBridge, AwaitingARequestThatNeverCompletesEndsAtTheDeadline) {
+  RunResult r = run_with_bridge(
+      "export default async () => await __async('never')",
+      [&](uint64_t, const bus::Request&, bus::CompletionSink&) -> std::optional<bus::Reply> {
+        return std::nullopt;
+      },
+      200);
+  ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
+}
+
+}  // namespace
+}  // namespace skillbox::testing

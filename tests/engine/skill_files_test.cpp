@@ -1,0 +1,97 @@
+#include "engine/skill_files.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "skill_fixture.h"
+
+namespace skillbox::engine {
+namespace {
+
+std::string resolved(std::string_view importer, std::string_view spec) {
+  auto r = resolve_specifier(importer, spec);
+  return r ? *r : "ERROR: " + r.error().message;
+}
+
+TEST(ResolveSpecifier, RelativeSpecifiersResolveAgainstTheImporter) {
+  EXPECT_EQ(resolved("index.js", "./a.js"), "a.js");
+  EXPECT_EQ(resolved("lib/util.js", "./b.js"), "lib/b.js");
+  EXPECT_EQ(resolved("lib/util.js", "../c.js"), "c.js");
+  EXPECT_EQ(resolved("lib/deep/x.js", "../../d.js"), "d.js");
+  EXPECT_EQ(resolved("lib/a.js", "./x/../y//z.js"), "lib/y/z.js");
+  EXPECT_EQ(resolved("index.js", "./a\\b.js"), "a\\b.js");  // a backslash is a file-name character
+}
+
+TEST(ResolveSpecifier, EscapesAreRejectedWithAReason) {
+  EXPECT_EQ(resolved("index.js", "../x.js"),
+            "ERROR: cannot import '../x.js': it leads outside the skill folder");
+  EXPECT_EQ(resolved("lib/a.js", "../../x.js"),
+            "ERROR: cannot import '../../x.js': it leads outside the skill folder");
+  EXPECT_EQ(resolved("lib/a.js", "./../../../etc/passwd"),
+            "ERROR: cannot import './../../../etc/passwd': it leads outside the skill folder");
+  EXPECT_EQ(resolved("index.js", "./x/../../y.js"),
+            "ERROR: cannot import './x/../../y.js': it leads outside the skill folder");
+}
+
+TEST(ResolveSpecifier, BareAbsoluteAndUrlSpecifiersAreRejected) {
+  for (const char* spec :
+       {"std", "os", "lodash", "file:///etc/passwd", "http://example.com/x.js", "index.js", ".", ".."}) {
+    std::string r = resolved("index.js", spec);
+    EXPECT_NE(r.find("only files of the skill can be imported"), std::string::npos) << spec << " -> " << r;
+  }
+  EXPECT_NE(resolved("index.js", "/etc/passwd").find("absolute paths are not allowed"), std::string::npos);
+  EXPECT_NE(resolved("index.js", "./").find("names a folder"), std::string::npos);
+  EXPECT_NE(resolved("index.js", std::string_view("./a\0/../../x", 12)).find("NUL byte"), std::string::npos);
+}
+
+TEST(NormalizeRelative, ManifestEntryPaths) {
+  EXPECT_EQ(*normalize_relative("index.js"), "index.js");
+  EXPECT_EQ(*normalize_relative("./src//main.js"), "src/main.js");
+  EXPECT_EQ(*normalize_relative("src/../main.js"), "main.js");
+  EXPECT_FALSE(normalize_relative("/etc/passwd"));
+  EXPECT_FALSE(normalize_relative("../index.js"));
+  EXPECT_FALSE(normalize_relative("a/../.."));
+  EXPECT_FALSE(normalize_relative(""));
+  EXPECT_FALSE(normalize_relative("./"));
+}
+
+TEST(SkillFiles, ReadsFilesAndFollowsSymlinksThatStayInside) {
+  testing::TempSkill skill({{"lib/a.js", "A"}});
+  skill.symlink("alias.js", "lib/a.js");
+  auto files = SkillFiles::open(skill.dir());
+  ASSERT_TRUE(files);
+  EXPECT_EQ(*files->read("lib/a.js", 1024), "A");
+  EXPECT_EQ(*files->read("alias.js", 1024), "A");
+}
+
+TEST(SkillFiles, RefusesSymlinksLeadingOutOfTheFolder) {
+  testing::TempSkill skill({{"index.js", "x"}});
+  // A file beside the skill folder, reachable only through the links.
+  std::filesystem::path outside = skill.dir().parent_path() / "secret.js";
+  { std::ofstream(outside) << "secret"; }
+  skill.symlink("l1.js", outside);
+  skill.symlink("l2", "..");
+  skill.symlink("l3.js", "/etc/passwd");
+  auto files = SkillFiles::open(skill.dir());
+  ASSERT_TRUE(files);
+  for (const char* name : {"l1.js", "l2/secret.js", "l3.js"}) {
+    auto r = files->read(name, 1 << 20);
+    ASSERT_FALSE(r) << name;
+    EXPECT_EQ(r.error().message, "'" + std::string(name) + "' leads outside the skill folder");
+    EXPECT_EQ(r.error().message.find(skill.dir().string()), std::string::npos);
+  }
+}
+
+TEST(SkillFiles, MissingFoldersAndOversizedFilesAreErrorsWithoutHostPaths) {
+  testing::TempSkill skill({{"big.js", std::string(2000, 'x')}, {"dir/x.js", "x"}});
+  auto files = SkillFiles::open(skill.dir());
+  ASSERT_TRUE(files);
+  EXPECT_EQ(files->read("nope.js", 1 << 20).error().message, "'nope.js' does not exist in the skill folder");
+  EXPECT_EQ(files->read("dir", 1 << 20).error().message, "'dir' is not a regular file");
+  EXPECT_EQ(files->read("big.js", 1000).error().message,
+            "'big.js' is too large (2000 bytes; limit is 1000 bytes)");
+}
+
+}  // namespace
+}  // namespace skillbox::engine
