@@ -443,6 +443,14 @@ bool HttpTestServer::Impl::handle(Conn& c, const Request& req) {
     return respond(c, 200, "OK",
                    {"X-One: 1", "X-Multi: a", "X-Multi: b", "Set-Cookie: a=1; Path=/", "X-Mixed-CASE: Yes"},
                    "h", false);
+  if (p == "/deep") {  // JSON nested n deep
+    const size_t n = std::stoul(q("n", "100000"));
+    return respond(c, 200, "OK", {"Content-Type: application/json"},
+                   std::string(n, '[') + std::string(n, ']'), false);
+  }
+  if (p == "/text") {  // q("body") as given, text/plain
+    return respond(c, 200, "OK", {"Content-Type: text/plain; charset=utf-8"}, q("body"), false);
+  }
   if (p == "/binary") {
     std::string body(256, '\0');
     for (size_t i = 0; i < 256; ++i) body[i] = static_cast<char>(i);
@@ -538,6 +546,10 @@ bool HttpTestServer::Impl::handle(Conn& c, const Request& req) {
         changed.wait_for(lock, 60s, [&] { return barrier_generation != generation || stopping; });
     lock.unlock();
     if (!met || stopping) return respond(c, 504, "Barrier Timeout", {}, "barrier not met", true);
+    if (q("then") == "hang") {
+      wait_for_close(c);
+      return false;
+    }
     return respond(c, 200, "OK", {}, "met " + std::to_string(n), false);
   }
   return respond(c, 404, "Not Found", {}, "no such route", false);

@@ -11,6 +11,8 @@
 //   /status?code=N          status N, body "status N"
 //   /headers                200 with X-One, two X-Multi, Set-Cookie and X-Mixed-CASE headers
 //   /binary                 the 256 byte values 0..255
+//   /deep?n=N               JSON nested N deep: N '[' then N ']'
+//   /text?body=B            200 text/plain with body B (percent-decoded)
 //   /bytes?n=N[&chunked=1]  N bytes of 'x', with Content-Length or chunked
 //   /redirect?to=URL[&code=C]  C (default 302) with Location: URL (percent-decoded)
 //   /chain?n=K              K > 0: 302 to /chain?n=K-1; K == 0: 200 "end of chain"
@@ -20,7 +22,8 @@
 //   /drip?interval_ms=M     1 byte every M ms (Content-Length 1e6) until the client closes
 //   /hang                   never answers; waits for the client to close
 //   /gate                   waits until the test calls open_gate(), then 200 "through the gate"
-//   /barrier?n=N            waits until N requests are inside at once, then 200 "met N" (504 after 60 s)
+//   /barrier?n=N[&then=hang]  waits until N requests are inside at once, then 200 "met N" (504 after
+//                           60 s); with then=hang it answers nothing and waits for the client to close
 //
 // "Waits for the client to close" ends by counting a client close (client_closes()).
 #pragma once
