@@ -35,7 +35,7 @@ namespace skillbox::bindings {
 
 struct FormatLimits {
   /// Output bytes before formatting stops. The log binding uses the log capability's message cap.
-  size_t max_bytes = 8 * 1024;
+  size_t max_bytes = size_t{8} * 1024;
   /// Nesting shown: deeper containers print as [Object]/[Array]. 6 levels show typical API
   /// responses whole while keeping one line readable.
   int max_depth = 6;

@@ -6,19 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "bindings/install.h"
 #include "engine/realm.h"
 #include "engine/result.h"
-
-namespace skillbox::bindings {
-
-// Implemented by the bindings layer (bindings/install.cpp): installs log, console, TextEncoder, ...
-void install_host_api(JSContext* ctx);
-
-Bridge& bridge(JSContext* ctx) {
-  return *static_cast<Bridge*>(JS_GetContextOpaque(ctx));
-}
-
-}  // namespace skillbox::bindings
 
 namespace skillbox::engine {
 namespace {
@@ -130,8 +120,7 @@ bool Session::start_runtime() {
   timers_ = std::make_unique<TimerQueue>(ctx);
   dispatcher_ = std::make_unique<bus::Dispatcher>(std::move(params_.bus_context), *this);
 
-  bindings::install_host_api(ctx);
-  bool timers_ok = install_timers(ctx);
+  bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
   Value exc(ctx, JS_GetException(ctx));
   if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {

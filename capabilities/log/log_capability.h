@@ -31,10 +31,10 @@ class LogCapability {
  public:
   /// One message after escaping, suffix included. 8 KiB keeps one entry readable and lets 32
   /// maximal messages fit the run budget.
-  static constexpr size_t kMaxMessageBytes = 8 * 1024;
+  static constexpr size_t kMaxMessageBytes = size_t{8} * 1024;
   /// All messages of one run. 256 KiB bounds what a run adds to RunResult/JSON output and host
   /// memory, while leaving room for ordinary debugging output.
-  static constexpr size_t kMaxRunBytes = 256 * 1024;
+  static constexpr size_t kMaxRunBytes = size_t{256} * 1024;
   /// Messages of one run: a skill logging in a tight loop stops being heard after 1000 lines.
   static constexpr size_t kMaxRunLines = 1000;
 

@@ -41,7 +41,9 @@ struct LimitOverrides {
   std::optional<uint64_t> stack_bytes;
   std::optional<uint64_t> timeout_ms;
 
-  /// Returns `base` with every set field applied as min(base, override).
+  /// Returns `base` with every set field applied as min(base, override). An override below the
+  /// smallest workable value (Limits::kMinMemoryBytes, kMinStackBytes, 1 step, 1 ms) counts as that
+  /// value, so the result is always a runtime that can start, and never above `base`.
   [[nodiscard]] Limits apply(Limits base) const;
 };
 

@@ -142,7 +142,8 @@ struct HostOptions {
   std::filesystem::path extra_ca_file;
 };
 
-/// Returns the data directory `options` resolves to (see HostOptions::data_dir).
+/// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
+/// Empty only when none can be found (no $HOME and no password-database entry for the user).
 [[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
 
 /// One call of a skill's export.

@@ -149,16 +149,15 @@ TEST(Console, GetterThatLogsIsReentrant) {
   EXPECT_EQ(js.bridge.texts(), (std::vector<std::string>{"inner", R"(outer {"x":1})"}));
 }
 
-TEST(Console, RecursiveLoggingGetterEndsAsAShownException) {
-  // A getter that logs its own object recurses until the JS stack limit; every level shows the
-  // stack-overflow exception as [Getter threw] and the host stays up.
+TEST(Console, RecursiveLoggingGetterEndsTheRunAtTheStackLimit) {
+  // A getter that logs its own object recurses until the JS stack limit. The engine's stack-overflow
+  // patch (patches/0002) makes that overflow uncatchable, so the formatter cannot swallow it as
+  // [Getter threw] and the skill cannot go on: the run ends, and the host stays up.
   JsHarness js;
   const testing::JsResult r = js.eval("const o = {get x() { log(o); return 1; }}; log(o); 'ok'");
-  ASSERT_TRUE(r.ok) << r.error;
-  const std::vector<std::string> texts = js.bridge.texts();
-  ASSERT_GT(texts.size(), 10u);  // it did recurse
-  EXPECT_EQ(texts.front(), R"({"x":[Getter threw]})");
-  EXPECT_EQ(texts.back(), R"({"x":1})");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("stack overflow"), std::string::npos) << r.error;
+  EXPECT_TRUE(js.bridge.texts().empty());  // no half-formatted message was sent
   expect_next_run_is_normal();
 }
 

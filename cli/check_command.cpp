@@ -1,0 +1,52 @@
+// cli/check_command.cpp — `skillbox check DIR`: validate a skill and show what it may do.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "cli/terminal_text.h"
+
+namespace skillbox::cli {
+namespace {
+
+struct CheckOptions {
+  std::string dir;
+  bool json = false;
+};
+
+int check_skill(const CheckOptions& o) {
+  Result<Skill> skill = Skill::load(o.dir);
+  if (o.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    out["valid"] = skill.ok();
+    if (skill) {
+      out["dir"] = skill->dir().string();
+      out["manifest"] = manifest_json(skill->manifest());
+    } else {
+      out["error"] = skill.error().message;
+    }
+    std::fputs((dump_json(out, 2, /*ascii=*/true) + "\n").c_str(), stdout);
+  } else if (skill) {
+    std::fputs(skill_report(*skill).c_str(), stdout);
+  } else {
+    std::fputs((printable(skill.error().message, /*keep_newlines=*/true) + "\n").c_str(), stderr);
+  }
+  return skill ? 0 : exit_code(Outcome::invalid);
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CommandStatus& status) {
+  auto o = std::make_shared<CheckOptions>();
+  CLI::App* check =
+      app.add_subcommand("check", "Validate a skill and show its effective limits and permissions.");
+  check->add_option("DIR", o->dir, "Skill folder (the one that holds skill.json)")->required()->type_name("");
+  check->add_flag(
+      "--json", o->json,
+      "Print {valid, dir, manifest} or {valid, error} as JSON; manifest is a complete skill.json");
+  check->footer("Exit codes: 0 the skill is valid, 2 it is not (every problem is listed, one per line).");
+  check->callback([o, &status] { status.exit_code = check_skill(*o); });
+}
+
+}  // namespace skillbox::cli

@@ -1,0 +1,69 @@
+// cli/options.cpp — options shared by several subcommands.
+#include "cli/options.h"
+
+#include <limits>
+
+namespace skillbox::cli {
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kKiB = 1024;
+
+}  // namespace
+
+CLI::Validator integer_range(uint64_t min, uint64_t max) {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& input) -> std::string {
+        const std::string failure = "expected an integer from " + range + ", got \"" + input + "\"";
+        if (input.empty() || input.size() > 20) return failure;
+        uint64_t value = 0;
+        for (char c : input) {
+          if (c < '0' || c > '9') return failure;
+          const auto digit = static_cast<uint64_t>(c - '0');
+          if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) return failure;
+          value = value * 10 + digit;
+        }
+        if (value < min || value > max) return failure;
+        return {};
+      },
+      "");  // the range is in each option's description
+}
+
+LimitOverrides LimitFlags::overrides() const {
+  LimitOverrides o;
+  if (memory_mb) o.memory_bytes = *memory_mb * kMiB;
+  o.steps = steps;
+  o.timeout_ms = timeout_ms;
+  if (stack_kb) o.stack_bytes = *stack_kb * kKiB;
+  return o;
+}
+
+void add_limit_flags(CLI::App& command, LimitFlags& flags) {
+  const auto range = [](uint64_t min, uint64_t max) {
+    return ", " + std::to_string(min) + " to " + std::to_string(max);
+  };
+  const uint64_t min_mb = (Limits::kMinMemoryBytes + kMiB - 1) / kMiB;
+  command
+      .add_option("--memory-mb", flags.memory_mb,
+                  "Heap limit in MiB" + range(min_mb, Limits::kMaxMemoryBytes / kMiB) + " (limits.memory_mb)")
+      ->check(integer_range(min_mb, Limits::kMaxMemoryBytes / kMiB))
+      ->type_name("N");
+  command.add_option("--steps", flags.steps, "Step budget" + range(1, Limits::kMaxSteps) + " (limits.steps)")
+      ->check(integer_range(1, Limits::kMaxSteps))
+      ->type_name("N");
+  command
+      .add_option("--timeout-ms", flags.timeout_ms,
+                  "Wall-clock deadline in ms" + range(1, Limits::kMaxTimeoutMs) + " (limits.timeout_ms)")
+      ->check(integer_range(1, Limits::kMaxTimeoutMs))
+      ->type_name("N");
+  command
+      .add_option("--stack-kb", flags.stack_kb,
+                  "JS stack limit in KiB" +
+                      range(Limits::kMinStackBytes / kKiB, Limits::kMaxStackBytes / kKiB) +
+                      " (limits.stack_kb)")
+      ->check(integer_range(Limits::kMinStackBytes / kKiB, Limits::kMaxStackBytes / kKiB))
+      ->type_name("N");
+}
+
+}  // namespace skillbox::cli

@@ -1,0 +1,43 @@
+// cli/options.h — options and conventions shared by several subcommands.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/cli11.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::cli {
+
+/// Exit code for bad command-line input (DESIGN.md: `invalid`).
+inline constexpr int kExitUsage = 2;
+/// Exit code for a failure of skillbox itself (DESIGN.md: `internal`).
+inline constexpr int kExitInternal = 70;
+
+/// For the footer of commands with limit flags.
+inline constexpr const char* kLimitFlagsNote =
+    "Limit flags only lower the skill's own limits (skill.json \"limits\"); a higher value is ignored.";
+
+/// The limit flags, in the manifest's units. Unset flags leave the skill's limits alone.
+struct LimitFlags {
+  std::optional<uint64_t> memory_mb;
+  std::optional<uint64_t> steps;
+  std::optional<uint64_t> timeout_ms;
+  std::optional<uint64_t> stack_kb;
+
+  /// The same values as a LimitOverrides (bytes, steps, milliseconds).
+  [[nodiscard]] LimitOverrides overrides() const;
+};
+
+/// Adds --memory-mb, --steps, --timeout-ms and --stack-kb to `command`, each checked to be an integer
+/// within the host's range (Limits::kMin*/kMax*). The command's help must say that they only lower
+/// the skill's limits (kLimitFlagsNote).
+void add_limit_flags(CLI::App& command, LimitFlags& flags);
+
+/// A CLI11 validator accepting decimal integers from `min` to `max`, with a message in the manifest's
+/// style: "expected an integer from 1 to 4096, got \"lots\"".
+[[nodiscard]] CLI::Validator integer_range(uint64_t min, uint64_t max);
+
+}  // namespace skillbox::cli

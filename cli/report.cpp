@@ -1,0 +1,254 @@
+// cli/report.cpp — human and JSON renderings of run results and skills.
+#include "cli/report.h"
+
+#include <array>
+#include <cstdio>
+
+#include "cli/terminal_text.h"
+
+namespace skillbox::cli {
+namespace {
+
+using json = nlohmann::ordered_json;  // keeps keys in the order written
+
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+constexpr uint64_t kGiB = 1024 * kMiB;
+
+/// "245.3 KiB": for measured amounts, where one decimal is enough.
+std::string approx_bytes(uint64_t bytes) {
+  std::array<char, 32> buf{};
+  const auto value = static_cast<double>(bytes);
+  if (bytes >= kGiB) {
+    std::snprintf(buf.data(), buf.size(), "%.1f GiB", value / static_cast<double>(kGiB));
+  } else if (bytes >= kMiB) {
+    std::snprintf(buf.data(), buf.size(), "%.1f MiB", value / static_cast<double>(kMiB));
+  } else if (bytes >= kKiB) {
+    std::snprintf(buf.data(), buf.size(), "%.1f KiB", value / static_cast<double>(kKiB));
+  } else {
+    std::snprintf(buf.data(), buf.size(), "%llu bytes", static_cast<unsigned long long>(bytes));
+  }
+  return buf.data();
+}
+
+std::string plural(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+/// The limit behind a limit outcome, in the words of the manifest key that sets it.
+std::string limit_explanation(Outcome outcome, const Limits& limits) {
+  switch (outcome) {
+    case Outcome::memory_limit:
+      return "the skill reached its heap limit of " + exact_bytes(limits.memory_bytes) +
+             " (limits.memory_mb in skill.json)";
+    case Outcome::step_limit:
+      return "the skill used up its " + std::to_string(limits.steps) + " steps (limits.steps in skill.json)";
+    case Outcome::timeout:
+      return "the run passed its deadline of " + std::to_string(limits.timeout_ms) +
+             " ms (limits.timeout_ms in skill.json)";
+    case Outcome::stack_overflow:
+      return "the skill reached its stack limit of " + exact_bytes(limits.stack_bytes) +
+             " (limits.stack_kb in skill.json)";
+    case Outcome::crashed:
+      return "the worker process running the skill died";
+    case Outcome::internal:
+      return "skillbox itself failed; please report this with the error above";
+    default:
+      return {};
+  }
+}
+
+std::string_view fs_mode_name(FsMode mode) {
+  switch (mode) {
+    case FsMode::none:
+      return "none";
+    case FsMode::read:
+      return "read";
+    case FsMode::write:
+      return "write";
+    case FsMode::readwrite:
+      return "readwrite";
+  }
+  return "none";
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string exact_bytes(uint64_t bytes) {
+  if (bytes != 0 && bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  if (bytes != 0 && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes != 0 && bytes % kKiB == 0) return std::to_string(bytes / kKiB) + " KiB";
+  return plural(bytes, "byte", "bytes");
+}
+
+std::string dump_json(const json& value, int indent, bool ascii) {
+  const std::string text = value.dump(indent, ' ', ascii, json::error_handler_t::replace);
+  return ascii ? text : printable_json(text);
+}
+
+json run_result_json(const RunResult& result) {
+  json value = nullptr;
+  if (result.outcome == Outcome::ok) {
+    // The runner produced this text; parse it so that the object stays one well-formed document.
+    value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) value = nullptr;
+  }
+  json error = nullptr;
+  if (result.error) {
+    error = {{"name", result.error->name},
+             {"message", result.error->message},
+             {"stack", result.error->stack},
+             {"code", result.error->code.empty() ? json(nullptr) : json(result.error->code)}};
+  }
+  json logs = json::array();
+  for (const LogEntry& entry : result.logs) {
+    logs.push_back({{"level", std::string(to_string(entry.level))}, {"message", entry.message}});
+  }
+  const Usage& u = result.usage;
+  json usage = {{"wall_ms", u.wall_ms},
+                {"cpu_ms", u.cpu_ms},
+                {"steps", u.steps},
+                {"heap_peak_bytes", u.heap_peak_bytes},
+                {"host_calls", u.host_calls},
+                {"http_bytes_in", u.http_bytes_in},
+                {"http_bytes_out", u.http_bytes_out},
+                {"timers_dropped", u.timers_dropped}};
+  // DESIGN.md's key order.
+  json out = json::object();
+  out["outcome"] = std::string(to_string(result.outcome));
+  out["value"] = std::move(value);
+  out["error"] = std::move(error);
+  out["logs"] = std::move(logs);
+  out["usage"] = std::move(usage);
+  return out;
+}
+
+std::string run_result_value(const RunResult& result) {
+  if (result.outcome != Outcome::ok) return {};
+  json value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = nullptr;
+  return dump_json(value, 2, /*ascii=*/false) + "\n";
+}
+
+std::string run_result_logs(const RunResult& result) {
+  std::string out;
+  for (const LogEntry& entry : result.logs) {
+    out += "[" + std::string(to_string(entry.level)) + "] " + printable(entry.message) + "\n";
+  }
+  return out;
+}
+
+std::string run_result_report(const RunResult& result, const Limits& limits) {
+  std::string out;
+  if (result.error) {
+    const ErrorInfo& e = *result.error;
+    out += "error: " + printable(e.name);
+    if (!e.code.empty()) out += " [" + printable(e.code) + "]";
+    out += ": " + printable(e.message) + "\n";
+    std::string stack = printable(e.stack, /*keep_newlines=*/true);
+    while (!stack.empty() && stack.back() == '\n') stack.pop_back();
+    if (!stack.empty()) out += stack + "\n";
+  }
+  out += "outcome: " + std::string(to_string(result.outcome)) + " (exit " +
+         std::to_string(exit_code(result.outcome)) + ")";
+  const std::string why = limit_explanation(result.outcome, limits);
+  if (!why.empty()) out += ": " + why;
+  out += "\n";
+  const Usage& u = result.usage;
+  out += "usage: " + std::to_string(u.wall_ms) + " ms wall, " + std::to_string(u.cpu_ms) + " ms cpu, " +
+         plural(u.steps, "step", "steps") + ", " + approx_bytes(u.heap_peak_bytes) + " heap peak, " +
+         plural(u.host_calls, "host call", "host calls");
+  if (u.timers_dropped > 0) out += ", " + plural(u.timers_dropped, "timer", "timers") + " dropped";
+  if (u.http_bytes_in > 0 || u.http_bytes_out > 0) {
+    out += ", http " + approx_bytes(u.http_bytes_in) + " in / " + approx_bytes(u.http_bytes_out) + " out";
+  }
+  out += "\n";
+  return out;
+}
+
+json manifest_json(const Manifest& m) {
+  const Limits& l = m.limits;
+  const Policy& p = m.permissions;
+  json out = json::object();
+  out["id"] = m.id;
+  out["name"] = m.name;
+  out["version"] = m.version;
+  out["entry"] = m.entry;
+  out["limits"] = {{"memory_mb", l.memory_bytes / kMiB},
+                   {"steps", l.steps},
+                   {"stack_kb", l.stack_bytes / kKiB},
+                   {"timeout_ms", l.timeout_ms}};
+  out["permissions"] = {{"fs",
+                         {{"mode", std::string(fs_mode_name(p.fs.mode))},
+                          {"quota_bytes", p.fs.quota_bytes},
+                          {"max_files", p.fs.max_files},
+                          {"max_file_bytes", p.fs.max_file_bytes}}},
+                        {"http",
+                         {{"allow", p.http.allow},
+                          {"methods", p.http.methods},
+                          {"max_request_bytes", p.http.max_request_bytes},
+                          {"max_response_bytes", p.http.max_response_bytes},
+                          {"timeout_ms", p.http.timeout_ms},
+                          {"max_redirects", p.http.max_redirects},
+                          {"max_concurrent", p.http.max_concurrent},
+                          {"max_requests", p.http.max_requests},
+                          {"allow_private_addresses", p.http.allow_private_addresses}}},
+                        {"env", p.env},
+                        {"store",
+                         {{"quota_bytes", p.store.quota_bytes},
+                          {"max_keys", p.store.max_keys},
+                          {"max_value_bytes", p.store.max_value_bytes}}}};
+  return out;
+}
+
+std::string skill_report(const Skill& skill) {
+  const Manifest& m = skill.manifest();
+  const Limits& l = m.limits;
+  const Policy& p = m.permissions;
+  std::string out;
+  out += "skill    " + m.id + " " + printable(m.version) + " (" + printable(m.name) + ")\n";
+  out += "folder   " + printable(skill.dir().string()) + "\n";
+  out += "entry    " + printable(m.entry) + "\n";
+  out += "\nlimits\n";
+  out += "  memory   " + exact_bytes(l.memory_bytes) + "\n";
+  out += "  steps    " + std::to_string(l.steps) + "\n";
+  out += "  stack    " + exact_bytes(l.stack_bytes) + "\n";
+  out += "  timeout  " + std::to_string(l.timeout_ms) + " ms\n";
+  out += "\npermissions\n";
+  if (p.fs.mode == FsMode::none) {
+    out += "  fs       none\n";
+  } else {
+    out += "  fs       " + std::string(fs_mode_name(p.fs.mode)) + ", quota " + exact_bytes(p.fs.quota_bytes) +
+           ", at most " + plural(p.fs.max_files, "file", "files") + ", " + exact_bytes(p.fs.max_file_bytes) +
+           " per file\n";
+  }
+  if (p.http.allow.empty() || p.http.methods.empty()) {
+    out += "  http     none\n";
+  } else {
+    out += "  http     " + join(p.http.methods, ", ") + " to URLs starting with\n";
+    for (const std::string& prefix : p.http.allow) out += "             " + prefix + "\n";
+    out += "           " + exact_bytes(p.http.max_request_bytes) + " per request, " +
+           exact_bytes(p.http.max_response_bytes) + " per response, " + std::to_string(p.http.timeout_ms) +
+           " ms timeout, " + plural(p.http.max_redirects, "redirect", "redirects") + ", " +
+           std::to_string(p.http.max_concurrent) + " at once, " +
+           plural(p.http.max_requests, "request", "requests") + " per run\n";
+    out += std::string("           private and loopback addresses ") +
+           (p.http.allow_private_addresses ? "ALLOWED" : "refused") + "\n";
+  }
+  out += "  env      " + (p.env.empty() ? std::string("none") : join(p.env, ", ")) + "\n";
+  out += "  store    quota " + exact_bytes(p.store.quota_bytes) + ", at most " +
+         plural(p.store.max_keys, "key", "keys") + ", " + exact_bytes(p.store.max_value_bytes) +
+         " per value\n";
+  return out;
+}
+
+}  // namespace skillbox::cli

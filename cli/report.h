@@ -1,0 +1,45 @@
+// cli/report.h — how `skillbox` shows run results and skills, as human text or as JSON.
+//
+// Human output of `run`: the value (pretty JSON) alone on stdout, so it can be piped; skill logs,
+// the error, the outcome and the usage on stderr. `--json`: one JSON object on stdout, nothing else.
+// Both forms are described with examples in docs/cli.md.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "skillbox/skillbox.h"
+
+namespace skillbox::cli {
+
+/// `{outcome, value, error, logs, usage}` of DESIGN.md; `value` is null unless the outcome is ok,
+/// `error` is null or `{name, message, stack, code}` (code null when the error is not a host error).
+[[nodiscard]] nlohmann::ordered_json run_result_json(const RunResult& result);
+
+/// The skill's log lines for stderr, one "[level] message" each, escaped for terminals.
+[[nodiscard]] std::string run_result_logs(const RunResult& result);
+
+/// What ended the run, for stderr: the error (name [code]: message, then the stack), the outcome line
+/// (with the limit that was hit, from `limits`) and the usage line. Skill-controlled text is escaped.
+[[nodiscard]] std::string run_result_report(const RunResult& result, const Limits& limits);
+
+/// The stdout part of a run's human output: the value as indented JSON (escaped for terminals, still
+/// valid JSON), or "" when the outcome is not ok.
+[[nodiscard]] std::string run_result_value(const RunResult& result);
+
+/// The effective manifest of `skill` in skill.json's own schema, every default filled in (it is
+/// itself a valid skill.json).
+[[nodiscard]] nlohmann::ordered_json manifest_json(const Manifest& manifest);
+
+/// `skillbox check`'s human description of a skill: identity, limits, permissions.
+[[nodiscard]] std::string skill_report(const Skill& skill);
+
+/// "32 MiB", "512 KiB", "1000 bytes": exact binary units, never rounded.
+[[nodiscard]] std::string exact_bytes(uint64_t bytes);
+
+/// JSON text for printing: ASCII only when `ascii` (for machines), else UTF-8 with terminal-unsafe
+/// characters escaped; indented when `indent` >= 0.
+[[nodiscard]] std::string dump_json(const nlohmann::ordered_json& value, int indent, bool ascii);
+
+}  // namespace skillbox::cli

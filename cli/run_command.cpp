@@ -1,0 +1,154 @@
+// cli/run_command.cpp — `skillbox run DIR [...]`: one invocation of a skill, reported.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/input.h"
+#include "cli/options.h"
+#include "cli/report.h"
+#include "cli/terminal_text.h"
+
+namespace skillbox::cli {
+namespace {
+
+struct RunOptions {
+  std::string dir;
+  std::string call;
+  std::optional<std::string> input;
+  std::optional<std::string> input_file;
+  bool json = false;
+  LimitFlags limits;
+  std::string data_dir;
+};
+
+/// Longest export name accepted; ES export names are identifiers or short strings.
+constexpr size_t kMaxExportNameBytes = 256;
+
+void write_out(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+void write_err(const std::string& text) {
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+/// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
+/// result with outcome `invalid`, else as the message lines on stderr. Returns the exit code.
+int report_invalid(const RunOptions& o, const std::string& error_name, const std::string& message) {
+  if (o.json) {
+    RunResult r;
+    r.outcome = Outcome::invalid;
+    r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
+    write_out(dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
+  } else {
+    write_err(printable(message, /*keep_newlines=*/true) + "\n");
+  }
+  return exit_code(Outcome::invalid);
+}
+
+/// Tells a human when a flag asked for more than the skill's own limit (the skill's limit applies).
+std::string override_notes(const LimitFlags& flags, const Limits& manifest) {
+  std::string out;
+  const auto note = [&](const char* flag, const std::optional<uint64_t>& value, uint64_t asked, uint64_t have,
+                        const std::string& have_text) {
+    if (value && asked > have) {
+      out += "note: " + std::string(flag) + " " + std::to_string(*value) +
+             " is above the skill's own limit of " + have_text + "; the lower limit applies\n";
+    }
+  };
+  note("--memory-mb", flags.memory_mb, flags.memory_mb.value_or(0) * 1024 * 1024, manifest.memory_bytes,
+       exact_bytes(manifest.memory_bytes));
+  note("--steps", flags.steps, flags.steps.value_or(0), manifest.steps,
+       std::to_string(manifest.steps) + " steps");
+  note("--timeout-ms", flags.timeout_ms, flags.timeout_ms.value_or(0), manifest.timeout_ms,
+       std::to_string(manifest.timeout_ms) + " ms");
+  note("--stack-kb", flags.stack_kb, flags.stack_kb.value_or(0) * 1024, manifest.stack_bytes,
+       exact_bytes(manifest.stack_bytes));
+  return out;
+}
+
+int run_skill(const RunOptions& o) {
+  Result<Skill> skill = Skill::load(o.dir);
+  if (!skill) return report_invalid(o, "InvalidSkill", skill.error().message);
+
+  if (o.call.size() > kMaxExportNameBytes) {
+    return report_invalid(
+        o, "InvalidInput",
+        "--call: export names are at most " + std::to_string(kMaxExportNameBytes) + " bytes");
+  }
+
+  std::string input = "null";
+  std::string input_source = "--input";
+  if (o.input) {
+    if (o.input->size() > kMaxInputBytes) {
+      return report_invalid(o, "InvalidInput", "--input: larger than 16 MiB; pass a smaller input");
+    }
+    input = *o.input;
+  } else if (o.input_file) {
+    Result<std::string> text = read_input_file(*o.input_file);
+    if (!text) return report_invalid(o, "InvalidInput", text.error().message);
+    input = std::move(*text);
+    input_source = "--input-file";
+  }
+  if (const auto problem = json_syntax_error(input)) {
+    return report_invalid(o, "InvalidInput",
+                          input_source + ": not valid JSON at " + *problem +
+                              "; pass one JSON value, quoted for the shell: --input '{\"name\": \"Ada\"}'");
+  }
+
+  const LimitOverrides overrides = o.limits.overrides();
+  const Limits effective = overrides.apply(skill->manifest().limits);
+  if (!o.json) write_err(override_notes(o.limits, skill->manifest().limits));
+
+  HostOptions host;
+  host.data_dir = o.data_dir;
+  InProcessRunner runner(std::move(host));
+  Invocation invocation{
+      .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
+  const RunResult result = runner.run(invocation);
+
+  if (o.json) {
+    write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
+  } else {
+    // Logs first (they happened first), then the value on stdout, then what ended the run.
+    write_err(run_result_logs(result));
+    write_out(run_result_value(result));
+    write_err(run_result_report(result, effective));
+  }
+  return exit_code(result.outcome);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandStatus& status) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* run =
+      app.add_subcommand("run", "Run one export of a skill in a fresh sandbox and report the outcome.");
+  run->add_option("DIR", o->dir, "Skill folder (the one that holds skill.json)")->required()->type_name("");
+  run->add_option("--call", o->call, "Export to call (default: `default`, then `run`)")->type_name("NAME");
+  CLI::Option* input =
+      run->add_option("--input", o->input, "Input as JSON text, e.g. '{\"name\": \"Ada\"}' (default: null)")
+          ->type_name("JSON");
+  CLI::Option* input_file = run->add_option("--input-file", o->input_file,
+                                            "Read the input JSON from FILE; '-' reads standard input")
+                                ->type_name("FILE");
+  input->excludes(input_file);
+  input_file->excludes(input);
+  run->add_flag("--json", o->json, "Print one JSON object {outcome, value, error, logs, usage} on stdout");
+  add_limit_flags(*run, o->limits);
+  run->add_option("--data-dir", o->data_dir,
+                  "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
+                  "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
+      ->type_name("DIR");
+  run->footer(std::string(kLimitFlagsNote) +
+              "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
+              "on stderr.\n"
+              "Exit codes: 0 ok, 1 error (the skill threw), 2 invalid (bad skill, input or flags), 10 "
+              "memory_limit,\n11 step_limit, 12 timeout, 13 stack_overflow, 20 crashed, 70 internal.");
+  run->callback([o, &status] { status.exit_code = run_skill(*o); });
+}
+
+}  // namespace skillbox::cli

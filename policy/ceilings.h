@@ -1,0 +1,52 @@
+// policy/ceilings.h — the largest values a manifest may ask for in `permissions`, with the reason for
+// each. (The ceilings of `limits` are Limits::kMax* in include/skillbox/policy.h.) A value above its
+// ceiling makes the manifest invalid; it is never silently clamped. docs/manifest.md lists them all.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace skillbox::policy {
+
+inline constexpr uint64_t kKiB = 1024;
+inline constexpr uint64_t kMiB = 1024 * kKiB;
+inline constexpr uint64_t kGiB = 1024 * kMiB;
+
+/// A manifest is a few hundred bytes; the cap keeps a hostile one from costing host memory/time.
+inline constexpr uint64_t kMaxManifestBytes = 64 * kKiB;
+
+// fs: quotas are host disk space; one file is read into the JS heap whole, whose ceiling is 4 GiB.
+inline constexpr uint64_t kMaxFsQuotaBytes = 16 * kGiB;
+inline constexpr uint64_t kMaxFsFiles = 1'000'000;
+inline constexpr uint64_t kMaxFsFileBytes = 1 * kGiB;
+
+// http: bodies are buffered whole on the host and in the JS heap.
+inline constexpr size_t kMaxHttpAllowEntries = 256;
+inline constexpr size_t kMaxHttpAllowEntryBytes = 2048;
+inline constexpr uint64_t kMaxHttpRequestBytes = 256 * kMiB;
+inline constexpr uint64_t kMaxHttpResponseBytes = 1 * kGiB;
+inline constexpr uint64_t kMaxHttpTimeoutMs = 10ull * 60 * 1000;  // = Limits::kMaxTimeoutMs
+inline constexpr uint64_t kMaxHttpRedirects = 20;                 // curl's and browsers' usual cap
+inline constexpr uint64_t kMaxHttpConcurrent = 64;                // sockets held by one invocation
+inline constexpr uint64_t kMaxHttpRequests = 100'000;
+
+/// Methods a manifest may grant. CONNECT (tunnels) and TRACE (reflects credentials) are never granted.
+inline constexpr std::array<std::string_view, 7> kHttpMethods = {"GET",   "HEAD",   "POST",   "PUT",
+                                                                 "PATCH", "DELETE", "OPTIONS"};
+
+// env: names only; the values stay on the host.
+inline constexpr size_t kMaxEnvNames = 256;
+inline constexpr size_t kMaxEnvNameBytes = 128;
+
+// store: rows live in one shared SQLite file; a value is parsed into the JS heap whole.
+inline constexpr uint64_t kMaxStoreQuotaBytes = 1 * kGiB;
+inline constexpr uint64_t kMaxStoreKeys = 1'000'000;
+inline constexpr uint64_t kMaxStoreValueBytes = 64 * kMiB;
+
+// Top-level strings.
+inline constexpr size_t kMaxNameBytes = 128;
+inline constexpr size_t kMaxVersionBytes = 64;
+inline constexpr size_t kMaxEntryBytes = 1024;
+
+}  // namespace skillbox::policy

@@ -1,0 +1,68 @@
+// policy/outcome.cpp — stable names and exit codes of outcomes and log levels (DESIGN.md).
+#include "skillbox/skillbox.h"
+
+namespace skillbox {
+
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::ok:
+      return "ok";
+    case Outcome::error:
+      return "error";
+    case Outcome::invalid:
+      return "invalid";
+    case Outcome::memory_limit:
+      return "memory_limit";
+    case Outcome::step_limit:
+      return "step_limit";
+    case Outcome::timeout:
+      return "timeout";
+    case Outcome::stack_overflow:
+      return "stack_overflow";
+    case Outcome::crashed:
+      return "crashed";
+    case Outcome::internal:
+      return "internal";
+  }
+  return "internal";  // an out-of-range value is a bug in the caller
+}
+
+int exit_code(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::ok:
+      return 0;
+    case Outcome::error:
+      return 1;
+    case Outcome::invalid:
+      return 2;
+    case Outcome::memory_limit:
+      return 10;
+    case Outcome::step_limit:
+      return 11;
+    case Outcome::timeout:
+      return 12;
+    case Outcome::stack_overflow:
+      return 13;
+    case Outcome::crashed:
+      return 20;
+    case Outcome::internal:
+      return 70;
+  }
+  return 70;
+}
+
+std::string_view to_string(LogEntry::Level level) {
+  switch (level) {
+    case LogEntry::Level::debug:
+      return "debug";
+    case LogEntry::Level::info:
+      return "info";
+    case LogEntry::Level::warn:
+      return "warn";
+    case LogEntry::Level::error:
+      return "error";
+  }
+  return "info";
+}
+
+}  // namespace skillbox

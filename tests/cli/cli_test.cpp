@@ -1,0 +1,601 @@
+// Tests of the `skillbox` command, run as a subprocess exactly as a user runs it: exit codes, stdout,
+// stderr, for check, run, --version, --help and bad command lines.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "skillbox/skillbox.h"
+#include "skillbox/version.h"
+
+namespace skillbox {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Exec {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs the skillbox binary with `args`, feeding `input` on stdin, with SKILLBOX_HOME set to `home`.
+/// Kills it after 120 s (a hang is a failure, not a stuck test run).
+Exec skillbox(const std::vector<std::string>& args, const std::string& input = "",
+              const fs::path& home = {}) {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe failed";
+    return {};
+  }
+  std::vector<std::string> argv_storage = {SKILLBOX_CLI_PATH};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string home_env = "SKILLBOX_HOME=" + home.string();
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    if (!home.empty()) ::putenv(const_cast<char*>(home_env.c_str()));
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+
+  Exec r;
+  size_t written = 0;
+  int in_fd = in[1];
+  if (input.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    std::vector<pollfd> fds;
+    if (out_open) fds.push_back({out[0], POLLIN, 0});
+    if (err_open) fds.push_back({err[0], POLLIN, 0});
+    if (in_fd >= 0) fds.push_back({in_fd, POLLOUT, 0});
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ADD_FAILURE() << "skillbox did not finish within 120 s";
+      break;
+    }
+    for (const pollfd& p : fds) {
+      if (p.revents == 0) continue;
+      if (p.fd == in_fd) {
+        const ssize_t n = ::write(in_fd, input.data() + written, input.size() - written);
+        if (n > 0) written += static_cast<size_t>(n);
+        if (n < 0 || written == input.size()) {
+          ::close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      char buf[65536];
+      const ssize_t n = ::read(p.fd, buf, sizeof buf);
+      if (n <= 0) {
+        (p.fd == out[0] ? out_open : err_open) = false;
+        continue;
+      }
+      (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+    }
+  }
+  if (in_fd >= 0) ::close(in_fd);
+  ::close(out[0]);
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string example(const std::string& name) {
+  return std::string(SKILLBOX_SOURCE_DIR) + "/examples/skills/" + name;
+}
+
+/// A temporary folder for skills and data, removed after the test.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "skillbox-cli-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    tmp_ = tmpl;
+    home_ = tmp_ / "home";
+  }
+  void TearDown() override { fs::remove_all(tmp_); }
+
+  /// Writes a skill folder `name` with `manifest` and `code` (index.js) and returns its path.
+  std::string skill(const std::string& name, const std::string& manifest, const std::string& code = "") {
+    const fs::path dir = tmp_ / name;
+    fs::create_directories(dir);
+    std::ofstream(dir / "skill.json") << manifest;
+    std::ofstream(dir / "index.js") << code;
+    return dir.string();
+  }
+  /// A skill with default limits whose entry is `code`.
+  std::string code_skill(const std::string& code, const std::string& limits = "{}") {
+    return skill("s" + std::to_string(counter_++),
+                 R"({"id": "t", "entry": "index.js", "limits": )" + limits + "}", code);
+  }
+  Exec run(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), "run");
+    return skillbox(args, input, home_);
+  }
+
+  fs::path tmp_;
+  fs::path home_;
+  int counter_ = 0;
+};
+
+// ---- --version, --help -----------------------------------------------------------------------------
+
+TEST_F(CliTest, VersionNamesSkillboxAndTheEngine) {
+  const Exec r = skillbox({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::string("skillbox ") + kVersion + "\nengine " + kEngineVersion + "\n");
+  EXPECT_NE(r.out.find("QuickJS 2021-03-27"), std::string::npos);
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CliTest, HelpListsTheCommandsAndExitCodes) {
+  const Exec r = skillbox({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: skillbox"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  run "), std::string::npos);
+  EXPECT_NE(r.out.find("  check "), std::string::npos);
+  EXPECT_NE(r.out.find("10 memory_limit, 11 step_limit, 12 timeout, 13 stack_overflow"), std::string::npos);
+}
+
+TEST_F(CliTest, RunHelpShowsEveryFlagAndThatOverridesOnlyLower) {
+  const Exec r = skillbox({"run", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--call NAME", "--input JSON", "--input-file FILE", "--json", "--memory-mb N",
+                           "--steps N", "--timeout-ms N", "--stack-kb N", "--data-dir DIR"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("Limit flags only lower the skill's own limits"), std::string::npos);
+}
+
+TEST_F(CliTest, CheckHelpWorks) {
+  const Exec r = skillbox({"check", "-h"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: skillbox check [OPTIONS] DIR"), std::string::npos) << r.out;
+}
+
+// ---- bad command lines: exit 2, a message and where to get help --------------------------------------
+
+TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
+  const std::string hello = example("hello");
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{}, "skillbox: a command is required: run, check\nRun 'skillbox --help' for usage.\n"},
+      {{"frob"},
+       "skillbox: unknown command \"frob\"; the commands are run, check\nRun 'skillbox --help' for usage.\n"},
+      {{"--frob"},
+       "skillbox: unknown option \"--frob\"; give a command first: run, check\nRun 'skillbox --help' for "
+       "usage.\n"},
+      {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},
+      {{"check"}, "skillbox: DIR is required\nRun 'skillbox check --help' for usage.\n"},
+      {{"run", hello, "--frob"},
+       "skillbox: the following argument was not expected: --frob\nRun 'skillbox run --help' for usage.\n"},
+      {{"run", hello, "extra"},
+       "skillbox: the following argument was not expected: extra\nRun 'skillbox run --help' for usage.\n"},
+      {{"run", hello, "--memory-mb", "lots"},
+       "skillbox: --memory-mb: expected an integer from 1 to 4096, got \"lots\"\nRun 'skillbox run --help' "
+       "for "
+       "usage.\n"},
+      {{"run", hello, "--memory-mb", "5000"},
+       "skillbox: --memory-mb: expected an integer from 1 to 4096, got \"5000\"\nRun 'skillbox run --help' "
+       "for "
+       "usage.\n"},
+      {{"run", hello, "--memory-mb=-5"},
+       "skillbox: --memory-mb: expected an integer from 1 to 4096, got \"-5\"\nRun 'skillbox run --help' for "
+       "usage.\n"},
+      {{"run", hello, "--steps", "0"},
+       "skillbox: --steps: expected an integer from 1 to 1000000000000, got \"0\"\nRun 'skillbox run --help' "
+       "for "
+       "usage.\n"},
+      {{"run", hello, "--timeout-ms", "99999999999999999999999"},
+       "skillbox: --timeout-ms: expected an integer from 1 to 600000, got \"99999999999999999999999\"\nRun "
+       "'skillbox run --help' for usage.\n"},
+      {{"run", hello, "--stack-kb", "8"},
+       "skillbox: --stack-kb: expected an integer from 16 to 4096, got \"8\"\nRun 'skillbox run --help' for "
+       "usage.\n"},
+      {{"run", hello, "--input", "1", "--input-file", "x.json"},
+       "skillbox: --input excludes --input-file\nRun 'skillbox run --help' for usage.\n"},
+      {{"run", hello, "--input", "1", "--input", "2"},
+       "skillbox: --input: given more than once; give it once\nRun 'skillbox run --help' for usage.\n"},
+      {{"run", hello, "--steps", "\x1b[2J"},
+       "skillbox: --steps: expected an integer from 1 to 1000000000000, got \"\\x1b[2J\"\nRun 'skillbox run "
+       "--help' "
+       "for usage.\n"},
+  };
+  for (const Case& c : cases) {
+    std::string label;
+    for (const std::string& a : c.args) label += a + " ";
+    SCOPED_TRACE(label);
+    const Exec r = skillbox(c.args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, c.err);
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST_F(CliTest, InputMustBeOneJsonValue) {
+  const Exec r = run({example("hello"), "--input", "{name: 'Ada'}"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(
+      r.err,
+      "--input: not valid JSON at line 1, column 3: syntax error while parsing object key - invalid literal; "
+      "last read: '{na'; expected string literal; pass one JSON value, quoted for the shell: --input "
+      "'{\"name\": \"Ada\"}'\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, InputFileErrorsAreInvalid) {
+  Exec r = run({example("hello"), "--input-file", (tmp_ / "missing.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "--input-file: cannot open \"" + (tmp_ / "missing.json").string() +
+                       "\": No such file or directory\n");
+
+  r = run({example("hello"), "--input-file", tmp_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "--input-file: \"" + tmp_.string() + "\" is a folder; pass a JSON file\n");
+
+  const fs::path big = tmp_ / "big.json";
+  std::ofstream(big) << "\"" << std::string(16 * 1024 * 1024, 'x') << "\"";
+  r = run({example("hello"), "--input-file", big.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
+
+  r = run({example("hello"), "--input-file", "-"}, std::string(17 * 1024 * 1024, ' '));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
+
+  r = run({example("hello"), "--input-file", "-"}, "[1, 2,]");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.substr(0, 48), "--input-file: not valid JSON at line 1, column 7");
+}
+
+TEST_F(CliTest, JsonModeReportsInvalidInputAsOneObject) {
+  const Exec r = run({example("hello"), "--json", "--input", "nope"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "invalid");
+  EXPECT_EQ(j["value"], nullptr);
+  EXPECT_EQ(j["error"]["name"], "InvalidInput");
+  EXPECT_EQ(j["error"]["message"].get<std::string>().substr(0, 30), "--input: not valid JSON at lin");
+  EXPECT_EQ(j["logs"], json::array());
+  EXPECT_EQ(j["usage"]["steps"], 0);
+}
+
+TEST_F(CliTest, RunOfABadSkillIsInvalidWithTheManifestMessage) {
+  const std::string dir =
+      skill("bad", R"({"id": "bad", "entry": "index.js", "limits": {"memory_mb": "lots"}})");
+  Exec r = run({dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "skill.json: limits.memory_mb: expected an integer from 1 to 4096, got \"lots\"\n");
+  EXPECT_EQ(r.out, "");
+
+  r = run({dir, "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "invalid");
+  EXPECT_EQ(j["error"]["name"], "InvalidSkill");
+  EXPECT_EQ(j["error"]["message"],
+            "skill.json: limits.memory_mb: expected an integer from 1 to 4096, got \"lots\"");
+
+  r = run({(tmp_ / "nowhere").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "cannot load skill \"" + (tmp_ / "nowhere").string() + "\": no such folder\n");
+}
+
+// ---- check -------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, CheckShowsEffectiveLimitsAndPermissions) {
+  const Exec r = skillbox({"check", example("hello")});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "skill    hello 1.0.0 (Hello)\n"
+            "folder   " +
+                fs::canonical(example("hello")).string() +
+                "\n"
+                "entry    index.js\n"
+                "\n"
+                "limits\n"
+                "  memory   8 MiB\n"
+                "  steps    10000000\n"
+                "  stack    512 KiB\n"
+                "  timeout  1000 ms\n"
+                "\n"
+                "permissions\n"
+                "  fs       none\n"
+                "  http     none\n"
+                "  env      none\n"
+                "  store    quota 1 MiB, at most 10000 keys, 1 MiB per value\n");
+}
+
+TEST_F(CliTest, CheckShowsGrantedPermissions) {
+  const std::string dir = skill("weather", R"({
+    "id": "weather", "name": "Weather", "version": "1.0.0", "entry": "index.js",
+    "permissions": {
+      "fs": {"mode": "readwrite", "quota_bytes": 10485760, "max_files": 1000},
+      "http": {"allow": ["https://api.example.com/v1/", "https://*.example.org/"], "methods": ["GET", "POST"]},
+      "env": ["WEATHER_API_KEY", "UNITS"],
+      "store": {"quota_bytes": 2048, "max_keys": 1}
+    }})");
+  const Exec r = skillbox({"check", dir});
+  EXPECT_EQ(r.exit_code, 0);
+  const std::string permissions = r.out.substr(r.out.find("permissions\n"));
+  EXPECT_EQ(permissions,
+            "permissions\n"
+            "  fs       readwrite, quota 10 MiB, at most 1000 files, 10 MiB per file\n"
+            "  http     GET, POST to URLs starting with\n"
+            "             https://api.example.com/v1/\n"
+            "             https://*.example.org/\n"
+            "           1 MiB per request, 10 MiB per response, 10000 ms timeout, 5 redirects, 8 at "
+            "once, 100 requests per run\n"
+            "           private and loopback addresses refused\n"
+            "  env      WEATHER_API_KEY, UNITS\n"
+            "  store    quota 2 KiB, at most 1 key, 1 MiB per value\n");
+}
+
+TEST_F(CliTest, CheckJsonIsACompleteManifestThatParsesBackToTheSameSkill) {
+  const std::string dir = skill("full", R"({"id": "full", "entry": "index.js", "limits": {"steps": 1e6},
+      "permissions": {"http": {"allow": ["HTTPS://Api.Example.com"], "allow_private_addresses": true}, "env": ["A"]}})");
+  const Exec r = skillbox({"check", "--json", dir});
+  EXPECT_EQ(r.exit_code, 0);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_EQ(j["dir"], fs::canonical(dir).string());
+  EXPECT_EQ(j["manifest"]["name"], "full");
+  EXPECT_EQ(j["manifest"]["limits"]["steps"], 1000000);
+  EXPECT_EQ(j["manifest"]["limits"]["memory_mb"], 32);
+  EXPECT_EQ(j["manifest"]["permissions"]["http"]["allow"], json::array({"https://api.example.com/"}));
+  EXPECT_EQ(j["manifest"]["permissions"]["fs"]["mode"], "none");
+
+  // Round trip: the printed manifest is a valid skill.json describing the same skill.
+  Result<Manifest> again = Skill::parse_manifest(j["manifest"].dump());
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  Result<Skill> original = Skill::load(dir);
+  ASSERT_TRUE(original.ok());
+  const Manifest& a = original->manifest();
+  const Manifest& b = *again;
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.entry, b.entry);
+  EXPECT_EQ(a.limits.memory_bytes, b.limits.memory_bytes);
+  EXPECT_EQ(a.limits.steps, b.limits.steps);
+  EXPECT_EQ(a.limits.stack_bytes, b.limits.stack_bytes);
+  EXPECT_EQ(a.limits.timeout_ms, b.limits.timeout_ms);
+  EXPECT_EQ(a.permissions.http.allow, b.permissions.http.allow);
+  EXPECT_EQ(a.permissions.http.methods, b.permissions.http.methods);
+  EXPECT_EQ(a.permissions.http.allow_private_addresses, b.permissions.http.allow_private_addresses);
+  EXPECT_EQ(a.permissions.env, b.permissions.env);
+  EXPECT_EQ(a.permissions.fs.quota_bytes, b.permissions.fs.quota_bytes);
+  EXPECT_EQ(a.permissions.store.max_value_bytes, b.permissions.store.max_value_bytes);
+}
+
+TEST_F(CliTest, CheckOfABadSkillListsEveryProblemAndExitsTwo) {
+  const std::string dir = skill("bad", R"({"id": "Bad", "entry": "../x.js", "limits": {"stack_kb": 1}})");
+  Exec r = skillbox({"check", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "skill.json: id: expected 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a "
+            "letter or "
+            "digit, got \"Bad\"\n"
+            "skill.json: entry: expected a relative path to a file inside the skill folder, such as "
+            "\"index.js\", got "
+            "\"../x.js\" ('..' is not allowed)\n"
+            "skill.json: limits.stack_kb: expected an integer from 16 to 4096, got 1\n");
+
+  r = skillbox({"check", "--json", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_EQ(j["error"].get<std::string>().substr(0, 16), "skill.json: id: ");
+}
+
+TEST_F(CliTest, CheckEscapesHostileNamesForTheTerminal) {
+  // A bidi override is a valid character in a name (control characters are not: the manifest refuses
+  // them), but it must not reach the terminal raw, where it would show "exe.txt" as "txt.exe".
+  const std::string dir =
+      skill("bidi", "{\"id\": \"bidi\", \"name\": \"evil\xE2\x80\xAEtxt.exe\", \"entry\": \"index.js\"}");
+  const Exec r = skillbox({"check", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("skill    bidi 0.0.0 (evil\\u202etxt.exe)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos) << r.out;
+}
+
+// ---- run: every outcome and its exit code --------------------------------------------------------------
+// These need the InProcessRunner (engine branch).
+
+TEST_F(CliTest, RunHelloPrintsTheValueOnStdoutAndTheRestOnStderr) {
+  const Exec r = run({example("hello"), "--input", R"({"name": "Ada"})"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\n  \"greeting\": \"Hello, Ada!\",\n  \"length\": 3\n}\n");
+  EXPECT_EQ(r.err.substr(0, 42), "[info] greeting Ada\noutcome: ok (exit 0)\nu") << r.err;
+  EXPECT_NE(r.err.find("\nusage: "), std::string::npos);
+  EXPECT_NE(r.err.find(" ms wall, "), std::string::npos);
+  EXPECT_NE(r.err.find(" heap peak, "), std::string::npos);
+}
+
+TEST_F(CliTest, RunJsonPrintsExactlyOneObject) {
+  const Exec r = run({example("hello"), "--json", "--input", R"({"name": "Ada"})"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  const json j = json::parse(r.out);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"error", "logs", "outcome", "usage", "value"}));
+  EXPECT_EQ(j["outcome"], "ok");
+  EXPECT_EQ(j["value"], json({{"greeting", "Hello, Ada!"}, {"length", 3}}));
+  EXPECT_EQ(j["error"], nullptr);
+  EXPECT_EQ(j["logs"], json::array({{{"level", "info"}, {"message", "greeting Ada"}}}));
+  for (const char* k : {"wall_ms", "cpu_ms", "steps", "heap_peak_bytes", "host_calls", "http_bytes_in",
+                        "http_bytes_out", "timers_dropped"}) {
+    EXPECT_TRUE(j["usage"][k].is_number_unsigned()) << k;
+  }
+  EXPECT_GT(j["usage"]["heap_peak_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["usage"]["host_calls"], 1);  // the one log line
+}
+
+TEST_F(CliTest, RunReadsInputFromStdinAndFromAFile) {
+  Exec r = run({example("hello"), "--input-file", "-", "--json"}, R"({"name": "stdin"})");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["value"]["greeting"], "Hello, stdin!");
+
+  const fs::path file = tmp_ / "input.json";
+  std::ofstream(file) << R"({"name": "file"})";
+  r = run({example("hello"), "--input-file", file.string(), "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["value"]["greeting"], "Hello, file!");
+
+  r = run({example("hello"), "--json"});  // no input: null
+  EXPECT_EQ(json::parse(r.out)["value"]["greeting"], "Hello, world!");
+}
+
+TEST_F(CliTest, RunOfAThrowingSkillIsErrorExitOne) {
+  const std::string dir = code_skill("export default function () { throw new TypeError('boom'); }");
+  Exec r = run({dir});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.substr(0, 23), "error: TypeError: boom\n") << r.err;
+  EXPECT_NE(r.err.find("index.js"), std::string::npos) << r.err;     // the stack names the skill's file
+  EXPECT_EQ(r.err.find(tmp_.string()), std::string::npos) << r.err;  // and no host path
+  EXPECT_NE(r.err.find("\noutcome: error (exit 1)\n"), std::string::npos) << r.err;
+
+  r = run({dir, "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["value"], nullptr);
+  EXPECT_EQ(j["error"]["name"], "TypeError");
+  EXPECT_EQ(j["error"]["message"], "boom");
+}
+
+TEST_F(CliTest, RunOfAMissingExportIsInvalidExitTwo) {
+  const Exec r = run({example("hello"), "--call", "nope", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(json::parse(r.out)["outcome"], "invalid");
+}
+
+TEST_F(CliTest, RunCallsANamedExport) {
+  const std::string dir =
+      code_skill("export default () => 'default'; export function other(x) { return x * 2; }");
+  const Exec r = run({dir, "--call", "other", "--input", "21", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["value"], 42);
+}
+
+TEST_F(CliTest, RunawaySpinningEndsAsStepLimitExitEleven) {
+  const Exec r = run({example("runaway"), "--steps", "100000"});
+  EXPECT_EQ(r.exit_code, 11) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("[info] spinning forever\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("outcome: step_limit (exit 11): the skill used up its 100000 steps (limits.steps in "
+                       "skill.json)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("caught"), std::string::npos) << "skill code ran after the limit: " << r.err;
+}
+
+TEST_F(CliTest, RunawayHoggingEndsAsMemoryLimitExitTen) {
+  const Exec r = run({example("runaway"), "--call", "hog", "--memory-mb", "4"});
+  EXPECT_EQ(r.exit_code, 10) << r.err;
+  EXPECT_NE(r.err.find("outcome: memory_limit (exit 10): the skill reached its heap limit of 4 MiB "
+                       "(limits.memory_mb in skill.json)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("caught"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, RunawayRecursingEndsAsStackOverflowExitThirteen) {
+  const Exec r = run({example("runaway"), "--call", "recurse"});
+  EXPECT_EQ(r.exit_code, 13) << r.err;
+  EXPECT_NE(r.err.find("outcome: stack_overflow (exit 13): the skill reached its stack limit of 256 KiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("caught"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, RunawayWaitingEndsAsTimeoutExitTwelve) {
+  const Exec r = run({example("runaway"), "--call", "wait", "--timeout-ms", "300", "--json"});
+  EXPECT_EQ(r.exit_code, 12) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "timeout");
+  EXPECT_EQ(j["value"], nullptr);
+  EXPECT_EQ(j["logs"][0]["message"], "waiting for a promise that never settles");
+}
+
+TEST_F(CliTest, OverridesNeverRaiseTheSkillsLimits) {
+  // The skill allows 100000 steps; asking for more still stops it at 100000, and says so.
+  const std::string dir = code_skill("export default function () { for (;;) {} }", R"({"steps": 100000})");
+  const Exec r = run({dir, "--steps", "1000000000"});
+  EXPECT_EQ(r.exit_code, 11) << r.err;
+  const std::string note =
+      "note: --steps 1000000000 is above the skill's own limit of 100000 steps; the lower limit applies\n";
+  EXPECT_EQ(r.err.substr(0, note.size()), note);
+  EXPECT_NE(r.err.find("used up its 100000 steps"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, SkillOutputCannotDriveTheTerminal) {
+  const std::string dir = code_skill(
+      "export default function () { log('\\x1b[2J\\u202e done\\n[host] fake'); "
+      "throw new Error('\\x1b]0;title\\x07 \\u009b31m'); }");
+  const Exec r = run({dir});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\xE2\x80\xAE"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\xC2\x9B"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\n[host] fake"), std::string::npos) << r.err;  // cannot fake a line of its own
+  EXPECT_NE(r.err.find("error: Error: "), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, ValuesAreValidJsonWithTerminalUnsafeCharactersEscaped) {
+  const std::string dir =
+      code_skill("export default () => ({ s: 'a\\u202eb\\u009bc\\x7fd', n: 1.5, u: null })");
+  const Exec r = run({dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\n  \"s\": \"a\\u202eb\\u009bc\\u007fd\",\n  \"n\": 1.5,\n  \"u\": null\n}\n");
+  EXPECT_EQ(json::parse(r.out)["s"],
+            "a\xE2\x80\xAE"
+            "b\xC2\x9B"
+            "c\x7f"
+            "d");
+}
+
+}  // namespace
+}  // namespace skillbox
