@@ -5,6 +5,7 @@
 #include "bindings/console.h"
 #include "bindings/context_state.h"
 #include "bindings/crypto.h"
+#include "bindings/fs.h"
 #include "bindings/http.h"
 #include "bindings/text_codec.h"
 
@@ -19,7 +20,7 @@ bool install_openhuman(JSContext* ctx, JSValueConst global) {
   JSValue openhuman = JS_NewObject(ctx);
   if (JS_IsException(openhuman)) return false;
   bool ok = true;
-  // ok = ok && install_fs(ctx, openhuman);
+  ok = ok && install_fs(ctx, openhuman);
   ok = ok && install_http(ctx, openhuman);
   // ok = ok && install_store(ctx, global, openhuman);
   // ok = ok && install_env(ctx, global, openhuman);

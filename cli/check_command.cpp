@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/report.h"
 #include "cli/terminal_text.h"
 
@@ -26,11 +27,11 @@ int check_skill(const CheckOptions& o) {
     } else {
       out["error"] = skill.error().message;
     }
-    std::fputs((dump_json(out, 2, /*ascii=*/true) + "\n").c_str(), stdout);
+    emit(stdout, dump_json(out, 2, /*ascii=*/true) + "\n");
   } else if (skill) {
-    std::fputs(skill_report(*skill).c_str(), stdout);
+    emit(stdout, skill_report(*skill));
   } else {
-    std::fputs((printable(skill.error().message, /*keep_newlines=*/true) + "\n").c_str(), stderr);
+    emit(stderr, printable(skill.error().message, /*keep_newlines=*/true) + "\n");
   }
   return skill ? 0 : exit_code(Outcome::invalid);
 }

@@ -17,14 +17,14 @@ std::string errno_text(int error) {
 }
 
 std::string too_large() {
-  return "--input-file: larger than " + std::to_string(kMaxInputBytes / (1024 * 1024)) +
+  return "--input-file: larger than " + std::to_string(kMaxInputBytes / (1024ull * 1024)) +
          " MiB; pass a smaller input (the skill's heap has to hold it)";
 }
 
 /// Reads `fd` to its end, or fails once more than kMaxInputBytes arrived (without reading the rest).
 Result<std::string> read_capped(int fd) {
   std::string text;
-  std::string chunk(64 * 1024, '\0');
+  std::string chunk(64ull * 1024, '\0');
   while (true) {
     const ssize_t n = ::read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;

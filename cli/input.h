@@ -12,7 +12,7 @@ namespace skillbox::cli {
 
 /// Largest input accepted. The input is copied into the skill's heap, whose default is 32 MiB; an
 /// input near this size only makes sense with a raised limits.memory_mb.
-inline constexpr size_t kMaxInputBytes = 16 * 1024 * 1024;
+inline constexpr size_t kMaxInputBytes = 16ull * 1024 * 1024;
 
 /// Reads the input file at `path`, or standard input when `path` is "-", refusing more than
 /// kMaxInputBytes. Errors read "--input-file: <what>; <what to do>".

@@ -11,6 +11,7 @@
 #include "cli/cli11.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/output.h"
 #include "cli/terminal_text.h"
 #include "skillbox/version.h"
 
@@ -58,16 +59,14 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** 
   std::string help = "skillbox --help";
   const auto selected = app.get_subcommands();
   if (!selected.empty()) help = "skillbox " + selected.front()->get_name() + " --help";
-  std::fprintf(stderr, "skillbox: %s\nRun '%s' for usage.\n",
-               skillbox::cli::printable(reword(app, e, argc, argv)).c_str(), help.c_str());
+  skillbox::cli::emit(stderr, "skillbox: " + skillbox::cli::printable(reword(app, e, argc, argv)) +
+                                  "\nRun '" + help + "' for usage.\n");
   return skillbox::cli::kExitUsage;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   // A closed stdout (`skillbox run ... | head -0`) should end in a write error, not a silent SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
+  (void)std::signal(SIGPIPE, SIG_IGN);
 
   CLI::App app("skillbox runs untrusted JavaScript skills in a fresh, limited QuickJS sandbox.", "skillbox");
   app.set_version_flag("--version", version_text(), "Print the skillbox and engine versions and exit");
@@ -90,9 +89,27 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e, argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "skillbox: internal error: %s\n", skillbox::cli::printable(e.what()).c_str());
-    return skillbox::cli::kExitInternal;
   }
   return status.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int code = skillbox::cli::kExitInternal;
+  try {
+    code = run_main(argc, argv);
+  } catch (const std::exception& e) {
+    skillbox::cli::emit(stderr, "skillbox: internal error: " + skillbox::cli::printable(e.what()) + "\n");
+    return skillbox::cli::kExitInternal;
+  } catch (...) {
+    skillbox::cli::emit(stderr, "skillbox: internal error\n");
+    return skillbox::cli::kExitInternal;
+  }
+  // A result that could not be written completely must not look like a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    skillbox::cli::emit(stderr, "skillbox: cannot write to standard output\n");
+    return skillbox::cli::kExitInternal;
+  }
+  return code;
 }

@@ -6,7 +6,7 @@
 namespace skillbox::cli {
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kMiB = 1024ull * 1024;
 constexpr uint64_t kKiB = 1024;
 
 }  // namespace
@@ -15,7 +15,7 @@ CLI::Validator integer_range(uint64_t min, uint64_t max) {
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
       [min, max, range](std::string& input) -> std::string {
-        const std::string failure = "expected an integer from " + range + ", got \"" + input + "\"";
+        std::string failure = "expected an integer from " + range + ", got \"" + input + "\"";
         if (input.empty() || input.size() > 20) return failure;
         uint64_t value = 0;
         for (char c : input) {
@@ -37,6 +37,14 @@ LimitOverrides LimitFlags::overrides() const {
   o.timeout_ms = timeout_ms;
   if (stack_kb) o.stack_bytes = *stack_kb * kKiB;
   return o;
+}
+
+void add_data_dir_option(CLI::App& command, std::string& data_dir) {
+  command
+      .add_option("--data-dir", data_dir,
+                  "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
+                  "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
+      ->type_name("DIR");
 }
 
 void add_limit_flags(CLI::App& command, LimitFlags& flags) {

@@ -36,6 +36,11 @@ struct LimitFlags {
 /// the skill's limits (kLimitFlagsNote).
 void add_limit_flags(CLI::App& command, LimitFlags& flags);
 
+/// Adds --data-dir DIR (workspaces and the store; HostOptions::data_dir). Empty when not given, which
+/// resolve_data_dir() turns into $SKILLBOX_HOME, else $XDG_DATA_HOME/skillbox, else
+/// ~/.local/share/skillbox.
+void add_data_dir_option(CLI::App& command, std::string& data_dir);
+
 /// A CLI11 validator accepting decimal integers from `min` to `max`, with a message in the manifest's
 /// style: "expected an integer from 1 to 4096, got \"lots\"".
 [[nodiscard]] CLI::Validator integer_range(uint64_t min, uint64_t max);

@@ -2,7 +2,8 @@
 #include "cli/report.h"
 
 #include <array>
-#include <cstdio>
+#include <charconv>
+#include <system_error>
 
 #include "cli/terminal_text.h"
 
@@ -15,24 +16,21 @@ constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kGiB = 1024 * kMiB;
 
-/// "245.3 KiB": for measured amounts, where one decimal is enough.
-std::string approx_bytes(uint64_t bytes) {
-  std::array<char, 32> buf{};
-  const auto value = static_cast<double>(bytes);
-  if (bytes >= kGiB) {
-    std::snprintf(buf.data(), buf.size(), "%.1f GiB", value / static_cast<double>(kGiB));
-  } else if (bytes >= kMiB) {
-    std::snprintf(buf.data(), buf.size(), "%.1f MiB", value / static_cast<double>(kMiB));
-  } else if (bytes >= kKiB) {
-    std::snprintf(buf.data(), buf.size(), "%.1f KiB", value / static_cast<double>(kKiB));
-  } else {
-    std::snprintf(buf.data(), buf.size(), "%llu bytes", static_cast<unsigned long long>(bytes));
-  }
-  return buf.data();
-}
-
 std::string plural(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+/// "245.3 KiB": for measured amounts, where one decimal is enough.
+std::string approx_bytes(uint64_t bytes) {
+  if (bytes < kKiB) return plural(bytes, "byte", "bytes");
+  const char* unit = bytes >= kGiB ? " GiB" : bytes >= kMiB ? " MiB" : " KiB";
+  const uint64_t scale = bytes >= kGiB ? kGiB : bytes >= kMiB ? kMiB : kKiB;
+  std::array<char, 32> buf{};
+  const auto [end, ec] =
+      std::to_chars(buf.data(), buf.data() + buf.size(),
+                    static_cast<double>(bytes) / static_cast<double>(scale), std::chars_format::fixed, 1);
+  if (ec != std::errc()) return plural(bytes, "byte", "bytes");
+  return std::string(buf.data(), end) + unit;
 }
 
 /// The limit behind a limit outcome, in the words of the manifest key that sets it.

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/options.h"
+#include "cli/output.h"
 #include "cli/report.h"
 #include "cli/terminal_text.h"
 
@@ -27,12 +28,10 @@ struct RunOptions {
 constexpr size_t kMaxExportNameBytes = 256;
 
 void write_out(const std::string& text) {
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
+  emit(stdout, text);
 }
 void write_err(const std::string& text) {
-  std::fputs(text.c_str(), stderr);
-  std::fflush(stderr);
+  emit(stderr, text);
 }
 
 /// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
@@ -139,10 +138,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   input_file->excludes(input);
   run->add_flag("--json", o->json, "Print one JSON object {outcome, value, error, logs, usage} on stdout");
   add_limit_flags(*run, o->limits);
-  run->add_option("--data-dir", o->data_dir,
-                  "Data folder for workspaces and the store (default: $SKILLBOX_HOME, else "
-                  "$XDG_DATA_HOME/skillbox, else ~/.local/share/skillbox)")
-      ->type_name("DIR");
+  add_data_dir_option(*run, o->data_dir);
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"

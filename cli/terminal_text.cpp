@@ -1,9 +1,7 @@
 // cli/terminal_text.cpp — escaping of skill-controlled text for terminals.
 #include "cli/terminal_text.h"
 
-#include <array>
 #include <cstdint>
-#include <cstdio>
 
 namespace skillbox::cli {
 namespace {
@@ -50,15 +48,15 @@ bool is_dangerous(char32_t cp) {
          (cp >= 0x2066 && cp <= 0x2069);    // bidi isolates
 }
 
-/// Escape of a byte ("\x1b") or of a code point ("\u202e").
+/// Escape of a byte ("\x1b") or of a code point ("\u202e"), in lower-case hex.
 std::string hex_escape(bool byte, unsigned value) {
-  std::array<char, 16> buf{};
-  if (byte) {
-    std::snprintf(buf.data(), buf.size(), "\\x%02x", value);
-  } else {
-    std::snprintf(buf.data(), buf.size(), "\\u%04x", value);
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string out = byte ? "\\x" : "\\u";
+  for (unsigned shift = byte ? 8 : 16; shift > 0;) {
+    shift -= 4;
+    out += kDigits[(value >> shift) & 0xFu];
   }
-  return buf.data();
+  return out;
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ constexpr const char* kHostFunctions = R"JS((() => {
     crypto.getRandomValues, crypto.randomUUID, TextEncoder, TextEncoder.prototype.encode,
     TextEncoder.prototype.encodeInto, getter(TextEncoder.prototype, 'encoding'), TextDecoder,
     TextDecoder.prototype.decode, getter(TextDecoder.prototype, 'encoding'), getter(TextDecoder.prototype, 'fatal'),
-    getter(TextDecoder.prototype, 'ignoreBOM')];
+    getter(TextDecoder.prototype, 'ignoreBOM'), ...Object.values(Object.getOwnPropertyDescriptors(openhuman.fs))
+    .map(d => d.value)];
 })())JS";
 
 TEST(Install, AddsExactlyTheHostApiGlobals) {
@@ -53,7 +54,7 @@ TEST(Install, GlobalsHaveWebIdlAttributes) {
   EXPECT_EQ(js.eval("[typeof openhuman, Object.getOwnPropertyNames(openhuman).length,"
                     " Object.getPrototypeOf(openhuman) === Object.prototype, Object.keys(console).length]")
                 .value,
-            R"(["object",1,true,0])");  // openhuman.http
+            R"(["object",2,true,0])");  // openhuman.fs, openhuman.http
 }
 
 TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
@@ -63,7 +64,7 @@ TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
               "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
               " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
           .value,
-      "[19,true]");
+      "[28,true]");
   // Prototypes and namespace objects inherit from this realm's Object.prototype.
   EXPECT_EQ(js.eval("[console, crypto, openhuman, TextEncoder.prototype, TextDecoder.prototype]"
                     ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor "

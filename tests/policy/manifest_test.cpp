@@ -368,5 +368,52 @@ TEST(ParseManifest, MessagesNeverCarryRawControlOrNonAsciiBytes) {
   }
 }
 
+TEST(ParseManifest, MutatedManifestsAreAcceptedOrRejectedWithAMessageNeverACrash) {
+  // Deterministic byte mutations of a full manifest: every result is a Manifest or a message in the
+  // documented style, and a clean manifest still parses afterwards.
+  const std::string base = R"({"id": "weather", "name": "Weather", "version": "1.0.0", "entry": "index.js",
+    "limits": {"memory_mb": 32, "steps": 10000000, "stack_kb": 512, "timeout_ms": 5000},
+    "permissions": {"fs": {"mode": "readwrite", "quota_bytes": 10485760, "max_files": 1000},
+      "http": {"allow": ["https://api.example.com/v1/", "https://*.example.org/"], "methods": ["GET", "POST"]},
+      "env": ["WEATHER_API_KEY"], "store": {"quota_bytes": 1048576, "max_keys": 10000}}})";
+  static constexpr char kAlphabet[] = "{}[]\":,.-+eE0123456789aAzZ*@/\\ \x00\x7f\xc3\xa9\xff";
+  const std::string alphabet(kAlphabet, sizeof kAlphabet - 1);  // keeps the NUL
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  const auto next = [&state] {  // xorshift64: reproducible without <random>'s platform differences
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  size_t accepted = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = next() % text.size();
+      const char c = alphabet[next() % alphabet.size()];
+      switch (next() % 3) {
+        case 0:
+          text[at] = c;
+          break;
+        case 1:
+          text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        default:
+          text.erase(at, 1 + next() % 8);
+          break;
+      }
+    }
+    Result<Manifest> m = Skill::parse_manifest(text);
+    if (m.ok()) {
+      ++accepted;
+      continue;
+    }
+    ASSERT_TRUE(m.error().message.starts_with("skill.json: ")) << text << "\n-> " << m.error().message;
+  }
+  EXPECT_GT(accepted, 0u);  // some mutations (inside strings, digits) stay valid
+  EXPECT_TRUE(Skill::parse_manifest(base).ok());
+}
+
 }  // namespace
 }  // namespace skillbox
