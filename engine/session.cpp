@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -64,7 +65,10 @@ Session::~Session() {
 }
 
 RunResult Session::run() {
-  const Clock::time_point wall_start = Clock::now();
+  // Wall time counts from when the invocation was accepted, the same origin as the deadline, so a
+  // timed-out run never reports less wall time than its limit. Direct users may leave start unset.
+  const Clock::time_point wall_start =
+      params_.start == Clock::time_point{} ? Clock::now() : std::min(params_.start, Clock::now());
   const uint64_t cpu_start = thread_cpu_ns();
   if (start_runtime()) {
     // Every JS value of the run lives in this scope, so all are freed before the runtime.

@@ -45,6 +45,7 @@ inline constexpr uint64_t kNativeStackReserve = 4ull * 1024 * 1024;
 struct SessionParams {
   const Invocation* invocation = nullptr;
   Limits limits;                          // effective limits (manifest lowered by the overrides)
+  Clock::time_point start;                // when the invocation was accepted (usage.wall_ms counts from here)
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
   bus::InvocationContext bus_context;

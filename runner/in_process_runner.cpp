@@ -93,11 +93,13 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     auto job = std::make_shared<Job>(invocation);
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
-    const auto deadline = engine::Clock::now() + std::chrono::milliseconds(limits.timeout_ms);
+    const auto start = engine::Clock::now();
+    const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
     params.limits = limits;
+    params.start = start;
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
     params.bus_context = impl_->bus_context(invocation.skill);

@@ -33,7 +33,10 @@ TEST(InProcessRunner, EveryOutcomeThroughTheCppApi) {
   InProcessRunner runner;
   for (const OutcomeCase& c : kOutcomes) {
     TempSkill skill({{"index.js", c.source}});
-    skill.manifest().limits.timeout_ms = 300;
+    // Only the timeout case may reach the deadline: the others get a deadline far beyond their limit,
+    // so a loaded machine cannot turn a step or memory limit into a timeout.
+    skill.manifest().limits.timeout_ms = c.outcome == Outcome::timeout ? 300 : 20'000;
+    skill.manifest().limits.steps = 1'000'000;
     skill.manifest().limits.memory_bytes = 8 * 1024 * 1024;
     RunResult r = run(runner, skill, "41");
     EXPECT_EQ(r.outcome, c.outcome) << c.name << ": " << describe(r);
