@@ -112,7 +112,6 @@ bool Session::start_runtime() {
     return false;
   }
   JSRuntime* rt = rt_.get();
-  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
   // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
   JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
   JS_SetRuntimeOpaque(rt, this);
@@ -133,6 +132,11 @@ bool Session::start_runtime() {
   bindings::install_host_api(ctx);
   bool timers_ok = install_timers(ctx);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
+  // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the
+  // host API take a fixed ~70 KB, far below Limits::kMinMemoryBytes.
+  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
+  heap_.enforce();
+  if (heap_.current_bytes() > params_.limits.memory_bytes) limiter_.trip(LimitKind::memory);
   Value exc(ctx, JS_GetException(ctx));
   if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
     if (limiter_.tripped() == LimitKind::none) {
