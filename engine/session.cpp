@@ -425,21 +425,36 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   JSValue promise = JS_NewPromiseCapability(ctx, funcs);
   if (JS_IsException(promise)) return promise;
   const uint64_t id = next_request_id_++;
-  pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+  try {
+    pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+  } catch (const std::bad_alloc&) {
+    JS_FreeValue(ctx, promise);
+    return JS_ThrowOutOfMemory(ctx);
+  }
   std::optional<bus::Reply> reply = dispatch(id, std::move(request));
   if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
   return promise;
 }
 
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
-  if (params_.intercept) return params_.intercept(id, request, *this);
-  return dispatcher_->dispatch(id, std::move(request));
+  // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
+  try {
+    if (params_.intercept) return params_.intercept(id, request, *this);
+    return dispatcher_->dispatch(id, std::move(request));
+  } catch (const std::exception& e) {
+    return bus::ErrorReply{bus::ErrorCode::IoError,
+                           std::string("the host failed to handle the request: ") + e.what()};
+  }
 }
 
 void Session::complete(uint64_t request_id, bus::Reply reply) {
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
-    inbox_.emplace_back(request_id, std::move(reply));
+    try {
+      inbox_.emplace_back(request_id, std::move(reply));
+    } catch (const std::bad_alloc&) {
+      return;  // the host is out of memory: the request stays pending until the deadline
+    }
   }
   inbox_cv_.notify_one();
 }
