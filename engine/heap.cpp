@@ -29,13 +29,15 @@ const JSMallocFunctions HeapAccount::kFunctions = {
 };
 
 bool HeapAccount::admit(JSMallocState* s, size_t grow) {
+  if (!enforcing_) return true;
   // After the deadline nothing more is allocated: a native loop that builds a string or an array
   // fails at its next allocation even though it never reaches the interrupt handler.
   if (limiter_.deadline_flagged()) {
     limiter_.trip(LimitKind::timeout);
     return false;
   }
-  if (s->malloc_size + grow + kMallocOverhead > s->malloc_limit) {
+  // The limit applies to the bytes we count (usable sizes), so heap_peak_bytes can be compared with it.
+  if (current_ + grow > s->malloc_limit) {
     limiter_.trip(LimitKind::memory);
     return false;
   }

@@ -28,6 +28,12 @@ class HeapAccount {
   /// The allocator functions to pass to JS_NewRuntime2 together with a HeapAccount* as opaque.
   static const JSMallocFunctions kFunctions;
 
+  /// Starts enforcing the heap limit and the deadline. Until then every allocation is granted: QuickJS
+  /// aborts the process if building the realm fails half-way (JS_SetPropertyFunctionList defines a
+  /// property twice when an atom cannot be allocated), so the realm and the host API are built first
+  /// — a bounded, skill-independent amount of memory that still counts against the limit.
+  void enforce() { enforcing_ = true; }
+
   /// Bytes currently allocated (usable sizes as reported by malloc), and the most ever at once.
   [[nodiscard]] uint64_t current_bytes() const { return current_; }
   [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
@@ -41,6 +47,7 @@ class HeapAccount {
   void removed(JSMallocState* s, size_t bytes);
 
   Limiter& limiter_;
+  bool enforcing_ = false;
   uint64_t current_ = 0;
   uint64_t peak_ = 0;
 };

@@ -106,7 +106,6 @@ bool Session::start_runtime() {
     return false;
   }
   JSRuntime* rt = rt_.get();
-  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
   // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
   JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
   JS_SetRuntimeOpaque(rt, this);
@@ -126,6 +125,11 @@ bool Session::start_runtime() {
 
   bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
+  // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the
+  // host API take a fixed ~70 KB, far below Limits::kMinMemoryBytes.
+  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
+  heap_.enforce();
+  if (heap_.current_bytes() > params_.limits.memory_bytes) limiter_.trip(LimitKind::memory);
   Value exc(ctx, JS_GetException(ctx));
   if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
     if (limiter_.tripped() == LimitKind::none) {
@@ -414,21 +418,36 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   JSValue promise = JS_NewPromiseCapability(ctx, funcs);
   if (JS_IsException(promise)) return promise;
   const uint64_t id = next_request_id_++;
-  pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+  try {
+    pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+  } catch (const std::bad_alloc&) {
+    JS_FreeValue(ctx, promise);
+    return JS_ThrowOutOfMemory(ctx);
+  }
   std::optional<bus::Reply> reply = dispatch(id, std::move(request));
   if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
   return promise;
 }
 
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
-  if (params_.intercept) return params_.intercept(id, request, *this);
-  return dispatcher_->dispatch(id, std::move(request));
+  // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
+  try {
+    if (params_.intercept) return params_.intercept(id, request, *this);
+    return dispatcher_->dispatch(id, std::move(request));
+  } catch (const std::exception& e) {
+    return bus::ErrorReply{bus::ErrorCode::IoError,
+                           std::string("the host failed to handle the request: ") + e.what()};
+  }
 }
 
 void Session::complete(uint64_t request_id, bus::Reply reply) {
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
-    inbox_.emplace_back(request_id, std::move(reply));
+    try {
+      inbox_.emplace_back(request_id, std::move(reply));
+    } catch (const std::bad_alloc&) {
+      return;  // the host is out of memory: the request stays pending until the deadline
+    }
   }
   inbox_cv_.notify_one();
 }

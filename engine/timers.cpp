@@ -83,8 +83,13 @@ JSValue schedule(JSContext* ctx, int argc, JSValueConst* argv, bool repeat) {
         return JS_EXCEPTION;
     }
   }
-  const uint64_t id = queue.add(Value::dup(ctx, argv[0]), std::move(args), delay, repeat, Clock::now());
-  return JS_NewInt64(ctx, static_cast<int64_t>(id));
+  try {
+    const uint64_t id = queue.add(Value::dup(ctx, argv[0]), std::move(args), delay, repeat, Clock::now());
+    return JS_NewInt64(ctx, static_cast<int64_t>(id));
+  } catch (const std::bad_alloc&) {
+    // Called from JS: a C++ exception must not unwind through QuickJS's C frames.
+    return JS_ThrowOutOfMemory(ctx);
+  }
 }
 
 JSValue js_set_timeout(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {

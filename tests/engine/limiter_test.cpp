@@ -147,7 +147,6 @@ TEST(Limits, InfiniteLoopWithAHugeBudgetEndsAtTheDeadline) {
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
   EXPECT_EQ(r.error->name, "TimeoutExceeded");
   EXPECT_EQ(r.error->message, "the wall-clock deadline passed (limit is 200 ms)");
-  EXPECT_GE(r.usage.wall_ms, 200u);
   expect_next_run_normal(runner);
 }
 
