@@ -6,6 +6,8 @@
 #include "bindings/context_state.h"
 #include "bindings/crypto.h"
 #include "bindings/env.h"
+#include "bindings/fs.h"
+#include "bindings/http.h"
 #include "bindings/store.h"
 #include "bindings/text_codec.h"
 
@@ -20,8 +22,8 @@ bool install_openhuman(JSContext* ctx, JSValueConst global) {
   JSValue openhuman = JS_NewObject(ctx);
   if (JS_IsException(openhuman)) return false;
   bool ok = true;
-  // ok = ok && install_fs(ctx, openhuman);
-  // ok = ok && install_http(ctx, openhuman);
+  ok = ok && install_fs(ctx, openhuman);
+  ok = ok && install_http(ctx, openhuman);
   ok = ok && install_store(ctx, global, openhuman);
   ok = ok && install_env(ctx, global, openhuman);
   if (!ok) {

@@ -7,6 +7,7 @@
 //
 // Paths, keys, names and URLs are carried exactly as the skill gave them (already checked to be
 // strings); capabilities validate them, since only they know the rules.
+// Equality is defaulted (member-wise) so tests can compare a value with its decoded frame.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,8 @@ enum class LogLevel : uint8_t { debug, info, warn, error };
 struct LogRequest {
   LogLevel level = LogLevel::info;
   std::string text;
+
+  bool operator==(const LogRequest&) const = default;
 };
 
 // ---- fs (openhuman.fs) ----------------------------------------------------------------------------
@@ -55,32 +58,48 @@ enum class FsEntryType : uint8_t { file, directory, other };
 struct FsReadFileRequest {
   std::string path;
   FsEncoding encoding = FsEncoding::utf8;
+
+  bool operator==(const FsReadFileRequest&) const = default;
 };
 struct FsWriteFileRequest {
   std::string path;
   Bytes data;
   bool append = false;  // appendFile
+
+  bool operator==(const FsWriteFileRequest&) const = default;
 };
 struct FsReaddirRequest {
   std::string path;
+
+  bool operator==(const FsReaddirRequest&) const = default;
 };
 struct FsStatRequest {
   std::string path;
+
+  bool operator==(const FsStatRequest&) const = default;
 };
 struct FsExistsRequest {
   std::string path;
+
+  bool operator==(const FsExistsRequest&) const = default;
 };
 struct FsMkdirRequest {
   std::string path;
   bool recursive = false;
+
+  bool operator==(const FsMkdirRequest&) const = default;
 };
 struct FsRemoveRequest {
   std::string path;
   bool recursive = false;
+
+  bool operator==(const FsRemoveRequest&) const = default;
 };
 struct FsRenameRequest {
   std::string from;
   std::string to;
+
+  bool operator==(const FsRenameRequest&) const = default;
 };
 
 // ---- http (openhuman.http) ------------------------------------------------------------------------
@@ -94,28 +113,40 @@ struct HttpRequest {
   Bytes body;
   std::optional<uint64_t> timeout_ms;  // lowered to the policy's timeout, never raised
   HttpResponseType response_type = HttpResponseType::text;
+
+  bool operator==(const HttpRequest&) const = default;
 };
 
 // ---- store ----------------------------------------------------------------------------------------
 
 struct StoreGetRequest {
   std::string key;
+
+  bool operator==(const StoreGetRequest&) const = default;
 };
 struct StoreSetRequest {
   std::string key;
   std::string value_json;  // JSON text produced by the binding (JSON.stringify semantics)
+
+  bool operator==(const StoreSetRequest&) const = default;
 };
 struct StoreDeleteRequest {
   std::string key;
+
+  bool operator==(const StoreDeleteRequest&) const = default;
 };
 struct StoreKeysRequest {
   std::string prefix;
+
+  bool operator==(const StoreKeysRequest&) const = default;
 };
 
 // ---- env ------------------------------------------------------------------------------------------
 
 struct EnvGetRequest {
   std::string name;
+
+  bool operator==(const EnvGetRequest&) const = default;
 };
 
 using Request =
@@ -129,29 +160,43 @@ using Request =
 struct ErrorReply {
   ErrorCode code = ErrorCode::IoError;
   std::string message;
+
+  bool operator==(const ErrorReply&) const = default;
 };
 /// Success with nothing to return (log, writeFile, mkdir, remove, rename, store.set).
-struct OkReply {};
+struct OkReply {
+  bool operator==(const OkReply&) const = default;
+};
 /// readFile.
 struct BytesReply {
   Bytes data;
+
+  bool operator==(const BytesReply&) const = default;
 };
 /// exists, store.delete (whether the key existed).
 struct BoolReply {
   bool value = false;
+
+  bool operator==(const BoolReply&) const = default;
 };
 struct FsDirEntry {
   std::string name;
   FsEntryType type = FsEntryType::file;
+
+  bool operator==(const FsDirEntry&) const = default;
 };
 /// readdir, sorted by name.
 struct FsReaddirReply {
   std::vector<FsDirEntry> entries;
+
+  bool operator==(const FsReaddirReply&) const = default;
 };
 struct FsStatReply {
   FsEntryType type = FsEntryType::file;
   uint64_t size = 0;
   double mtime_ms = 0;  // milliseconds since the Unix epoch
+
+  bool operator==(const FsStatReply&) const = default;
 };
 struct HttpResponseReply {
   uint32_t status = 0;
@@ -159,14 +204,20 @@ struct HttpResponseReply {
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in arrival order
   Bytes body;                                                // decoded body
   std::string url;                                           // final URL after redirects
+
+  bool operator==(const HttpResponseReply&) const = default;
 };
 /// store.get (nullopt: no such key), env.get (nullopt: not granted or not set).
 struct OptionalStringReply {
   std::optional<std::string> value;
+
+  bool operator==(const OptionalStringReply&) const = default;
 };
 /// store.keys, sorted.
 struct StringListReply {
   std::vector<std::string> values;
+
+  bool operator==(const StringListReply&) const = default;
 };
 
 using Reply = std::variant<ErrorReply, OkReply, BytesReply, BoolReply, FsReaddirReply, FsStatReply,

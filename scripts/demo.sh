@@ -19,3 +19,7 @@ run "$skillbox" check examples/skills/hello
 run "$skillbox" run examples/skills/hello --input '{"name": "Ada"}'
 run "$skillbox" run examples/skills/runaway --steps 1000000
 run "$skillbox" run examples/skills/runaway --call hog --memory-mb 8
+# Files: the notes skill keeps its notes in its own workspace ($SKILLBOX_HOME/skills/notes/workspace).
+run "$skillbox" run examples/skills/notes --input '{"add": "buy milk"}'
+run "$skillbox" run examples/skills/notes --input '{"add": "call Ada"}'
+run "$skillbox" run examples/skills/notes --input '{"remove": 1}'

@@ -1,9 +1,19 @@
 // capabilities/http/http_capability.h — mediated network access (`openhuman.http`) through libcurl.
+//
+// One HttpCapability serves the HTTP requests of one invocation. Each request is checked against the
+// invocation's `permissions.http` policy in C++ before any socket exists (URL, allowlist, method,
+// headers, body size, request count), and again during the transfer: every address libcurl is about to
+// connect to is classified (capabilities/http/address_check.h), every redirect hop is re-parsed and
+// re-checked against the whole policy, and the decoded response body is cut off the moment it passes
+// the cap. docs/http.md describes the rules and the reasons for them.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "bus/dispatcher.h"
 #include "bus/messages.h"
@@ -11,20 +21,55 @@
 
 namespace skillbox::capabilities {
 
-/// Runs the HTTP requests of one invocation on a host I/O thread (curl multi), enforcing the policy
-/// before and during each transfer. See docs/http.md.
+/// Transport settings that are not part of a skill's manifest. The defaults are the production
+/// values; tests lower them to exercise each limit quickly.
+struct HttpTuning {
+  /// Longest time to establish a connection (TCP + TLS), in milliseconds; never more than the
+  /// request's total timeout.
+  uint64_t connect_timeout_ms = 10'000;
+  /// Low-speed limit: a transfer averaging fewer than `low_speed_bytes_per_sec` bytes per second over
+  /// `low_speed_time_s` seconds is aborted as Timeout (defends against servers that drip bytes to
+  /// hold a slot; libcurl CURLOPT_LOW_SPEED_LIMIT/TIME).
+  uint64_t low_speed_bytes_per_sec = 1;
+  uint64_t low_speed_time_s = 30;
+  /// Tests only: libcurl CURLOPT_RESOLVE entries ("host:port:address") that pin a name to an address
+  /// without DNS. Connect-time address checks still apply to the pinned address.
+  std::vector<std::string> resolve;
+  /// Tests only: endpoints ("127.0.0.1:8080", "[::1]:8080") exempt from the private-address refusal,
+  /// so a loopback test server can stand in for a public host while everything else stays refused.
+  std::vector<std::string> exempt_endpoints;
+};
+
+/// Runs the HTTP requests of one invocation on a host I/O thread (one libcurl multi handle, started
+/// on the first request that passes the checks), enforcing the policy before and during each transfer.
+///
+/// Replies: start() returns a refusal synchronously, or std::nullopt and later calls
+/// sink.complete(id, reply) exactly once from the I/O thread: HttpResponseReply for any HTTP status,
+/// ErrorReply for PermissionDenied (policy, connect-time address check, redirect hop), PayloadTooLarge
+/// (request body, response body/headers), Timeout (total, connect, low-speed), NetworkError (DNS,
+/// connect, TLS, protocol, too many redirects), InvalidArgument (malformed URL/method/header),
+/// QuotaExceeded (permissions.http.max_requests). sink.complete must not call back into this object.
+///
+/// Counters: counters.http_bytes_in counts decoded response body bytes accepted, http_bytes_out
+/// request body bytes sent (each redirect hop that resends the body counts again).
 class HttpCapability {
  public:
+  /// `extra_ca_file`: tests only, a PEM CA trusted in addition to the system bundle (empty: none).
   HttpCapability(HttpPolicy policy, std::filesystem::path extra_ca_file, bus::CompletionSink& sink,
-                 bus::BusCounters& counters);
-  ~HttpCapability();  // cancels everything pending
+                 bus::BusCounters& counters, HttpTuning tuning = {});
+  ~HttpCapability();  // cancel_all()
   HttpCapability(const HttpCapability&) = delete;
   HttpCapability& operator=(const HttpCapability&) = delete;
 
-  /// Starts a request. Policy refusals may complete synchronously (returned); otherwise returns
-  /// std::nullopt and the reply arrives through sink.complete(id, ...).
+  /// Starts a request. Policy refusals complete synchronously (returned); otherwise returns
+  /// std::nullopt and the reply arrives through sink.complete(id, ...). At most
+  /// `policy.max_concurrent` requests are in flight at once; further ones wait in FIFO order. The
+  /// total timeout of a request starts when it leaves that queue and covers all redirect hops.
   std::optional<bus::Reply> start(uint64_t id, bus::HttpRequest request);
-  /// Cancels all pending requests; no completion is delivered after this returns.
+
+  /// Aborts every pending and queued request, closes their connections and stops the I/O thread.
+  /// When it returns no sink.complete() call is running or will ever be made; later start() calls
+  /// are refused. Idempotent. Must not be called from inside sink.complete().
   void cancel_all();
 
  private:

@@ -21,7 +21,9 @@ constexpr const char* kHostFunctions = R"JS((() => {
     crypto.getRandomValues, crypto.randomUUID, TextEncoder, TextEncoder.prototype.encode,
     TextEncoder.prototype.encodeInto, getter(TextEncoder.prototype, 'encoding'), TextDecoder,
     TextDecoder.prototype.decode, getter(TextDecoder.prototype, 'encoding'), getter(TextDecoder.prototype, 'fatal'),
-    getter(TextDecoder.prototype, 'ignoreBOM'), store.get, store.set, store.delete, store.keys, env.get];
+    getter(TextDecoder.prototype, 'ignoreBOM'), store.get, store.set, store.delete, store.keys, env.get,
+    ...Object.values(Object.getOwnPropertyDescriptors(openhuman.fs)).map(d => d.value),
+    ...Object.values(Object.getOwnPropertyDescriptors(openhuman.http)).map(d => d.value)];
 })())JS";
 
 TEST(Install, AddsExactlyTheHostApiGlobals) {
@@ -58,7 +60,7 @@ TEST(Install, GlobalsHaveWebIdlAttributes) {
                     " ['env', 'store'].map(n => { const d = Object.getOwnPropertyDescriptor(openhuman, n);"
                     " return d.writable && d.configurable && !d.enumerable; }).every(Boolean)]")
                 .value,
-            R"(["object","env,store",true,0,true])");
+            R"(["object","env,fs,http,store",true,0,true])");
 }
 
 TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
@@ -68,7 +70,7 @@ TEST(Install, SecurityEveryHostFunctionBelongsToTheSkillsRealm) {
               "; [fs.length, fs.every(f => typeof f === 'function' && f.constructor === Function &&"
               " f.constructor.constructor === Function && Object.getPrototypeOf(f) === Function.prototype)]")
           .value,
-      "[24,true]");
+      "[36,true]");
   // Prototypes and namespace objects inherit from this realm's Object.prototype.
   EXPECT_EQ(js.eval("[console, crypto, openhuman, TextEncoder.prototype, TextDecoder.prototype]"
                     ".every(o => Object.getPrototypeOf(o) === Object.prototype && o.constructor.constructor "

@@ -1,0 +1,267 @@
+// bindings/http.cpp — `openhuman.http.{request, get, post}`.
+//
+// Arguments are hostile (SECURITY-CASES.md "Hostile arguments"): each is type-checked without running
+// JS, converted once into the bus::HttpRequest, and every rule about URLs, methods, headers and sizes is
+// then applied by the http capability to that copy. The bounds here only limit what is copied out of the
+// skill's heap; the capability's limits are lower and give the error a skill should see.
+#include "bindings/http.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings/args.h"
+#include "bindings/bridge.h"
+#include "bindings/errors.h"
+#include "bindings/function_list.h"
+#include "bindings/utf8.h"
+#include "bindings/values.h"
+#include "skillbox/policy.h"
+
+namespace skillbox::bindings {
+namespace {
+
+// Copy bounds (see the file comment): the capability refuses URLs above 8 KiB, methods above 32 bytes
+// and more than 100 headers with its own messages; bodies are bounded by the manifest ceiling of
+// permissions.http.max_request_bytes (256 MiB).
+constexpr size_t kMaxUrlCopyBytes = 1u << 20;
+constexpr size_t kMaxMethodCopyBytes = 256;
+constexpr size_t kMaxHeaderCopyEntries = 1000;
+constexpr size_t kMaxBodyCopyBytes = 256u << 20;
+constexpr int64_t kMaxTimeoutMs = static_cast<int64_t>(Limits::kMaxTimeoutMs);
+
+// fetch's default for a string body without a Content-Type header.
+constexpr const char* kTextContentType = "text/plain;charset=UTF-8";
+
+enum Function : int { kRequest, kGet, kPost };
+constexpr const char* kFunctionNames[] = {"openhuman.http.request", "openhuman.http.get",
+                                          "openhuman.http.post"};
+
+bool has_header(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view lname) {
+  for (const auto& [name, value] : headers) {
+    if (name.size() != lname.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) {
+      const char c = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<char>(name[i] - 'A' + 'a') : name[i];
+      same = c == lname[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+// ---- replies ----------------------------------------------------------------------------------------
+
+// The WHATWG "UTF-8 decode" of a body, as fetch's text() does it: a leading BOM is dropped, invalid
+// sequences become U+FFFD.
+std::string decode_utf8(const bus::Bytes& body) {
+  utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
+  std::string text;
+  text.reserve(body.size());
+  (void)decoder.decode(body.data(), body.size(), /*flush=*/true, text);
+  return text;
+}
+
+// `headers`: an own data property per lower-cased name (defined, never [[Set]], so "__proto__" is just
+// a name); repeated headers joined with ", " as fetch's Headers.get does.
+JSValue headers_object(JSContext* ctx, const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::vector<std::pair<std::string, std::string>> merged;
+  for (const auto& [name, value] : headers) {
+    auto it = merged.begin();
+    while (it != merged.end() && it->first != name) ++it;
+    if (it == merged.end()) {
+      merged.emplace_back(name, value);
+    } else {
+      it->second += ", ";
+      it->second += value;
+    }
+  }
+  JSValue obj = JS_NewObject(ctx);
+  if (JS_IsException(obj)) return obj;
+  for (const auto& [name, value] : merged) {
+    JSAtom atom = JS_NewAtomLen(ctx, name.data(), name.size());
+    if (atom == JS_ATOM_NULL) {
+      JS_FreeValue(ctx, obj);
+      return JS_EXCEPTION;
+    }
+    const int rc = JS_DefinePropertyValue(ctx, obj, atom, new_string(ctx, value), JS_PROP_C_W_E);
+    JS_FreeAtom(ctx, atom);
+    if (rc < 0) {
+      JS_FreeValue(ctx, obj);
+      return JS_EXCEPTION;
+    }
+  }
+  return obj;
+}
+
+// {status, statusText, headers, body, url}; `body` is consumed on every path.
+JSValue response_object(JSContext* ctx, const bus::HttpResponseReply& r, JSValue body) {
+  if (JS_IsException(body)) return body;
+  JSValue obj = JS_NewObject(ctx);
+  JSValue headers = JS_IsException(obj) ? JS_EXCEPTION : headers_object(ctx, r.headers);
+  if (JS_IsException(headers)) {
+    JS_FreeValue(ctx, obj);
+    JS_FreeValue(ctx, body);
+    return JS_EXCEPTION;
+  }
+  // Each define consumes its value, also on failure; after a failure the rest are freed unused.
+  JSValue values[] = {JS_NewUint32(ctx, r.status), new_string(ctx, r.status_text), headers, body,
+                      new_string(ctx, r.url)};
+  const char* names[] = {"status", "statusText", "headers", "body", "url"};
+  bool ok = true;
+  for (size_t i = 0; i < std::size(values); ++i) {
+    if (ok && !JS_IsException(values[i])) {
+      ok = JS_DefinePropertyValueStr(ctx, obj, names[i], values[i], JS_PROP_C_W_E) >= 0;
+    } else {
+      JS_FreeValue(ctx, values[i]);
+      ok = false;
+    }
+  }
+  if (!ok) {
+    JS_FreeValue(ctx, obj);
+    return JS_EXCEPTION;
+  }
+  return obj;
+}
+
+JSValue decode_text(JSContext* ctx, bus::Reply& reply) {
+  auto& r = std::get<bus::HttpResponseReply>(reply);
+  return response_object(ctx, r, new_string(ctx, decode_utf8(r.body)));
+}
+
+JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {
+  auto& r = std::get<bus::HttpResponseReply>(reply);
+  return response_object(ctx, r, new_uint8_array(ctx, r.body.data(), r.body.size()));
+}
+
+JSValue decode_json(JSContext* ctx, bus::Reply& reply) {
+  auto& r = std::get<bus::HttpResponseReply>(reply);
+  const std::string text = decode_utf8(r.body);
+  // JS_ParseJSON is the engine's JSON.parse: deep nesting ends in a catchable stack-overflow error.
+  JSValue body = JS_ParseJSON(ctx, text.c_str(), text.size(), "<http response>");
+  if (JS_IsException(body)) {
+    JSValue err = JS_UNINITIALIZED;
+    if (!take_catchable_exception(ctx, &err)) return JS_EXCEPTION;  // an interrupted run stays so
+    // Keep the engine's SyntaxError (the skill's realm, `instanceof SyntaxError`) and say where the
+    // text came from.
+    if (JS_IsObject(err)) {
+      std::string message =
+          "openhuman.http: the response from " + r.url + " is not valid JSON (responseType 'json')";
+      JSValue original = JS_GetPropertyStr(ctx, err, "message");
+      size_t len = 0;
+      if (const char* s = JS_IsString(original) ? JS_ToCStringLen(ctx, &len, original) : nullptr) {
+        message += ": ";
+        message.append(s, len);
+        JS_FreeCString(ctx, s);
+      }
+      JS_FreeValue(ctx, original);
+      if (JS_DefinePropertyValueStr(ctx, err, "message", new_string(ctx, message),
+                                    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
+        JS_FreeValue(ctx, err);
+        return JS_EXCEPTION;
+      }
+    }
+    return JS_Throw(ctx, err);
+  }
+  return response_object(ctx, r, body);
+}
+
+// ---- arguments ----------------------------------------------------------------------------------------
+
+struct Parsed {
+  bus::HttpRequest request;
+  bool string_body = false;
+};
+
+// A request body: a string (its UTF-8 bytes) or a Uint8Array; undefined and null mean none.
+bool read_body(JSContext* ctx, JSValueConst value, const Where& where, Parsed& out) {
+  if (JS_IsUndefined(value) || JS_IsNull(value)) return true;
+  out.string_body = JS_IsString(value);
+  return to_string_or_bytes(ctx, value, where, out.request.body, kMaxBodyCopyBytes);
+}
+
+// The members get/post/request share, read in lexicographic order as WebIDL reads dictionaries.
+bool read_common(const Options& o, Parsed& out) {
+  std::optional<int64_t> timeout_ms;
+  if (!o.string_pairs("headers", out.request.headers, kMaxHeaderCopyEntries)) return false;
+  if (!o.enumeration("responseType",
+                     {{"text", bus::HttpResponseType::text},
+                      {"binary", bus::HttpResponseType::binary},
+                      {"json", bus::HttpResponseType::json}},
+                     out.request.response_type))
+    return false;
+  if (!o.integer("timeoutMs", 1, kMaxTimeoutMs, timeout_ms)) return false;
+  if (timeout_ms) out.request.timeout_ms = static_cast<uint64_t>(*timeout_ms);
+  return true;
+}
+
+JSValue send(JSContext* ctx, Parsed& p) {
+  if (p.string_body && !has_header(p.request.headers, "content-type"))
+    p.request.headers.emplace_back("Content-Type", kTextContentType);
+  ReplyDecoder decode = decode_text;
+  if (p.request.response_type == bus::HttpResponseType::binary) decode = decode_binary;
+  if (p.request.response_type == bus::HttpResponseType::json) decode = decode_json;
+  return bridge(ctx).call_async(ctx, std::move(p.request), decode);
+}
+
+JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv, int magic) {
+  const char* name = kFunctionNames[magic];
+  Args args(ctx, name, argc, argv);
+  Parsed p;
+  const StringRules url_rules{.max_bytes = kMaxUrlCopyBytes};
+  Options options;
+  switch (magic) {
+    case kGet:
+      if (!args.require(1) || !args.string(0, "url", p.request.url, url_rules) ||
+          !args.options(1, "options", options) || !read_common(options, p))
+        return JS_EXCEPTION;
+      p.request.method = "GET";
+      break;
+    case kPost:
+      if (!args.require(1) || !args.string(0, "url", p.request.url, url_rules) ||
+          !read_body(ctx, args[1], args.where("body"), p) || !args.options(2, "options", options) ||
+          !read_common(options, p))
+        return JS_EXCEPTION;
+      p.request.method = "POST";
+      break;
+    default: {  // request({body, headers, method, responseType, timeoutMs, url})
+      if (!args.require(1)) return JS_EXCEPTION;
+      if (!JS_IsObject(args[0])) return throw_wrong_type(ctx, args.where("options"), "an object", args[0]);
+      if (!args.options(0, "options", options)) return JS_EXCEPTION;
+      JSValue body = JS_UNDEFINED;
+      if (!options.get("body", body)) return JS_EXCEPTION;
+      const bool body_ok = read_body(ctx, body, {name, "options", "body"}, p);
+      JS_FreeValue(ctx, body);
+      if (!body_ok || !read_common(options, p)) return JS_EXCEPTION;
+      std::optional<std::string> method;
+      std::optional<std::string> url;
+      if (!options.string("method", method, {.max_bytes = kMaxMethodCopyBytes}) ||
+          !options.string("url", url, url_rules))
+        return JS_EXCEPTION;
+      if (!url) return throw_type_error(ctx, std::string(name) + ": options.url is required");
+      p.request.method = method.value_or("GET");
+      p.request.url = std::move(*url);
+      break;
+    }
+  }
+  return send(ctx, p);
+}
+
+// Static storage: QuickJS keeps pointers to these entries until each property is first read.
+const JSCFunctionListEntry kHttpFunctions[] = {
+    list_function_magic("request", 1, http_call, kRequest),
+    list_function_magic("get", 1, http_call, kGet),
+    list_function_magic("post", 2, http_call, kPost),
+};
+
+}  // namespace
+
+bool install_http(JSContext* ctx, JSValueConst openhuman) {
+  JSValue http = JS_NewObject(ctx);
+  if (JS_IsException(http)) return false;
+  JS_SetPropertyFunctionList(ctx, http, kHttpFunctions, static_cast<int>(std::size(kHttpFunctions)));
+  return JS_DefinePropertyValueStr(ctx, openhuman, "http", http, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >=
+         0;
+}
+
+}  // namespace skillbox::bindings
