@@ -257,7 +257,10 @@ std::optional<std::vector<StoreEntry>> parse_import(const std::string& where, co
     if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
     start = end + 1;
     auto bad = [&](const std::string& what) {
-      complain("import", where + ": line " + std::to_string(line) + ": " + what);
+      std::string message = where;
+      message += ": line " + std::to_string(line) + ": ";
+      message += what;
+      complain("import", message);
       return std::nullopt;
     };
     if (row.empty()) return bad("empty line; every line must be {\"key\": ..., \"value\": ...}");
