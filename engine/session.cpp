@@ -214,7 +214,13 @@ bool Session::parse_input(Value& input) {
   input = Value(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<input>"));
   if (input.is_exception()) {
     ErrorInfo e = take_exception(ctx);
-    if (limiter_.tripped() == LimitKind::none)
+    // The engine's parser reports nesting deeper than its stack allows as "stack overflow"; the
+    // text is valid JSON then, so say what is wrong with it.
+    if (limiter_.tripped() == LimitKind::none && e.message == "stack overflow")
+      finish(Outcome::invalid, host_error("InvalidInput",
+                                          "the input JSON is nested too deeply for the engine's parser; "
+                                          "pass flatter input (or raise limits.stack_kb)"));
+    else if (limiter_.tripped() == LimitKind::none)
       finish(Outcome::invalid, host_error("InvalidInput", "the input is not valid JSON: " + e.message));
     return false;
   }
