@@ -36,6 +36,9 @@ JSValue js_btoa(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCons
   StringBytes data;
   if (!args.require(1) || !string_bytes(ctx, args[0], args.where("data"), data, kDomString))
     return JS_EXCEPTION;
+  // The bytes (at most one per UTF-8 byte) and their base64 text.
+  HeapCharge charge(ctx);
+  if (!charge.cover(data.size() + (data.size() + 2) / 3 * 4)) return JS_EXCEPTION;
   try {
     // Each code point must fit a byte; the string's UTF-8 is decoded back to those bytes.
     std::string bytes;
@@ -60,6 +63,9 @@ JSValue js_atob(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCons
   StringBytes data;
   if (!args.require(1) || !string_bytes(ctx, args[0], args.where("data"), data, kDomString))
     return JS_EXCEPTION;
+  // The text without whitespace, the decoded bytes (3 per 4 characters) and their UTF-8 (2 per byte).
+  HeapCharge charge(ctx);
+  if (!charge.cover(data.size() + 3 * (data.size() / 4 * 3 + 2))) return JS_EXCEPTION;
   try {
     const std::optional<std::string> bytes = forgiving_base64_decode(data.view());
     if (!bytes)

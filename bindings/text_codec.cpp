@@ -1,6 +1,7 @@
 // bindings/text_codec.cpp — TextEncoder and TextDecoder (WHATWG Encoding Standard, UTF-8 only).
 #include "bindings/text_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <iterator>
@@ -230,12 +231,28 @@ JSValue js_decoder_decode(JSContext* ctx, JSValueConst this_val, int argc, JSVal
 
   if (!state->do_not_flush) state->decoder.reset();
   state->do_not_flush = stream;
+  // Decoded in slices so that the host-side text is charged to the heap as it grows (up to 3 bytes
+  // per input byte when every byte is invalid), before it can outgrow the limit.
+  constexpr size_t kSlice = 256 * 1024;
+  HeapCharge charge(ctx);
   std::string text;
   try {
-    if (!state->decoder.decode(input.data, input.size, !stream, text)) {
-      state->do_not_flush = false;
-      return throw_type_error(ctx, "TextDecoder.decode: the input is not valid UTF-8 (the decoder is fatal)");
-    }
+    size_t done = 0;
+    do {
+      const size_t n = std::min(kSlice, input.size - done);
+      const bool last = done + n == input.size;
+      if (!charge.cover(text.size() + 3 * n + 16)) {
+        state->do_not_flush = false;
+        state->decoder.reset();
+        return JS_EXCEPTION;
+      }
+      if (!state->decoder.decode(input.data + done, n, last && !stream, text)) {
+        state->do_not_flush = false;
+        return throw_type_error(ctx,
+                                "TextDecoder.decode: the input is not valid UTF-8 (the decoder is fatal)");
+      }
+      done += n;
+    } while (done < input.size);
   } catch (const std::bad_alloc&) {
     return JS_ThrowOutOfMemory(ctx);
   }

@@ -14,6 +14,37 @@ namespace skillbox::bindings {
 /// one). Returns JS_EXCEPTION (pending) when out of memory.
 JSValue new_uint8_array(JSContext* ctx, const uint8_t* data, size_t size);
 
+/// Counts host memory against the runtime's heap limit for as long as it lives. Bindings that build
+/// a host-side buffer whose size the skill chooses (decoded text, base64) charge its size first and
+/// keep the charge up to date as it grows: without it one call could use several times the heap limit
+/// in host memory. The charge is a block of the runtime that is never written, so it takes address
+/// space but no resident memory. When the limit refuses it, an out-of-memory error is pending (the
+/// limiter has recorded `memory_limit`) and the binding returns JS_EXCEPTION.
+class HeapCharge {
+ public:
+  explicit HeapCharge(JSContext* ctx) : ctx_(ctx) {}
+  ~HeapCharge() {
+    if (block_ != nullptr) js_free(ctx_, block_);
+  }
+  HeapCharge(const HeapCharge&) = delete;
+  HeapCharge& operator=(const HeapCharge&) = delete;
+
+  /// Raises the charge to `bytes` (never lowers it). False when the heap limit refuses.
+  [[nodiscard]] bool cover(size_t bytes) {
+    if (bytes <= charged_) return true;
+    void* grown = js_realloc(ctx_, block_, bytes);
+    if (grown == nullptr) return false;
+    block_ = grown;
+    charged_ = bytes;
+    return true;
+  }
+
+ private:
+  JSContext* ctx_;
+  void* block_ = nullptr;
+  size_t charged_ = 0;
+};
+
 /// A JS string of ctx from UTF-8 text (JS_NewStringLen). Invalid UTF-8 bytes read as Latin-1.
 inline JSValue new_string(JSContext* ctx, std::string_view text) {
   return JS_NewStringLen(ctx, text.data(), text.size());

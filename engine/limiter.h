@@ -42,13 +42,23 @@ class Limiter {
 
   /// Installs the interrupt handler on `rt` and arms the tick counter of `ctx` for the step budget.
   void attach(JSRuntime* rt, JSContext* ctx);
-  /// Forgets the context (before it is freed); later trips no longer touch its counter.
-  void detach() { ctx_ = nullptr; }
+  /// Forgets the runtime and context (before they are freed); later trips no longer touch them.
+  void detach() {
+    rt_ = nullptr;
+    ctx_ = nullptr;
+  }
 
   /// Records that `kind` was hit, unless another limit was hit first, and makes the engine call the
   /// interrupt handler at its very next tick (which then interrupts). JS thread only.
   void trip(LimitKind kind);
-  [[nodiscard]] LimitKind tripped() const { return tripped_; }
+  /// The limit that was hit first, or `none`. Includes a call-stack overflow the engine recorded since
+  /// the last poll: one inside a getter, toJSON or trap that host code ran (describing a thrown value,
+  /// serializing the result) returns to the host without another tick, so no poll would see it.
+  [[nodiscard]] LimitKind tripped() {
+    if (tripped_ == LimitKind::none && rt_ != nullptr && JS_HasCallStackOverflowed(rt_))
+      trip(LimitKind::stack);
+    return tripped_;
+  }
 
   /// Polls every limit that can be polled: engine stack flag, deadline. Trips and returns true if one
   /// was hit (or was hit before). Called by the event loop between jobs.

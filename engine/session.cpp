@@ -188,6 +188,20 @@ bool Session::load_entry(Value& exports, bool& is_module) {
   }
   // A compiled module is kept by the context; its definition stays valid after evaluation.
   auto* module = is_module ? static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get())) : nullptr;
+  if (!is_module) {
+    // A script's exports are the functions it defines, never a built-in global: otherwise a caller
+    // choosing the export name (`eval`, `Function`, `constructor`) would run its input as code with
+    // the skill's permissions. No skill code has run yet, so reading the globals runs none.
+    Value global(ctx, JS_GetGlobalObject(ctx));
+    for (const std::string& candidate : export_candidates()) {
+      Value before(ctx, JS_GetPropertyStr(ctx, global.get(), candidate.c_str()));
+      if (before.is_exception()) {
+        fail_with_exception();
+        return false;
+      }
+      script_globals_before_.push_back(std::move(before));
+    }
+  }
   Value evaluated(ctx, JS_EvalFunction(ctx, compiled.release()));
   if (evaluated.is_exception()) {
     fail_with_exception();
@@ -208,11 +222,23 @@ bool Session::parse_input(Value& input) {
   input = Value(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<input>"));
   if (input.is_exception()) {
     ErrorInfo e = take_exception(ctx);
-    if (limiter_.tripped() == LimitKind::none)
+    // The engine's parser reports nesting deeper than its stack allows as "stack overflow"; the
+    // text is valid JSON then, so say what is wrong with it.
+    if (limiter_.tripped() == LimitKind::none && e.message == "stack overflow")
+      finish(Outcome::invalid, host_error("InvalidInput",
+                                          "the input JSON is nested too deeply for the engine's parser; "
+                                          "pass flatter input (or raise limits.stack_kb)"));
+    else if (limiter_.tripped() == LimitKind::none)
       finish(Outcome::invalid, host_error("InvalidInput", "the input is not valid JSON: " + e.message));
     return false;
   }
   return true;
+}
+
+std::vector<std::string> Session::export_candidates() const {
+  const std::string& name = params_.invocation->export_name;
+  if (name.empty()) return {"default", "run"};
+  return {name};
 }
 
 bool Session::call_export(const Value& exports, bool is_module, const Value& input, Value& promise) {
@@ -220,21 +246,19 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
   const Invocation& inv = *params_.invocation;
   const std::string& entry = inv.skill.manifest().entry;
 
-  std::vector<std::string> names;
-  if (inv.export_name.empty()) {
-    names = {"default", "run"};
-  } else {
-    names = {inv.export_name};
-  }
+  const std::vector<std::string> names = export_candidates();
   Value fn;
   std::string found;
-  for (const std::string& name : names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     Value v(ctx, JS_GetPropertyStr(ctx, exports.get(), name.c_str()));
     if (v.is_exception()) {
       fail_with_exception();
       return false;
     }
-    if (!v.is_undefined()) {
+    const bool builtin = !is_module && i < script_globals_before_.size() && v.is_object() &&
+                         JS_VALUE_GET_PTR(v.get()) == JS_VALUE_GET_PTR(script_globals_before_[i].get());
+    if (!v.is_undefined() && !builtin) {
       fn = std::move(v);
       found = name;
       break;
@@ -246,7 +270,9 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
     finish(Outcome::invalid,
            host_error("InvalidSkill",
                       entry + " has no " + kind + " named " + wanted +
-                          (is_module ? "" : " (a script's top-level functions are its exports)")));
+                          (is_module ? ""
+                                     : " (a script's own top-level functions are its exports; built-in "
+                                       "globals are not)")));
     return false;
   }
   if (!JS_IsFunction(ctx, fn.get())) {
@@ -526,6 +552,7 @@ void Session::teardown() {
     inbox_.clear();
   }
   pending_.clear();
+  script_globals_before_.clear();
   if (timers_) {
     result_.usage.timers_dropped += timers_->clear();
     timers_.reset();

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bindings/bridge.h"
 #include "bus/dispatcher.h"
@@ -92,6 +93,7 @@ class Session final : public bindings::Bridge, public bus::CompletionSink {
   bool start_runtime();
   bool load_entry(Value& exports_holder, bool& is_module);
   bool parse_input(Value& input);
+  [[nodiscard]] std::vector<std::string> export_candidates() const;
   bool call_export(const Value& exports, bool is_module, const Value& input, Value& promise);
   void event_loop(const Value& promise);
   bool run_jobs();
@@ -123,6 +125,10 @@ class Session final : public bindings::Bridge, public bus::CompletionSink {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_cv_;
   std::deque<std::pair<uint64_t, bus::Reply>> inbox_;
+
+  // For a classic script: the candidate export names' global values before the script ran. A value
+  // still there afterwards is a built-in (eval, Function, log, ...), not a function of the skill.
+  std::vector<Value> script_globals_before_;
 
   bool finished_ = false;
   RunResult result_;

@@ -195,6 +195,20 @@ TEST(Session, BadInputIsInvalidAndRunsNoSkillCode) {
   EXPECT_EQ(r.usage.steps, 0u);
 }
 
+TEST(Session, DeeplyNestedInputIsInvalidAndSaysItIsTooDeepNotMalformed) {
+  TempSkill skill({{"index.js", "export default (i) => 1;"}});
+  InProcessRunner runner;
+  RunResult r = run(runner, skill, std::string(100000, '[') + std::string(100000, ']'));
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "InvalidInput");
+  EXPECT_EQ(r.error->message,
+            "the input JSON is nested too deeply for the engine's parser; pass flatter input (or raise "
+            "limits.stack_kb)");
+  EXPECT_EQ(r.usage.steps, 0u);
+  r = run(runner, skill, "[[[1]]]");
+  EXPECT_EQ(r.outcome, Outcome::ok) << describe(r);
+}
+
 TEST(Session, MissingOrEscapingEntryIsInvalid) {
   InProcessRunner runner;
   TempSkill missing({{"other.js", ""}});
