@@ -191,7 +191,7 @@ json manifest_json(const Manifest& m) {
                           {"max_files", p.fs.max_files},
                           {"max_file_bytes", p.fs.max_file_bytes}}},
                         {"http",
-                         {{"allow", p.http.allow},
+                         {{"allow", p.http.allow.texts()},
                           {"methods", p.http.methods},
                           {"max_request_bytes", p.http.max_request_bytes},
                           {"max_response_bytes", p.http.max_response_bytes},

@@ -1,10 +1,13 @@
-// policy/http_allow.cpp — checks and normalizes `permissions.http.allow` entries.
+// policy/http_allow.cpp — checks and normalizes `permissions.http.allow` entries (the one parser of
+// them), and HttpAllowList, which runs every entry through it once.
 #include "policy/http_allow.h"
 
 #include <arpa/inet.h>
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "policy/ceilings.h"
@@ -82,9 +85,9 @@ constexpr std::string_view kHostRule =
     "the host must be a DNS name (letters, digits, '-' and '.'), an IPv4 address like 192.0.2.1 or a "
     "bracketed IPv6 address";
 
-/// Checks a lower-cased DNS name, optionally with a leading "*." wildcard label.
-Result<std::string> check_dns_host(const std::string& host) {
-  std::string_view name = host;
+/// Checks a lower-cased DNS name or IPv4 address, optionally with a leading "*." wildcard label, and
+/// stores it in `entry` (host without the "*.", subdomains).
+std::optional<Error> check_dns_host(std::string_view name, HttpAllowEntry& entry) {
   const bool wildcard = name.starts_with("*.");
   if (wildcard) name.remove_prefix(2);
   if (name.find('*') != std::string_view::npos) {
@@ -106,12 +109,12 @@ Result<std::string> check_dns_host(const std::string& host) {
     if (!is_canonical_ipv4(name)) {
       return Error{"write IPv4 addresses as four decimal numbers without leading zeros, like 192.0.2.1"};
     }
-    return host;
-  }
-  if (wildcard && labels.size() < 2) {
+  } else if (wildcard && labels.size() < 2) {
     return Error{"a wildcard must be followed by at least two labels, as in *.example.org"};
   }
-  return host;
+  entry.host = std::string(name);
+  entry.subdomains = wildcard;
+  return std::nullopt;
 }
 
 /// Checks "[v6]" and returns it in inet_ntop's canonical (RFC 5952) form.
@@ -169,7 +172,7 @@ Result<std::string> check_path(std::string_view path) {
 
 }  // namespace
 
-Result<std::string> normalize_http_allow_entry(std::string_view entry) {
+Result<HttpAllowEntry> parse_http_allow_entry(std::string_view entry) {
   if (entry.size() > kMaxHttpAllowEntryBytes) {
     return Error{"longer than " + std::to_string(kMaxHttpAllowEntryBytes) + " bytes"};
   }
@@ -186,8 +189,9 @@ Result<std::string> normalize_http_allow_entry(std::string_view entry) {
   }
   const size_t scheme_end = entry.find("://");
   if (scheme_end == std::string_view::npos) return Error{"missing scheme: start with https:// or http://"};
-  const std::string scheme = to_lower(entry.substr(0, scheme_end));
-  if (scheme != "http" && scheme != "https") return Error{"the scheme must be http or https"};
+  HttpAllowEntry out;
+  out.scheme = to_lower(entry.substr(0, scheme_end));
+  if (out.scheme != "http" && out.scheme != "https") return Error{"the scheme must be http or https"};
   const std::string_view rest = entry.substr(scheme_end + 3);
   if (rest.find_first_of("?#") != std::string_view::npos) {
     return Error{"query strings and fragments ('?', '#') are not allowed"};
@@ -225,8 +229,8 @@ Result<std::string> normalize_http_allow_entry(std::string_view entry) {
   }
   if (host_part.empty()) return Error{"missing host"};
 
-  uint32_t port = scheme == "https" ? 443 : 80;
-  const uint32_t default_port = port;
+  const uint16_t default_port = out.scheme == "https" ? 443 : 80;
+  out.port = default_port;
   if (has_port) {
     if (port_part.empty() || port_part.size() > 5) return Error{"the port must be a number from 1 to 65535"};
     uint32_t value = 0;
@@ -235,19 +239,70 @@ Result<std::string> normalize_http_allow_entry(std::string_view entry) {
       value = value * 10 + static_cast<uint32_t>(c - '0');
     }
     if (value < 1 || value > 65535) return Error{"the port must be a number from 1 to 65535"};
-    port = value;
+    out.port = static_cast<uint16_t>(value);
   }
 
-  Result<std::string> host =
-      host_part.starts_with('[') ? check_ipv6_host(host_part) : check_dns_host(to_lower(host_part));
-  if (!host) return host;
+  if (host_part.starts_with('[')) {
+    Result<std::string> host = check_ipv6_host(host_part);
+    if (!host) return host.error();
+    out.host = std::move(*host);
+  } else if (std::optional<Error> bad = check_dns_host(to_lower(host_part), out)) {
+    return *bad;
+  }
   Result<std::string> normalized_path = check_path(path);
-  if (!normalized_path) return normalized_path;
+  if (!normalized_path) return normalized_path.error();
+  out.path_prefix = std::move(*normalized_path);
 
-  std::string out = scheme + "://" + *host;
-  if (port != default_port) out += ":" + std::to_string(port);
-  out += *normalized_path;
+  out.text = out.scheme + "://" + (out.subdomains ? "*." : "") + out.host;
+  if (out.port != default_port) out.text += ":" + std::to_string(out.port);
+  out.text += out.path_prefix;
   return out;
 }
 
+Result<std::string> normalize_http_allow_entry(std::string_view entry) {
+  Result<HttpAllowEntry> parsed = parse_http_allow_entry(entry);
+  if (!parsed) return parsed.error();
+  return std::move(parsed->text);
+}
+
 }  // namespace skillbox::policy
+
+// ---- HttpAllowList (skillbox/policy.h) ---------------------------------------------------------------
+
+namespace skillbox {
+
+HttpAllowList::HttpAllowList(std::initializer_list<std::string> texts) {
+  for (const std::string& text : texts) push_back(text);
+}
+
+HttpAllowList::HttpAllowList(const std::vector<std::string>& texts) {
+  for (const std::string& text : texts) push_back(text);
+}
+
+std::optional<std::string> HttpAllowList::push_back(std::string_view text) {
+  Result<HttpAllowEntry> entry = policy::parse_http_allow_entry(text);
+  if (!entry) {
+    texts_.emplace_back(text);
+    valid_.push_back(false);
+    return entry.error().message;
+  }
+  texts_.push_back(entry->text);
+  entries_.push_back(std::move(*entry));
+  valid_.push_back(true);
+  return std::nullopt;
+}
+
+void HttpAllowList::pop_back() {
+  if (texts_.empty()) return;
+  if (valid_.back()) entries_.pop_back();
+  valid_.pop_back();
+  texts_.pop_back();
+}
+
+void HttpAllowList::clear() {
+  texts_.clear();
+  entries_.clear();
+  valid_.clear();
+}
+
+}  // namespace skillbox

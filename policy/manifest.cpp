@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "policy/ceilings.h"
-#include "policy/http_allow.h"
 #include "policy/strict_json.h"
 #include "policy/utf8.h"
 #include "skillbox/skillbox.h"
@@ -343,7 +342,7 @@ void read_fs(Validator& v, const json& value, const KeyPath& path, FsPolicy& fs)
   });
 }
 
-void read_allow(Validator& v, const json& value, const KeyPath& path, std::vector<std::string>& allow) {
+void read_allow(Validator& v, const json& value, const KeyPath& path, HttpAllowList& allow) {
   if (!value.is_array()) {
     return v.expected(path, "an array of URL prefixes like [\"https://api.example.com/v1/\"]", value);
   }
@@ -351,7 +350,9 @@ void read_allow(Validator& v, const json& value, const KeyPath& path, std::vecto
     return v.problem(path, "expected at most " + std::to_string(policy::kMaxHttpAllowEntries) +
                                " entries, got " + std::to_string(value.size()));
   }
-  std::vector<std::string> out;
+  // Each entry is parsed once, by the list itself (policy/http_allow.cpp); what the list keeps is what
+  // the http capability matches against.
+  HttpAllowList out;
   for (size_t i = 0; i < value.size(); ++i) {
     const KeyPath p = path.index(i);
     constexpr std::string_view what = "a URL prefix \"http(s)://host[:port]/path\"";
@@ -359,19 +360,21 @@ void read_allow(Validator& v, const json& value, const KeyPath& path, std::vecto
       v.expected(p, what, value[i]);
       continue;
     }
-    Result<std::string> entry = policy::normalize_http_allow_entry(value[i].get_ref<const std::string&>());
-    if (!entry) {
-      v.expected(p, what, value[i], entry.error().message);
+    if (std::optional<std::string> error = out.push_back(value[i].get_ref<const std::string&>())) {
+      out.pop_back();
+      v.expected(p, what, value[i], *error);
       continue;
     }
-    const auto dup = std::find(out.begin(), out.end(), *entry);
-    if (dup != out.end()) {
-      const auto first = static_cast<size_t>(dup - out.begin());
-      v.problem(p, "same as allow[" + std::to_string(first) + "] (" + quote_for_message(*entry, 80) +
+    const std::vector<std::string>& texts = out.texts();
+    const std::string& entry = texts.back();
+    const auto dup = std::find(texts.begin(), texts.end() - 1, entry);
+    if (dup != texts.end() - 1) {
+      const auto first = static_cast<size_t>(dup - texts.begin());
+      v.problem(p, "same as allow[" + std::to_string(first) + "] (" + quote_for_message(entry, 80) +
                        "); list each prefix once");
+      out.pop_back();
       continue;
     }
-    out.push_back(*entry);
   }
   allow = std::move(out);
 }

@@ -1,11 +1,11 @@
 // capabilities/http/url_check.cpp — URL checks around libcurl's URL parser, and allowlist matching.
 #include "capabilities/http/url_check.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace skillbox::capabilities::http {
 namespace {
@@ -231,61 +231,20 @@ std::variant<ParsedUrl, ErrorReply> parse_url(std::string_view text, const Parse
 
 // ---- allowlist ------------------------------------------------------------------------------------
 
-std::variant<Allowlist::Entry, std::string> Allowlist::parse_entry(std::string_view text) {
-  Entry e;
-  const size_t sep = text.find("://");
-  if (sep == std::string_view::npos) return std::string("expected scheme://host[:port][/path-prefix]");
-  const std::string scheme = to_lower(std::string(text.substr(0, sep)));
-  if (scheme != "http" && scheme != "https") return std::string("the scheme must be http or https");
-  std::string rest(text.substr(sep + 3));
-  if (rest.rfind("*.", 0) == 0) {
-    e.wildcard = true;
-    rest.erase(0, 2);
-  }
-  if (rest.find_first_of("?#") != std::string::npos) return std::string("a query or fragment is not allowed");
-  if (rest.find('*') != std::string::npos)
-    return std::string("'*' is only allowed as a leading '*.' in the host");
-  auto parsed = parse_url(scheme + "://" + rest, nullptr);
-  if (auto* err = std::get_if<ErrorReply>(&parsed)) return err->message;
-  const ParsedUrl& u = std::get<ParsedUrl>(parsed);
-  if (e.wildcard) {
-    in_addr v4{};
-    if (u.host().front() == '[' || inet_pton(AF_INET, u.host().c_str(), &v4) == 1)
-      return std::string("a '*.' wildcard needs a domain name, not an IP address");
-  }
-  e.scheme = u.scheme();
-  e.host = u.host();
-  e.port = u.port();
-  e.path_prefix = u.path();
-  return e;
-}
-
-Allowlist::Allowlist(const std::vector<std::string>& entries) {
-  for (const std::string& text : entries) {
-    auto parsed = parse_entry(text);
-    if (auto* e = std::get_if<Entry>(&parsed)) entries_.push_back(std::move(*e));
-  }
-}
-
-std::optional<std::string> Allowlist::entry_error(std::string_view entry) {
-  auto parsed = parse_entry(entry);
-  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
-  return std::nullopt;
-}
-
 bool Allowlist::allows(const ParsedUrl& url) const {
-  for (const Entry& e : entries_) {
+  const std::string& h = url.host();
+  for (const HttpAllowEntry& e : entries_) {
     if (e.scheme != url.scheme() || e.port != url.port()) continue;
-    if (e.wildcard) {
-      const std::string& h = url.host();
+    if (e.subdomains) {
       if (h.size() <= e.host.size() + 1 || h.compare(h.size() - e.host.size(), e.host.size(), e.host) != 0 ||
           h[h.size() - e.host.size() - 1] != '.')
         continue;
-    } else if (e.host != url.host()) {
+    } else if (e.host != h) {
       continue;
     }
     const std::string& p = url.path();
     const std::string& prefix = e.path_prefix;
+    assert(!prefix.empty() && prefix.front() == '/');  // parse_http_allow_entry's promise
     if (prefix == "/") return true;
     if (has_encoded_separator(p)) continue;
     if (prefix.back() == '/') {

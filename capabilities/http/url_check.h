@@ -4,7 +4,8 @@
 // transfer connects with (CURLOPT_CURLU). Nothing re-parses the text, so the allowlist decision and the
 // connection cannot disagree about the host (parser-confusion attacks such as
 // `http://allowed.example\@evil.example/`, see docs/http.md "URLs"). Redirect targets go through the
-// same function, resolved against the URL of the hop that sent them.
+// same function, resolved against the URL of the hop that sent them. The allowlist side is the mirror
+// image: its entries are parsed once, by the policy layer, and arrive here as HttpAllowEntry values.
 #pragma once
 
 #include <curl/curl.h>
@@ -12,13 +13,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "bus/messages.h"
+#include "skillbox/policy.h"
 
 namespace skillbox::capabilities::http {
 
@@ -67,31 +68,25 @@ class ParsedUrl {
 [[nodiscard]] std::variant<ParsedUrl, bus::ErrorReply> parse_url(std::string_view text,
                                                                  const ParsedUrl* base);
 
-/// `permissions.http.allow`: entries of the form `scheme://host[:port][/path-prefix]`, where host
-/// may start with `*.` to match any subdomain (but not the domain itself). An entry matches a URL when
-/// scheme, host and port are equal as parsed (default ports filled in, host case-insensitive) and the
-/// URL's path starts with the prefix on a segment boundary: `/v1` matches `/v1` and `/v1/x` but not
-/// `/v1beta`; `/v1/` matches `/v1/` and below. Under a prefix other than `/`, a path holding an
-/// encoded `/` or `\` (%2F, %5C) does not match, since a server may decode it into a separator.
+/// Matches parsed URLs against `permissions.http.allow`. The entries come already parsed and
+/// normalized by the policy layer (HttpAllowList, skillbox/policy.h; the one entry parser is
+/// policy/http_allow.cpp): nothing here reads entry text. An entry `scheme://host[:port][/path-prefix]`,
+/// host possibly `*.` + domain (any subdomain, not the domain itself), matches a URL when scheme, host
+/// and port are equal as parsed (default ports filled in, host lower-case) and the URL's path starts
+/// with the prefix on a segment boundary: `/v1` matches `/v1` and `/v1/x` but not `/v1beta`; `/v1/`
+/// matches `/v1/` and below. Under a prefix other than `/`, a path holding an encoded `/` or `\` (%2F,
+/// %5C) does not match, since a server may decode it into a separator.
 class Allowlist {
  public:
-  /// Parses every entry. Entries that are not valid (see entry_error) never match anything.
-  explicit Allowlist(const std::vector<std::string>& entries);
+  /// Keeps the valid entries of `allow` (a text that did not parse never matches anything).
+  explicit Allowlist(const HttpAllowList& allow) : entries_(allow.entries()) {}
 
+  /// True when no entry is valid: no URL can match.
   [[nodiscard]] bool empty() const { return entries_.empty(); }
   [[nodiscard]] bool allows(const ParsedUrl& url) const;
 
-  /// Why `entry` is not a valid allowlist entry, or std::nullopt. For manifest validation.
-  [[nodiscard]] static std::optional<std::string> entry_error(std::string_view entry);
-
  private:
-  struct Entry {
-    std::string scheme, host, path_prefix;
-    uint16_t port = 0;
-    bool wildcard = false;
-  };
-  static std::variant<Entry, std::string> parse_entry(std::string_view entry);
-  std::vector<Entry> entries_;
+  std::vector<HttpAllowEntry> entries_;
 };
 
 }  // namespace skillbox::capabilities::http

@@ -1,18 +1,21 @@
 // skillbox/policy.h — what a skill may do and how much it may use.
 //
-// A Policy is the validated form of a skill's manifest (`skill.json`, see docs/manifest.md and
-// DESIGN.md "Manifest"). Everything not granted here is denied. Limits are the resource ceilings of
+// A Policy is the validated form of a skill's manifest (`skill.json`, see docs/manifest.md). Everything
+// not granted here is denied. Limits are the resource ceilings of
 // one invocation. Both are plain values: copying them is cheap and they never refer to host objects.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace skillbox {
 
-/// Resource ceilings of one invocation. Units are in the field names. Defaults are DESIGN.md's.
+/// Resource ceilings of one invocation. Units are in the field names. Defaults: docs/manifest.md.
 struct Limits {
   /// Heap limit of the QuickJS runtime, in bytes (JS_SetMemoryLimit). Default 32 MiB.
   uint64_t memory_bytes = 32ull * 1024 * 1024;
@@ -58,10 +61,73 @@ struct FsPolicy {
   uint64_t max_file_bytes = 10ull * 1024 * 1024;  // size of any single file
 };
 
-/// `permissions.http`. An empty allowlist means no request is ever made.
+/// One `permissions.http.allow` entry in normalized form: what the http capability matches request
+/// URLs against (capabilities/http/url_check.h). Only the entry parser (policy/http_allow.cpp) makes
+/// these, through HttpAllowList; docs/manifest.md "Allow entries" gives the syntax.
+struct HttpAllowEntry {
+  /// The entry written out normalized, e.g. "https://api.example.com/v1/" for
+  /// "HTTPS://API.Example.com:443/v1/": what messages and `skillbox check` show.
+  std::string text;
+  std::string scheme;  // "http" or "https"
+  /// Lower-case DNS name, dotted-decimal IPv4, or an IPv6 address in brackets in RFC 5952 form
+  /// ("[2001:db8::1]"); without the "*." of a wildcard entry.
+  std::string host;
+  /// The entry was "*.host": it matches hosts ending in "." + host, never host itself.
+  bool subdomains = false;
+  uint16_t port = 0;  // as written, else the scheme's default (80, 443)
+  /// Starts with '/'; RFC 3986 path characters with percent-escapes in upper case; no '.' or '..'
+  /// segment. Matched on segment boundaries (url_check.h).
+  std::string path_prefix;
+
+  friend bool operator==(const HttpAllowEntry&, const HttpAllowEntry&) = default;
+};
+
+/// `permissions.http.allow`: entry texts in order, each normalized once, when it is added, by the one
+/// entry parser (policy/http_allow.cpp). The manifest parser refuses invalid entries; a list built in
+/// code keeps an invalid text (texts(), and the error push_back returns) but it never matches
+/// anything. Behaves like a std::vector<std::string> of the texts for reading, so code that sets
+/// `allow = {"https://api.example.com/"}` or compares it with a vector of strings keeps working.
+class HttpAllowList {
+ public:
+  using value_type = std::string;
+  using const_iterator = std::vector<std::string>::const_iterator;
+  using iterator = const_iterator;
+
+  HttpAllowList() = default;
+  HttpAllowList(std::initializer_list<std::string> texts);  // NOLINT(google-explicit-constructor)
+  HttpAllowList(const std::vector<std::string>& texts);     // NOLINT(google-explicit-constructor)
+
+  /// Normalizes `text` and appends it. Returns std::nullopt, or why `text` is not a valid entry, in a
+  /// few words without the text ("the scheme must be http or https"); an invalid text is still
+  /// appended to texts() but adds nothing to entries().
+  std::optional<std::string> push_back(std::string_view text);
+  /// Removes the last text (and its entry). No-op on an empty list.
+  void pop_back();
+  void clear();
+
+  /// True when no text was added (see entries().empty() for "nothing can match").
+  [[nodiscard]] bool empty() const { return texts_.empty(); }
+  [[nodiscard]] size_t size() const { return texts_.size(); }
+  [[nodiscard]] const_iterator begin() const { return texts_.begin(); }
+  [[nodiscard]] const_iterator end() const { return texts_.end(); }
+  /// Every text added, in order: normalized when valid, as given otherwise.
+  [[nodiscard]] const std::vector<std::string>& texts() const { return texts_; }
+  /// The valid entries, in order: the only form the http capability reads.
+  [[nodiscard]] const std::vector<HttpAllowEntry>& entries() const { return entries_; }
+
+  friend bool operator==(const HttpAllowList& a, const HttpAllowList& b) { return a.texts_ == b.texts_; }
+  friend bool operator==(const HttpAllowList& a, const std::vector<std::string>& b) { return a.texts_ == b; }
+
+ private:
+  std::vector<std::string> texts_;
+  std::vector<HttpAllowEntry> entries_;
+  std::vector<bool> valid_;  // parallel to texts_
+};
+
+/// `permissions.http`. An allowlist without a valid entry means no request is ever made.
 struct HttpPolicy {
   /// `scheme://host[:port]/path-prefix`, host may start with `*.` for subdomains.
-  std::vector<std::string> allow;
+  HttpAllowList allow;
   std::vector<std::string> methods = {"GET"};
   uint64_t max_request_bytes = 1ull * 1024 * 1024;
   uint64_t max_response_bytes = 10ull * 1024 * 1024;  // counted after content decoding
