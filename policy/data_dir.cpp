@@ -1,4 +1,4 @@
-// policy/data_dir.cpp — where skillbox keeps workspaces and the store (DESIGN.md "Data").
+// policy/data_dir.cpp — where skillbox keeps workspaces and the store (docs/cli.md, `--data-dir`).
 #include <pwd.h>
 #include <unistd.h>
 

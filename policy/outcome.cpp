@@ -1,4 +1,4 @@
-// policy/outcome.cpp — stable names and exit codes of outcomes and log levels (DESIGN.md).
+// policy/outcome.cpp — stable names and exit codes of outcomes and log levels (docs/cli.md "Exit codes").
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
