@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
+#include <utility>
 
 #include "bindings/context_state.h"
 #include "bindings/errors.h"
@@ -68,14 +70,13 @@ JSValue throw_too_large(JSContext* ctx, const Where& where, size_t size, size_t 
 bool typed_array_view(JSContext* ctx, JSValueConst value, ByteView& out) {
   size_t offset = 0;
   size_t length = 0;
-  JSValue buffer = JS_GetTypedArrayBuffer(ctx, value, &offset, &length, nullptr);
-  if (JS_IsException(buffer)) {
+  const Value buffer(ctx, JS_GetTypedArrayBuffer(ctx, value, &offset, &length, nullptr));
+  if (buffer.is_exception()) {
     out = {};
     return take_catchable_exception(ctx);
   }
   size_t buffer_size = 0;
-  uint8_t* data = JS_GetArrayBuffer(ctx, &buffer_size, buffer);
-  JS_FreeValue(ctx, buffer);  // the typed array keeps its buffer alive
+  uint8_t* data = JS_GetArrayBuffer(ctx, &buffer_size, buffer.get());  // the typed array keeps it alive
   if (data == nullptr || offset + length > buffer_size) {
     out = {};
     return data != nullptr || take_catchable_exception(ctx);
@@ -99,38 +100,32 @@ bool array_buffer_view(JSContext* ctx, JSValueConst value, ByteView& out) {
 bool dataview_view(JSContext* ctx, JSValueConst value, ByteView& out) {
   const ContextState& state = context_state(ctx);
   out = {};
-  JSValue buffer = JS_Call(ctx, state.dataview_buffer, value, 0, nullptr);
-  JSValue offset = JS_Call(ctx, state.dataview_byte_offset, value, 0, nullptr);
-  JSValue length = JS_Call(ctx, state.dataview_byte_length, value, 0, nullptr);
+  const Value buffer(ctx, JS_Call(ctx, state.dataview_buffer.get(), value, 0, nullptr));
+  const Value offset(ctx, JS_Call(ctx, state.dataview_byte_offset.get(), value, 0, nullptr));
+  const Value length(ctx, JS_Call(ctx, state.dataview_byte_length.get(), value, 0, nullptr));
   bool ok = true;
-  if (JS_IsException(buffer) || JS_IsException(offset) || JS_IsException(length)) {
+  if (buffer.is_exception() || offset.is_exception() || length.is_exception()) {
     ok = take_catchable_exception(ctx);  // detached: byteOffset/byteLength throw; treat as empty
   } else {
     int64_t off = 0;
     int64_t len = 0;
     size_t size = 0;
     uint8_t* data = nullptr;
-    if (JS_ToInt64(ctx, &off, offset) == 0 && JS_ToInt64(ctx, &len, length) == 0 && off >= 0 && len >= 0)
-      data = JS_GetArrayBuffer(ctx, &size, buffer);
+    if (JS_ToInt64(ctx, &off, offset.get()) == 0 && JS_ToInt64(ctx, &len, length.get()) == 0 && off >= 0 &&
+        len >= 0)
+      data = JS_GetArrayBuffer(ctx, &size, buffer.get());
     if (data == nullptr) {
       ok = take_catchable_exception(ctx);
     } else if (static_cast<uint64_t>(off) + static_cast<uint64_t>(len) <= size) {
       out = {data + off, static_cast<size_t>(len)};
     }
   }
-  JS_FreeValue(ctx, buffer);
-  JS_FreeValue(ctx, offset);
-  JS_FreeValue(ctx, length);
   return ok;
 }
 
 }  // namespace
 
 // ---- StringBytes ----------------------------------------------------------------------------------
-
-StringBytes::~StringBytes() {
-  if (data_ != nullptr) JS_FreeCString(ctx_, data_);
-}
 
 bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, StringBytes& out,
                   const StringRules& rules) {
@@ -142,29 +137,38 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
     return false;
   }
   // For these tags QuickJS converts natively (number and BigInt printing); no JS can run.
-  size_t size = 0;
-  const char* data = JS_ToCStringLen(ctx, &size, value);
-  if (data == nullptr) return false;  // out of memory
+  StringBytes result;
+  result.text_ = CString(ctx, value);
+  if (!result.text_.ok()) return false;  // out of memory
+  const char* data = result.text_.data();
+  const size_t size = result.text_.size();
   const size_t surrogate = utf8::find_lone_surrogate({data, size});
-  if (surrogate != std::string_view::npos) {
-    if (rules.lone_surrogates == LoneSurrogates::reject) {
-      JS_FreeCString(ctx, data);
-      throw_type_error(ctx, message(where, "must be well-formed Unicode (it contains a lone surrogate)"));
-      return false;
-    }
-    // A string holding a surrogate is stored as UTF-16, and for those QuickJS returns a fresh buffer
-    // of its own (only pure-ASCII strings are returned in place), so patching it changes no JS value.
-    utf8::replace_lone_surrogates(const_cast<char*>(data), size);
+  if (surrogate != std::string_view::npos && rules.lone_surrogates == LoneSurrogates::reject) {
+    throw_type_error(ctx, message(where, "must be well-formed Unicode (it contains a lone surrogate)"));
+    return false;
   }
   if (size > rules.max_bytes) {
-    JS_FreeCString(ctx, data);
     throw_too_large(ctx, where, size, rules.max_bytes, "bytes of UTF-8");
     return false;
   }
-  if (out.data_ != nullptr) JS_FreeCString(out.ctx_, out.data_);
-  out.ctx_ = ctx;
-  out.data_ = data;
-  out.size_ = size;
+  if (surrogate != std::string_view::npos) {
+    // The bytes are QuickJS's buffer and read-only to us (for a pure-ASCII string it is the string's
+    // own storage; that a string holding a surrogate gets a fresh one is an engine detail not relied
+    // on): fix up a copy of ours. The copy takes the buffer's place on the skill's heap limit.
+    HeapCharge charge(ctx);
+    try {
+      result.fixed_.assign(data, size);
+    } catch (const std::bad_alloc&) {
+      JS_ThrowOutOfMemory(ctx);
+      return false;
+    }
+    result.text_.reset();
+    if (!charge.cover(size + 1)) return false;  // out of memory pending
+    utf8::replace_lone_surrogates(result.fixed_.data(), size);
+    result.fixed_charge_ = std::move(charge);
+    result.fixed_up_ = true;
+  }
+  out = std::move(result);
   return true;
 }
 
@@ -267,20 +271,16 @@ bool to_string_pairs(JSContext* ctx, JSValueConst value, const Where& where,
     throw_wrong_type(ctx, where, "an object of strings", value);
     return false;
   }
-  JSPropertyEnum* props = nullptr;
-  uint32_t count = 0;
-  if (JS_GetOwnPropertyNames(ctx, &props, &count, value, JS_GPN_STRING_MASK | JS_GPN_ENUM_ONLY) < 0) {
-    JSValue cause;
+  PropertyNames props;
+  if (!props.list(ctx, value, JS_GPN_STRING_MASK | JS_GPN_ENUM_ONLY)) {
+    Value cause;
     if (take_catchable_exception(ctx, &cause))
-      throw_type_error(ctx, message(where, "could not be read (listing its keys threw an exception)"), cause);
+      throw_type_error(ctx, message(where, "could not be read (listing its keys threw an exception)"),
+                       std::move(cause));
     return false;
   }
-  const auto free_props = [&] {
-    for (uint32_t i = 0; i < count; ++i) JS_FreeAtom(ctx, props[i].atom);
-    js_free(ctx, props);
-  };
+  const uint32_t count = props.size();
   if (count > max_entries) {
-    free_props();
     throw_too_large(ctx, where, count, max_entries, "entries");
     return false;
   }
@@ -289,27 +289,24 @@ bool to_string_pairs(JSContext* ctx, JSValueConst value, const Where& where,
   bool ok = true;
   for (uint32_t i = 0; ok && i < count; ++i) {
     std::pair<std::string, std::string> pair;
-    JSValue key = JS_AtomToString(ctx, props[i].atom);
-    ok = !JS_IsException(key) && to_string(ctx, key, where, pair.first, key_rules);
-    JS_FreeValue(ctx, key);
+    const Value key(ctx, JS_AtomToString(ctx, props[i].atom));
+    ok = !key.is_exception() && to_string(ctx, key.get(), where, pair.first, key_rules);
     if (!ok) break;
-    JSValue item = JS_GetProperty(ctx, value, props[i].atom);
-    if (JS_IsException(item)) {
-      JSValue cause;
+    const Value item = property(ctx, value, props[i].atom);
+    if (item.is_exception()) {
+      Value cause;
       if (take_catchable_exception(ctx, &cause))
         throw_type_error(
             ctx, message(where, "could not be read (reading " + quoted(pair.first) + " threw an exception)"),
-            cause);
+            std::move(cause));
       ok = false;
       break;
     }
     // Name the entry in errors: "headers[\"x-id\"] must be a string".
     const std::string entry = std::string(where.name) + "[" + quoted(pair.first) + "]";
-    ok = to_string(ctx, item, Where{where.function, entry}, pair.second, value_rules);
-    JS_FreeValue(ctx, item);
+    ok = to_string(ctx, item.get(), Where{where.function, entry}, pair.second, value_rules);
     if (ok) pairs.push_back(std::move(pair));
   }
-  free_props();
   if (ok) out = std::move(pairs);
   return ok;
 }
@@ -383,113 +380,99 @@ bool Options::open(JSContext* ctx, JSValueConst value, const Where& where, Optio
   return true;
 }
 
-bool Options::read(std::string_view key, JSValue& value, bool& present) const {
-  value = JS_UNDEFINED;
+bool Options::read(std::string_view key, Value& value, bool& present) const {
+  value = Value();
   present = false;
   if (!JS_IsObject(object_)) return true;
-  JSAtom atom = JS_NewAtomLen(ctx_, key.data(), key.size());
-  if (atom == JS_ATOM_NULL) return false;
-  value = JS_GetProperty(ctx_, object_, atom);
-  JS_FreeAtom(ctx_, atom);
-  if (JS_IsException(value)) {
-    value = JS_UNDEFINED;
-    JSValue cause;
+  const Atom atom(ctx_, key);
+  if (!atom.ok()) return false;
+  Value read = property(ctx_, object_, atom.get());
+  if (read.is_exception()) {
+    Value cause;
     if (take_catchable_exception(ctx_, &cause))
-      throw_type_error(
-          ctx_, std::string(function_) + ": reading " + label(where(key)) + " threw an exception", cause);
+      throw_type_error(ctx_,
+                       std::string(function_) + ": reading " + label(where(key)) + " threw an exception",
+                       std::move(cause));
     return false;
   }
-  present = !JS_IsUndefined(value);
+  present = !read.is_undefined();
+  value = std::move(read);
   return true;
 }
 
-bool Options::get(std::string_view key, JSValue& out) const {
+bool Options::get(std::string_view key, Value& out) const {
   bool present = false;
   return read(key, out, present);
 }
 
 bool Options::string(std::string_view key, std::string& out, const StringRules& rules) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_string(ctx_, value, where(key), out, rules);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present || to_string(ctx_, value.get(), where(key), out, rules);
 }
 
 bool Options::string(std::string_view key, std::optional<std::string>& out, const StringRules& rules) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  bool ok = true;
-  if (present) {
-    std::string text;
-    ok = to_string(ctx_, value, where(key), text, rules);
-    if (ok) out = std::move(text);
-  }
-  JS_FreeValue(ctx_, value);
-  return ok;
+  if (!present) return true;
+  std::string text;
+  if (!to_string(ctx_, value.get(), where(key), text, rules)) return false;
+  out = std::move(text);
+  return true;
 }
 
 bool Options::integer(std::string_view key, int64_t min, int64_t max, int64_t& out) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_integer(ctx_, value, where(key), min, max, out);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present || to_integer(ctx_, value.get(), where(key), min, max, out);
 }
 
 bool Options::integer(std::string_view key, int64_t min, int64_t max, std::optional<int64_t>& out) const {
   int64_t number = 0;
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_integer(ctx_, value, where(key), min, max, number);
-  JS_FreeValue(ctx_, value);
-  if (ok && present) out = number;
-  return ok;
+  if (!present) return true;
+  if (!to_integer(ctx_, value.get(), where(key), min, max, number)) return false;
+  out = number;
+  return true;
 }
 
 bool Options::boolean(std::string_view key, bool& out) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_boolean(ctx_, value, where(key), out);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present || to_boolean(ctx_, value.get(), where(key), out);
 }
 
 bool Options::truthy(std::string_view key, bool& out) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
   // ToBoolean never runs JS (objects are simply true).
-  if (present) out = JS_ToBool(ctx_, value) > 0;
-  JS_FreeValue(ctx_, value);
+  if (present) out = JS_ToBool(ctx_, value.get()) > 0;
   return true;
 }
 
 bool Options::string_or_bytes(std::string_view key, bus::Bytes& out, size_t max_bytes) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_string_or_bytes(ctx_, value, where(key), out, max_bytes);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present || to_string_or_bytes(ctx_, value.get(), where(key), out, max_bytes);
 }
 
 bool Options::string_pairs(std::string_view key, std::vector<std::pair<std::string, std::string>>& out,
                            size_t max_entries, const StringRules& key_rules,
                            const StringRules& value_rules) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
   const std::string name = label(where(key));
-  const bool ok = !present || to_string_pairs(ctx_, value, Where{function_, name}, out, max_entries,
-                                              key_rules, value_rules);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present ||
+         to_string_pairs(ctx_, value.get(), Where{function_, name}, out, max_entries, key_rules, value_rules);
 }
 
 // ---- Args -----------------------------------------------------------------------------------------

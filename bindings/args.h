@@ -53,6 +53,8 @@
 #include <utility>
 #include <vector>
 
+#include "bindings/owners.h"
+#include "bindings/values.h"
 #include "bus/messages.h"
 
 namespace skillbox::bindings {
@@ -89,23 +91,28 @@ struct EnumChoice {
 };
 
 /// The UTF-8 bytes of a JS string, borrowed from QuickJS without a further copy (freed on
-/// destruction). Filled by string_bytes(); valid while the object lives.
+/// destruction). QuickJS's buffer is never written: when lone surrogates are to be replaced, the
+/// bytes are a fixed-up copy of ours instead, charged to the skill's heap in place of the buffer it
+/// replaces. Filled by string_bytes(); valid while the object lives. Move-only.
 class StringBytes {
  public:
   StringBytes() = default;
-  ~StringBytes();
+  StringBytes(StringBytes&&) noexcept = default;
+  StringBytes& operator=(StringBytes&&) noexcept = default;
   StringBytes(const StringBytes&) = delete;
   StringBytes& operator=(const StringBytes&) = delete;
+  ~StringBytes() = default;
 
-  [[nodiscard]] std::string_view view() const { return {data_, size_}; }
-  [[nodiscard]] const char* data() const { return data_; }
-  [[nodiscard]] size_t size() const { return size_; }
+  [[nodiscard]] std::string_view view() const { return fixed_up_ ? std::string_view(fixed_) : text_.view(); }
+  [[nodiscard]] const char* data() const { return view().data(); }
+  [[nodiscard]] size_t size() const { return view().size(); }
 
  private:
   friend bool string_bytes(JSContext*, JSValueConst, const Where&, StringBytes&, const StringRules&);
-  JSContext* ctx_ = nullptr;
-  const char* data_ = nullptr;
-  size_t size_ = 0;
+  CString text_;                      // QuickJS's bytes, when used as they are
+  std::string fixed_;                 // else our copy with lone surrogates replaced
+  HeapCharge fixed_charge_{nullptr};  // fixed_'s size, held against the skill's heap limit
+  bool fixed_up_ = false;
 };
 
 /// Bytes of a BufferSource argument, pointing into the skill's ArrayBuffer: valid only until JS runs
@@ -182,8 +189,8 @@ class Options {
   /// Accepts undefined or null (no properties) or any object; other values are a TypeError.
   [[nodiscard]] static bool open(JSContext* ctx, JSValueConst value, const Where& where, Options& out);
 
-  /// Reads `key` with [[Get]] into `out` (owned by the caller; undefined when absent).
-  [[nodiscard]] bool get(std::string_view key, JSValue& out) const;
+  /// Reads `key` with [[Get]] into `out` (undefined when absent).
+  [[nodiscard]] bool get(std::string_view key, Value& out) const;
 
   [[nodiscard]] bool string(std::string_view key, std::string& out, const StringRules& rules = {}) const;
   [[nodiscard]] bool string(std::string_view key, std::optional<std::string>& out,
@@ -209,7 +216,7 @@ class Options {
 
  private:
   // Reads `key`; `present` is false for absent/undefined (value then undefined).
-  [[nodiscard]] bool read(std::string_view key, JSValue& value, bool& present) const;
+  [[nodiscard]] bool read(std::string_view key, Value& value, bool& present) const;
   [[nodiscard]] Where where(std::string_view key) const { return {function_, name_, key}; }
 
   JSContext* ctx_ = nullptr;
@@ -297,12 +304,10 @@ bool to_enum(JSContext* ctx, JSValueConst value, const Where& where,
 
 template <typename E>
 bool Options::enumeration(std::string_view key, std::initializer_list<EnumChoice<E>> choices, E& out) const {
-  JSValue value;
+  Value value;
   bool present = false;
   if (!read(key, value, present)) return false;
-  const bool ok = !present || to_enum(ctx_, value, where(key), choices, out);
-  JS_FreeValue(ctx_, value);
-  return ok;
+  return !present || to_enum(ctx_, value.get(), where(key), choices, out);
 }
 
 }  // namespace skillbox::bindings

@@ -10,6 +10,7 @@
 #include "bindings/bridge.h"
 #include "bindings/context_state.h"
 #include "bindings/function_list.h"
+#include "bindings/owners.h"
 #include "capabilities/log/log_capability.h"
 
 namespace skillbox::bindings {
@@ -58,10 +59,11 @@ FormatLimits log_format_limits() {
 bool install_console(JSContext* ctx, JSValueConst global) {
   // Function-list entries are created lazily by QuickJS on first access: installing is cheap.
   JS_SetPropertyFunctionList(ctx, global, kGlobalFunctions, static_cast<int>(std::size(kGlobalFunctions)));
-  JSValue console = JS_NewObject(ctx);
-  if (JS_IsException(console)) return false;
-  JS_SetPropertyFunctionList(ctx, console, kConsoleFunctions, static_cast<int>(std::size(kConsoleFunctions)));
-  return JS_DefinePropertyValueStr(ctx, global, "console", console,
+  Value console(ctx, JS_NewObject(ctx));
+  if (console.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, console.get(), kConsoleFunctions,
+                             static_cast<int>(std::size(kConsoleFunctions)));
+  return JS_DefinePropertyValueStr(ctx, global, "console", console.release(),
                                    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "bindings/js_classes.h"
 
@@ -18,23 +19,18 @@ JSClassID state_class_id() {
 void state_finalizer(JSRuntime* rt, JSValue holder) {
   auto* state = static_cast<ContextState*>(JS_GetOpaque(holder, state_class_id()));
   if (state == nullptr) return;
-  JS_FreeValueRT(rt, state->uint8_array);
-  JS_FreeValueRT(rt, state->string_slice);
-  JS_FreeValueRT(rt, state->dataview_buffer);
-  JS_FreeValueRT(rt, state->dataview_byte_offset);
-  JS_FreeValueRT(rt, state->dataview_byte_length);
-  state->~ContextState();
+  state->~ContextState();  // frees the captured intrinsics
   js_free_rt(rt, state);
 }
 
 void state_mark(JSRuntime* rt, JSValueConst holder, JS_MarkFunc* mark) {
   auto* state = static_cast<ContextState*>(JS_GetOpaque(holder, state_class_id()));
   if (state == nullptr) return;
-  JS_MarkValue(rt, state->uint8_array, mark);
-  JS_MarkValue(rt, state->string_slice, mark);
-  JS_MarkValue(rt, state->dataview_buffer, mark);
-  JS_MarkValue(rt, state->dataview_byte_offset, mark);
-  JS_MarkValue(rt, state->dataview_byte_length, mark);
+  state->uint8_array.mark(rt, mark);
+  state->string_slice.mark(rt, mark);
+  state->dataview_buffer.mark(rt, mark);
+  state->dataview_byte_offset.mark(rt, mark);
+  state->dataview_byte_length.mark(rt, mark);
 }
 
 const JSClassDef kStateClass = {
@@ -46,53 +42,44 @@ const JSClassDef kStateClass = {
 };
 
 // Copies the getter of `proto`'s own accessor property `name` into *out.
-bool capture_getter(JSContext* ctx, JSValueConst proto, const char* name, JSValue* out) {
-  JSAtom atom = JS_NewAtom(ctx, name);
-  if (atom == JS_ATOM_NULL) return false;
-  JSPropertyDescriptor desc;
-  const int found = JS_GetOwnProperty(ctx, &desc, proto, atom);
-  JS_FreeAtom(ctx, atom);
+bool capture_getter(JSContext* ctx, JSValueConst proto, const char* name, RuntimeValue* out) {
+  const Atom atom(ctx, name);
+  if (!atom.ok()) return false;
+  PropertyDescriptor desc;
+  const int found = own_property(ctx, proto, atom.get(), desc);
   if (found < 0) return false;
   if (found == 0) {
     JS_ThrowInternalError(ctx, "host API: DataView.prototype.%s is missing", name);
     return false;
   }
-  JS_FreeValue(ctx, desc.value);
-  JS_FreeValue(ctx, desc.setter);
-  *out = desc.getter;
+  *out = RuntimeValue(std::move(desc.getter));
   return true;
 }
 
 // Copies the function-valued data property `name` of `proto` into *out (no skill code has run yet,
 // so this is the intrinsic).
-bool capture_function(JSContext* ctx, JSValueConst proto, const char* name, JSValue* out) {
-  *out = JS_GetPropertyStr(ctx, proto, name);
-  if (JS_IsException(*out)) {
-    *out = JS_UNDEFINED;
-    return false;
-  }
-  if (!JS_IsFunction(ctx, *out)) {
+bool capture_function(JSContext* ctx, JSValueConst proto, const char* name, RuntimeValue* out) {
+  Value function = property(ctx, proto, name);
+  if (function.is_exception()) return false;
+  if (!JS_IsFunction(ctx, function.get())) {
     JS_ThrowInternalError(ctx, "host API: intrinsic %s is not a function", name);
     return false;
   }
+  *out = RuntimeValue(std::move(function));
   return true;
 }
 
 bool capture_intrinsics(JSContext* ctx, ContextState& state) {
-  JSValue u8_proto = JS_GetClassProto(ctx, js_class::kUint8Array);
-  JSValue dv_proto = JS_GetClassProto(ctx, js_class::kDataView);
-  JSValue string_proto = JS_GetClassProto(ctx, js_class::kString);
-  bool ok = JS_IsObject(u8_proto) && JS_IsObject(dv_proto) && JS_IsObject(string_proto);
+  const Value u8_proto(ctx, JS_GetClassProto(ctx, js_class::kUint8Array));
+  const Value dv_proto(ctx, JS_GetClassProto(ctx, js_class::kDataView));
+  const Value string_proto(ctx, JS_GetClassProto(ctx, js_class::kString));
+  bool ok = u8_proto.is_object() && dv_proto.is_object() && string_proto.is_object();
   if (!ok) JS_ThrowInternalError(ctx, "host API: the context was built without typed arrays or strings");
-  ok = ok && capture_function(ctx, u8_proto, "constructor", &state.uint8_array) &&
-       capture_function(ctx, string_proto, "slice", &state.string_slice) &&
-       capture_getter(ctx, dv_proto, "buffer", &state.dataview_buffer) &&
-       capture_getter(ctx, dv_proto, "byteOffset", &state.dataview_byte_offset) &&
-       capture_getter(ctx, dv_proto, "byteLength", &state.dataview_byte_length);
-  JS_FreeValue(ctx, u8_proto);
-  JS_FreeValue(ctx, dv_proto);
-  JS_FreeValue(ctx, string_proto);
-  return ok;
+  return ok && capture_function(ctx, u8_proto.get(), "constructor", &state.uint8_array) &&
+         capture_function(ctx, string_proto.get(), "slice", &state.string_slice) &&
+         capture_getter(ctx, dv_proto.get(), "buffer", &state.dataview_buffer) &&
+         capture_getter(ctx, dv_proto.get(), "byteOffset", &state.dataview_byte_offset) &&
+         capture_getter(ctx, dv_proto.get(), "byteLength", &state.dataview_byte_length);
 }
 
 }  // namespace
@@ -117,28 +104,22 @@ bool ensure_class(JSContext* ctx, JSClassID id, const JSClassDef& def) {
 bool init_context_state(JSContext* ctx) {
   const JSClassID id = state_class_id();
   if (!ensure_class(ctx, id, kStateClass)) return false;
-  JSValue holder = JS_NewObjectProtoClass(ctx, JS_NULL, id);
-  if (JS_IsException(holder)) return false;
+  Value holder(ctx, JS_NewObjectProtoClass(ctx, JS_NULL, id));
+  if (holder.is_exception()) return false;
   void* memory = js_mallocz(ctx, sizeof(ContextState));
-  if (memory == nullptr) {
-    JS_FreeValue(ctx, holder);
-    return false;
-  }
+  if (memory == nullptr) return false;
   auto* state = new (memory) ContextState();
-  JS_SetOpaque(holder, state);  // from here the finalizer owns `state` and what it captures
-  if (!capture_intrinsics(ctx, *state)) {
-    JS_FreeValue(ctx, holder);
-    return false;
-  }
-  JS_SetClassProto(ctx, id, holder);  // takes the reference
+  JS_SetOpaque(holder.get(), state);  // from here the finalizer owns `state` and what it captures
+  if (!capture_intrinsics(ctx, *state)) return false;
+  JS_SetClassProto(ctx, id, holder.release());  // takes the reference
   return true;
 }
 
 ContextState& context_state(JSContext* ctx) {
   const JSClassID id = state_class_id();
-  JSValue holder = JS_GetClassProto(ctx, id);
-  auto* state = static_cast<ContextState*>(JS_GetOpaque(holder, id));
-  JS_FreeValue(ctx, holder);  // the context's prototype slot keeps it alive
+  // The context's prototype slot keeps the holder alive after this reference is freed.
+  const Value holder(ctx, JS_GetClassProto(ctx, id));
+  auto* state = static_cast<ContextState*>(JS_GetOpaque(holder.get(), id));
   assert(state != nullptr && "init_context_state(ctx) must run first");
   return *state;
 }

@@ -13,16 +13,18 @@
 
 #include <quickjs.h>
 
+#include "bindings/owners.h"
+
 namespace skillbox::bindings {
 
 struct ContextState {
   /// The run's log budget is used up: log/console return at once without formatting anything.
   bool log_closed = false;
-  JSValue uint8_array = JS_UNDEFINED;           // %Uint8Array%
-  JSValue string_slice = JS_UNDEFINED;          // %String.prototype.slice%
-  JSValue dataview_buffer = JS_UNDEFINED;       // getter of %DataView.prototype%.buffer
-  JSValue dataview_byte_offset = JS_UNDEFINED;  // getter of %DataView.prototype%.byteOffset
-  JSValue dataview_byte_length = JS_UNDEFINED;  // getter of %DataView.prototype%.byteLength
+  RuntimeValue uint8_array;           // %Uint8Array%
+  RuntimeValue string_slice;          // %String.prototype.slice%
+  RuntimeValue dataview_buffer;       // getter of %DataView.prototype%.buffer
+  RuntimeValue dataview_byte_offset;  // getter of %DataView.prototype%.byteOffset
+  RuntimeValue dataview_byte_length;  // getter of %DataView.prototype%.byteLength
 };
 
 /// Creates ctx's state and captures the intrinsics (registering the private class with ctx's runtime

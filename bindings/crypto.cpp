@@ -11,6 +11,7 @@
 #include "bindings/errors.h"
 #include "bindings/function_list.h"
 #include "bindings/js_classes.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -38,6 +39,11 @@ JSValue js_get_random_values(JSContext* ctx, JSValueConst /*this_val*/, int argc
                                "crypto.getRandomValues: the array's byte length (" +
                                    std::to_string(view.size) + ") exceeds the " +
                                    std::to_string(kMaxRandomBytes) + " bytes one call may fill");
+  // Engine invariant (QuickJS 2021-03-27): these bytes are the ArrayBuffer's own storage, which
+  // JS_GetArrayBuffer hands out as a writable uint8_t* (ByteView is const only because most callers
+  // read). This engine has no read-only buffers (a typed array with elements cannot be frozen); a
+  // detached buffer gives size 0, so nothing is written. Pinned by
+  // Crypto.GetRandomValuesWritesTheCallersBuffer.
   if (!fill_random(const_cast<uint8_t*>(view.data), view.size))
     return throw_random_failure(ctx, "crypto.getRandomValues");
   return JS_DupValue(ctx, array);
@@ -80,11 +86,12 @@ bool fill_random(uint8_t* data, size_t size) {
 }
 
 bool install_crypto(JSContext* ctx, JSValueConst global) {
-  JSValue crypto = JS_NewObject(ctx);
-  if (JS_IsException(crypto)) return false;
-  JS_SetPropertyFunctionList(ctx, crypto, kCryptoFunctions, static_cast<int>(std::size(kCryptoFunctions)));
-  return JS_DefinePropertyValueStr(ctx, global, "crypto", crypto, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >=
-         0;
+  Value crypto(ctx, JS_NewObject(ctx));
+  if (crypto.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, crypto.get(), kCryptoFunctions,
+                             static_cast<int>(std::size(kCryptoFunctions)));
+  return JS_DefinePropertyValueStr(ctx, global, "crypto", crypto.release(),
+                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
 }  // namespace skillbox::bindings

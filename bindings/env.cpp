@@ -9,6 +9,7 @@
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/function_list.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -33,16 +34,15 @@ const JSCFunctionListEntry kEnvFunctions[] = {
 }  // namespace
 
 bool install_env(JSContext* ctx, JSValueConst global, JSValueConst openhuman) {
-  JSValue env = JS_NewObject(ctx);
-  if (JS_IsException(env)) return false;
-  JS_SetPropertyFunctionList(ctx, env, kEnvFunctions, static_cast<int>(std::size(kEnvFunctions)));
+  Value env(ctx, JS_NewObject(ctx));
+  if (env.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, env.get(), kEnvFunctions, static_cast<int>(std::size(kEnvFunctions)));
   // One object under two names: `env === openhuman.env`.
-  if (JS_DefinePropertyValueStr(ctx, openhuman, "env", JS_DupValue(ctx, env),
-                                JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
-    JS_FreeValue(ctx, env);
+  if (JS_DefinePropertyValueStr(ctx, openhuman, "env", env.dup(), JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) <
+      0)
     return false;
-  }
-  return JS_DefinePropertyValueStr(ctx, global, "env", env, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  return JS_DefinePropertyValueStr(ctx, global, "env", env.release(),
+                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
 }  // namespace skillbox::bindings

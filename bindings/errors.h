@@ -12,12 +12,16 @@
 
 #include <string_view>
 
+#include "bindings/owners.h"
+
 namespace skillbox::bindings {
 
-/// Throws a TypeError of ctx with `message` (any length, UTF-8) and returns JS_EXCEPTION. A `cause`
-/// (consumed; JS_UNINITIALIZED for none) becomes the error's `cause` property: the value skill code
+/// Throws a TypeError of ctx with `message` (any length, UTF-8) and returns JS_EXCEPTION.
+JSValue throw_type_error(JSContext* ctx, std::string_view message);
+
+/// The same with a `cause` property (whatever its value, `undefined` included): the value skill code
 /// threw while the host read an argument, so the skill can still see what went wrong.
-JSValue throw_type_error(JSContext* ctx, std::string_view message, JSValue cause = JS_UNINITIALIZED);
+JSValue throw_type_error(JSContext* ctx, std::string_view message, Value cause);
 
 /// Throws a RangeError of ctx with `message` and returns JS_EXCEPTION.
 JSValue throw_range_error(JSContext* ctx, std::string_view message);
@@ -33,11 +37,11 @@ inline constexpr int kTypeMismatchErrorCode = 17;
 inline constexpr int kQuotaExceededErrorCode = 22;
 
 /// Takes the pending exception out of ctx after a call into skill code (a getter, a Proxy trap, toJSON)
-/// failed. Returns true and stores it in `*taken` (or frees it when `taken` is null) if host code may
+/// failed. Returns true and moves it into `*taken` (or frees it when `taken` is null) if host code may
 /// handle it (anything the skill threw, including `null`, and catchable engine errors such as a stack
 /// overflow or out of memory: the engine judges limits from runtime state, not from thrown values).
 /// Returns false and leaves it pending when it must propagate unchanged: the uncatchable exception of
 /// an interrupted run (step limit, deadline).
-[[nodiscard]] bool take_catchable_exception(JSContext* ctx, JSValue* taken = nullptr);
+[[nodiscard]] bool take_catchable_exception(JSContext* ctx, Value* taken = nullptr);
 
 }  // namespace skillbox::bindings

@@ -11,6 +11,7 @@
 #include "bindings/context_state.h"
 #include "bindings/errors.h"
 #include "bindings/js_classes.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -50,8 +51,8 @@ class Formatter {
   bool plain_object(JSValueConst v, int depth);
   bool substitute(char spec, JSValueConst arg);
 
-  // Classifies `result` of a call into skill code; on ok `out` owns the value.
-  Read take(JSValue result, JSValue& out);
+  // Classifies `result` of a call into skill code; on threw the exception has been taken.
+  Read outcome(const Value& result);
   // Reads `key` with [[Get]] as a string; `text` keeps `fallback` unless the read gave a string.
   Read string_property(JSValueConst obj, const char* key, std::string& text);
   // The UTF-8 of what can be shown of the string `str`: huge strings are cut before conversion.
@@ -80,18 +81,20 @@ bool Formatter::shown_prefix(JSValueConst str, StringBytes& out) {
   // the cut lies past the shown part. Converting only that much keeps log(hugeString) O(cap):
   // converting the whole string would scan (or copy, on the skill's heap) every byte of it.
   const size_t units = limits_.max_bytes + 2;
-  JSValue length = JS_GetPropertyStr(ctx_, str, "length");  // of a string primitive: native, no JS
-  const bool long_string =
-      JS_VALUE_GET_TAG(length) == JS_TAG_INT && static_cast<size_t>(JS_VALUE_GET_INT(length)) > units;
-  JS_FreeValue(ctx_, length);
+  bool long_string = false;
+  {
+    const Value length = property(ctx_, str, "length");  // of a string primitive: native, no JS
+    long_string = JS_VALUE_GET_TAG(length.get()) == JS_TAG_INT &&
+                  static_cast<size_t>(JS_VALUE_GET_INT(length.get())) > units;
+  }
   if (!long_string) return utf8_of(ctx_, str, out);
   // %String.prototype.slice% captured at install: native, whatever the skill did to the prototype.
-  JSValue args[2] = {JS_NewInt32(ctx_, 0), JS_NewInt64(ctx_, static_cast<int64_t>(units))};
-  JSValue prefix = JS_Call(ctx_, context_state(ctx_).string_slice, str, 2, args);
-  if (JS_IsException(prefix)) return false;    // out of memory
-  const bool ok = utf8_of(ctx_, prefix, out);  // `out` keeps its own reference to the string
-  JS_FreeValue(ctx_, prefix);
-  return ok;
+  const Value start(ctx_, JS_NewInt32(ctx_, 0));
+  const Value end(ctx_, JS_NewInt64(ctx_, static_cast<int64_t>(units)));
+  JSValueConst args[] = {start.get(), end.get()};
+  const Value prefix(ctx_, JS_Call(ctx_, context_state(ctx_).string_slice.get(), str, 2, args));
+  if (prefix.is_exception()) return false;  // out of memory
+  return utf8_of(ctx_, prefix.get(), out);  // `out` keeps its own reference to the string
 }
 
 void Formatter::append(std::string_view text) {
@@ -158,28 +161,20 @@ void Formatter::append_count_more(uint64_t more, const char* what, bool first) {
   append(what);
 }
 
-Read Formatter::take(JSValue result, JSValue& out) {
-  if (!JS_IsException(result)) {
-    out = result;
-    return Read::ok;
-  }
-  out = JS_UNDEFINED;
+Read Formatter::outcome(const Value& result) {
+  if (!result.is_exception()) return Read::ok;
   return take_catchable_exception(ctx_) ? Read::threw : Read::abort;
 }
 
 Read Formatter::string_property(JSValueConst obj, const char* key, std::string& text) {
-  JSValue v;
-  const Read read = take(JS_GetPropertyStr(ctx_, obj, key), v);
+  const Value v = property(ctx_, obj, key);
+  const Read read = outcome(v);
   if (read != Read::ok) return read;
-  if (JS_IsString(v)) {
+  if (v.is_string()) {
     StringBytes bytes;
-    if (!utf8_of(ctx_, v, bytes)) {
-      JS_FreeValue(ctx_, v);
-      return Read::abort;
-    }
+    if (!utf8_of(ctx_, v.get(), bytes)) return Read::abort;
     text.assign(bytes.view());
   }
-  JS_FreeValue(ctx_, v);
   return Read::ok;
 }
 
@@ -236,10 +231,8 @@ bool Formatter::substitute(char spec, JSValueConst arg) {
   if (!JS_IsObject(arg) && !JS_IsSymbol(arg) && !JS_IsBigInt(ctx_, arg) && JS_ToFloat64(ctx_, &d, arg) < 0)
     return false;
   if (spec == 'i') d = std::trunc(d);
-  JSValue number_value = JS_NewFloat64(ctx_, d);
-  const bool ok = number(number_value);
-  JS_FreeValue(ctx_, number_value);
-  return ok;
+  const Value number_value(ctx_, JS_NewFloat64(ctx_, d));
+  return number(number_value.get());
 }
 
 bool Formatter::value(JSValueConst v, int depth, bool top, bool allow_to_json) {
@@ -299,34 +292,27 @@ bool Formatter::number(JSValueConst v) {
     append("-0");
     return true;
   }
-  size_t size = 0;
-  const char* text = JS_ToCStringLen(ctx_, &size, v);  // QuickJS's Number::toString; no JS runs
-  if (text == nullptr) return false;
-  append({text, size});
-  JS_FreeCString(ctx_, text);
+  const CString text(ctx_, v);  // QuickJS's Number::toString; no JS runs
+  if (!text.ok()) return false;
+  append(text.view());
   return true;
 }
 
 bool Formatter::bigint(JSValueConst v) {
-  size_t size = 0;
-  const char* text = JS_ToCStringLen(ctx_, &size, v);
-  if (text == nullptr) return false;
-  append({text, size});
+  const CString text(ctx_, v);
+  if (!text.ok()) return false;
+  append(text.view());
   append("n");
-  JS_FreeCString(ctx_, text);
   return true;
 }
 
 bool Formatter::symbol(JSValueConst v) {
-  JSAtom atom = JS_ValueToAtom(ctx_, v);  // a symbol is its own atom; its string is the description
-  if (atom == JS_ATOM_NULL) return false;
-  JSValue description = JS_AtomToString(ctx_, atom);
-  JS_FreeAtom(ctx_, atom);
-  if (JS_IsException(description)) return false;
+  const Atom atom = Atom::of_value(ctx_, v);  // a symbol is its own atom; its string is the description
+  if (!atom.ok()) return false;
+  const Value description(ctx_, JS_AtomToString(ctx_, atom.get()));
+  if (description.is_exception()) return false;
   StringBytes bytes;
-  const bool ok = utf8_of(ctx_, description, bytes);
-  JS_FreeValue(ctx_, description);
-  if (!ok) return false;
+  if (!utf8_of(ctx_, description.get(), bytes)) return false;
   append("Symbol(");
   append(bytes.view());
   append(")");
@@ -363,35 +349,35 @@ bool Formatter::object(JSValueConst v, int depth, bool top, bool allow_to_json) 
   if (allow_to_json) {
     // JSON.stringify's SerializeJSONProperty: a callable toJSON replaces the value (Date, and
     // classes that define one). Its result is formatted without asking it for toJSON again.
-    JSValue to_json;
-    Read read = take(JS_GetPropertyStr(ctx_, v, "toJSON"), to_json);
+    Value to_json = property(ctx_, v, "toJSON");
+    Read read = outcome(to_json);
     if (read == Read::abort) return false;
     if (read == Read::threw) {  // a getter or Proxy get trap on the way to toJSON
       append("[Getter threw]");
       return true;
     }
-    if (JS_IsFunction(ctx_, to_json)) {
-      JSValue key = JS_NewStringLen(ctx_, "", 0);
-      JSValue result;
-      read = take(JS_Call(ctx_, to_json, v, 1, &key), result);
-      JS_FreeValue(ctx_, key);
-      JS_FreeValue(ctx_, to_json);
+    if (JS_IsFunction(ctx_, to_json.get())) {
+      Value result;
+      {
+        const Value key(ctx_, JS_NewStringLen(ctx_, "", 0));
+        JSValueConst argv[] = {key.get()};
+        result = Value(ctx_, JS_Call(ctx_, to_json.get(), v, 1, argv));
+      }
+      to_json.reset();  // not needed while the result is formatted
+      read = outcome(result);
       if (read == Read::abort) return false;
       if (read == Read::threw) {
         append("[toJSON threw]");
         return true;
       }
-      const bool same = JS_IsObject(result) && JS_VALUE_GET_PTR(result) == JS_VALUE_GET_PTR(v);
+      const bool same = result.is_object() && JS_VALUE_GET_PTR(result.get()) == JS_VALUE_GET_PTR(v);
       if (!same) {
         path_.push_back(JS_VALUE_GET_PTR(v));
-        const bool ok = value(result, depth, top, false);
+        const bool ok = value(result.get(), depth, top, false);
         path_.pop_back();
-        JS_FreeValue(ctx_, result);
         return ok;
       }
-      JS_FreeValue(ctx_, result);  // toJSON returned the object itself: show the object
-    } else {
-      JS_FreeValue(ctx_, to_json);
+      // toJSON returned the object itself: show the object.
     }
   }
 
@@ -411,20 +397,14 @@ bool Formatter::object(JSValueConst v, int depth, bool top, bool allow_to_json) 
 bool Formatter::function(JSValueConst v) {
   // The own `name` data property only: a getter there would be skill code for no gain.
   std::string name;
-  JSAtom atom = JS_NewAtom(ctx_, "name");
-  if (atom == JS_ATOM_NULL) return false;
-  JSPropertyDescriptor desc;
-  const int found = JS_GetOwnProperty(ctx_, &desc, v, atom);  // a Proxy's trap may run and throw
-  JS_FreeAtom(ctx_, atom);
+  const Atom atom(ctx_, "name");
+  if (!atom.ok()) return false;
+  PropertyDescriptor desc;
+  const int found = own_property(ctx_, v, atom.get(), desc);  // a Proxy's trap may run and throw
   if (found < 0 && !take_catchable_exception(ctx_)) return false;
-  if (found > 0) {
-    if ((desc.flags & JS_PROP_GETSET) == 0 && JS_IsString(desc.value)) {
-      StringBytes bytes;
-      if (utf8_of(ctx_, desc.value, bytes)) name.assign(bytes.view());
-    }
-    JS_FreeValue(ctx_, desc.value);
-    JS_FreeValue(ctx_, desc.getter);
-    JS_FreeValue(ctx_, desc.setter);
+  if (found > 0 && (desc.flags & JS_PROP_GETSET) == 0 && desc.value.is_string()) {
+    StringBytes bytes;
+    if (utf8_of(ctx_, desc.value.get(), bytes)) name.assign(bytes.view());
   }
   append(name.empty() ? std::string_view("[Function (anonymous)]") : "[Function: ");
   if (!name.empty()) {
@@ -466,12 +446,12 @@ bool Formatter::regexp(JSValueConst v) {
 bool Formatter::typed_array(JSValueConst v, JSClassID cls, int depth) {
   size_t byte_length = 0;
   size_t element_size = 1;
-  JSValue buffer = JS_GetTypedArrayBuffer(ctx_, v, nullptr, &byte_length, &element_size);
-  if (JS_IsException(buffer)) {  // detached: no elements
+  const bool detached =  // the typed array keeps its buffer alive; this reference goes at once
+      Value(ctx_, JS_GetTypedArrayBuffer(ctx_, v, nullptr, &byte_length, &element_size)).is_exception();
+  if (detached) {  // no elements
     if (!take_catchable_exception(ctx_)) return false;
     byte_length = 0;
   }
-  JS_FreeValue(ctx_, buffer);
   const uint64_t count = byte_length / element_size;
   append(js_class::typed_array_name(cls));
   append("(" + std::to_string(count) + ") [");
@@ -479,11 +459,8 @@ bool Formatter::typed_array(JSValueConst v, JSClassID cls, int depth) {
   for (uint64_t i = 0; i < shown && !full(); ++i) {
     if (i > 0) append(",");
     // Integer-indexed element read: no prototype lookup, no JS.
-    JSValue element = JS_GetPropertyUint32(ctx_, v, static_cast<uint32_t>(i));
-    if (JS_IsException(element)) return false;
-    const bool ok = value(element, depth + 1, false);
-    JS_FreeValue(ctx_, element);
-    if (!ok) return false;
+    const Value item = element(ctx_, v, static_cast<uint32_t>(i));
+    if (item.is_exception() || !value(item.get(), depth + 1, false)) return false;
   }
   append_count_more(count - shown, "items", shown == 0);
   append("]");
@@ -491,37 +468,36 @@ bool Formatter::typed_array(JSValueConst v, JSClassID cls, int depth) {
 }
 
 bool Formatter::array(JSValueConst v, int depth) {
-  JSValue length_value;
-  const Read read = take(JS_GetPropertyStr(ctx_, v, "length"), length_value);
-  if (read == Read::abort) return false;
-  if (read == Read::threw) {
-    append("[Array: length threw]");
-    return true;
-  }
   uint64_t length = 0;
-  const int tag = JS_VALUE_GET_TAG(length_value);
-  if (tag == JS_TAG_INT) {
-    length = static_cast<uint64_t>(std::max(0, JS_VALUE_GET_INT(length_value)));
-  } else if (JS_TAG_IS_FLOAT64(tag)) {
-    const double d = JS_VALUE_GET_FLOAT64(length_value);
-    length = d > 0 ? static_cast<uint64_t>(std::min(d, 9007199254740991.0)) : 0;  // NaN reads as 0
+  {
+    const Value length_value = property(ctx_, v, "length");
+    const Read read = outcome(length_value);
+    if (read == Read::abort) return false;
+    if (read == Read::threw) {
+      append("[Array: length threw]");
+      return true;
+    }
+    const int tag = JS_VALUE_GET_TAG(length_value.get());
+    if (tag == JS_TAG_INT) {
+      length = static_cast<uint64_t>(std::max(0, JS_VALUE_GET_INT(length_value.get())));
+    } else if (JS_TAG_IS_FLOAT64(tag)) {
+      const double d = JS_VALUE_GET_FLOAT64(length_value.get());
+      length = d > 0 ? static_cast<uint64_t>(std::min(d, 9007199254740991.0)) : 0;  // NaN reads as 0
+    }
   }
-  JS_FreeValue(ctx_, length_value);
 
   append("[");
   const uint64_t shown = std::min<uint64_t>(length, limits_.max_entries);
   for (uint64_t i = 0; i < shown && !full(); ++i) {
     if (i > 0) append(",");
-    JSValue element;
-    const Read got = take(JS_GetPropertyUint32(ctx_, v, static_cast<uint32_t>(i)), element);
+    const Value item = element(ctx_, v, static_cast<uint32_t>(i));
+    const Read got = outcome(item);
     if (got == Read::abort) return false;
     if (got == Read::threw) {
       append("[Getter threw]");
       continue;
     }
-    const bool ok = value(element, depth + 1, false);
-    JS_FreeValue(ctx_, element);
-    if (!ok) return false;
+    if (!value(item.get(), depth + 1, false)) return false;
   }
   append_count_more(length - shown, "items", shown == 0);
   append("]");
@@ -536,14 +512,13 @@ bool Formatter::plain_object(JSValueConst v, int depth) {
   // All own keys, symbols and non-enumerables included: their number is the native work QuickJS just
   // did (an object with a million hidden keys costs that much to list), so it is what the key budget
   // counts. Shown are the enumerable string keys, as Object.keys gives them.
-  JSPropertyEnum* props = nullptr;
-  uint32_t count = 0;
-  if (JS_GetOwnPropertyNames(ctx_, &props, &count, v,
-                             JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK | JS_GPN_SET_ENUM) < 0) {
+  PropertyNames props;
+  if (!props.list(ctx_, v, JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK | JS_GPN_SET_ENUM)) {
     if (!take_catchable_exception(ctx_)) return false;
     append("[Keys threw]");
     return true;
   }
+  const uint32_t count = props.size();
   keys_listed_ += count;
   bool ok = true;
   uint64_t shown = 0;
@@ -551,37 +526,34 @@ bool Formatter::plain_object(JSValueConst v, int depth) {
   append("{");
   for (uint32_t i = 0; ok && i < count && !full(); ++i) {
     if (!props[i].is_enumerable) continue;
-    JSValue key = JS_AtomToValue(ctx_, props[i].atom);
-    if (JS_IsException(key)) {
-      ok = false;
-      break;
-    }
-    const bool is_string = JS_IsString(key);
-    if (!is_string || shown >= limits_.max_entries) {
-      more += is_string ? 1 : 0;
-      JS_FreeValue(ctx_, key);
-      continue;
-    }
     StringBytes key_bytes;
-    ok = utf8_of(ctx_, key, key_bytes);
-    JS_FreeValue(ctx_, key);
-    if (!ok) break;
+    {
+      const Value key(ctx_, JS_AtomToValue(ctx_, props[i].atom));
+      if (key.is_exception()) {
+        ok = false;
+        break;
+      }
+      const bool is_string = key.is_string();
+      if (!is_string || shown >= limits_.max_entries) {
+        more += is_string ? 1 : 0;
+        continue;
+      }
+      ok = utf8_of(ctx_, key.get(), key_bytes);
+      if (!ok) break;
+    }
     if (shown++ > 0) append(",");
     append_json_string(key_bytes.view());
     append(":");
-    JSValue item;
-    const Read got = take(JS_GetProperty(ctx_, v, props[i].atom), item);
+    const Value item = property(ctx_, v, props[i].atom);
+    const Read got = outcome(item);
     if (got == Read::abort) {
       ok = false;
     } else if (got == Read::threw) {
       append("[Getter threw]");
     } else {
-      ok = value(item, depth + 1, false);
-      JS_FreeValue(ctx_, item);
+      ok = value(item.get(), depth + 1, false);
     }
   }
-  for (uint32_t i = 0; i < count; ++i) JS_FreeAtom(ctx_, props[i].atom);
-  js_free(ctx_, props);
   if (!ok) return false;
   append_count_more(more, "keys", shown == 0);
   append("}");

@@ -10,6 +10,7 @@
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/function_list.h"
+#include "bindings/owners.h"
 #include "bindings/utf8.h"
 #include "bindings/values.h"
 #include "capabilities/fs/workspace_path.h"
@@ -36,10 +37,10 @@ bool to_path(const Args& args, int index, std::string_view name, std::string_vie
     throw_wrong_type(ctx, args.where(name), "a string", value);
     return false;
   }
-  size_t size = 0;
-  const char* bytes = JS_ToCStringLen(ctx, &size, value);  // a string primitive: runs no JS
-  if (bytes == nullptr) return false;
-  const std::string_view text(bytes, size);
+  const CString bytes(ctx, value);  // a string primitive: runs no JS
+  if (!bytes.ok()) return false;
+  const size_t size = bytes.size();
+  const std::string_view text = bytes.view();
   if (size > kMaxPathBytes) {
     // The path checker reports the length first, quoting only a prefix: no host copy of the rest.
     auto parsed = capabilities::parse_workspace_path(op, text);
@@ -47,27 +48,22 @@ bool to_path(const Args& args, int index, std::string_view name, std::string_vie
   } else {
     out.value.assign(text);
   }
-  JS_FreeCString(ctx, bytes);
   return true;
 }
 
 /// A promise of ctx already rejected with the host error `error`.
 JSValue rejected(JSContext* ctx, const bus::ErrorReply& error) {
   JSValue funcs[2];
-  JSValue promise = JS_NewPromiseCapability(ctx, funcs);
-  if (JS_IsException(promise)) return JS_EXCEPTION;
-  JSValue reason = make_host_error(ctx, error);
-  JSValue result = JS_EXCEPTION;
-  if (!JS_IsException(reason)) result = JS_Call(ctx, funcs[1], JS_UNDEFINED, 1, &reason);
-  JS_FreeValue(ctx, reason);
-  JS_FreeValue(ctx, funcs[0]);
-  JS_FreeValue(ctx, funcs[1]);
-  if (JS_IsException(result)) {
-    JS_FreeValue(ctx, promise);
-    return JS_EXCEPTION;
-  }
-  JS_FreeValue(ctx, result);
-  return promise;
+  Value promise(ctx, JS_NewPromiseCapability(ctx, funcs));
+  if (promise.is_exception()) return JS_EXCEPTION;  // no resolving functions were made
+  const Value resolve(ctx, funcs[0]);
+  const Value reject(ctx, funcs[1]);
+  const Value reason(ctx, make_host_error(ctx, error));
+  if (reason.is_exception()) return JS_EXCEPTION;
+  JSValueConst argv[] = {reason.get()};
+  const Value result(ctx, JS_Call(ctx, reject.get(), JS_UNDEFINED, 1, argv));
+  if (result.is_exception()) return JS_EXCEPTION;
+  return promise.release();
 }
 
 /// Sends `request` unless a path was refused while converting it.
@@ -124,52 +120,42 @@ const char* type_name(bus::FsEntryType type) {
   return "other";
 }
 
-// Properties are defined, not set: a setter the skill put on Object.prototype never runs. Consumes
-// `value`, also on failure.
-bool define(JSContext* ctx, JSValueConst object, const char* key, JSValue value) {
-  if (JS_IsException(value)) return false;  // making the value ran out of memory
-  return JS_DefinePropertyValueStr(ctx, object, key, value, JS_PROP_C_W_E) >= 0;
+// Properties are defined, not set: a setter the skill put on Object.prototype never runs. Takes
+// `value` on every path.
+bool define(JSContext* ctx, JSValueConst object, const char* key, Value value) {
+  if (value.is_exception()) return false;  // making the value ran out of memory
+  return JS_DefinePropertyValueStr(ctx, object, key, value.release(), JS_PROP_C_W_E) >= 0;
 }
 
 JSValue decode_readdir(JSContext* ctx, bus::Reply& reply) {
   const auto* listing = std::get_if<bus::FsReaddirReply>(&reply);
   if (!listing) return wrong_reply(ctx);
-  JSValue array = JS_NewArray(ctx);
-  if (JS_IsException(array)) return JS_EXCEPTION;
+  Value array(ctx, JS_NewArray(ctx));
+  if (array.is_exception()) return JS_EXCEPTION;
   uint32_t index = 0;
   for (const bus::FsDirEntry& entry : listing->entries) {
-    JSValue item = JS_NewObject(ctx);
-    if (JS_IsException(item)) {
-      JS_FreeValue(ctx, array);
+    Value item(ctx, JS_NewObject(ctx));
+    if (item.is_exception()) return JS_EXCEPTION;
+    if (!define(ctx, item.get(), "name", Value(ctx, new_string(ctx, entry.name))) ||
+        !define(ctx, item.get(), "type", Value(ctx, JS_NewString(ctx, type_name(entry.type)))))
       return JS_EXCEPTION;
-    }
-    if (!define(ctx, item, "name", new_string(ctx, entry.name)) ||
-        !define(ctx, item, "type", JS_NewString(ctx, type_name(entry.type)))) {
-      JS_FreeValue(ctx, item);
-      JS_FreeValue(ctx, array);
-      return JS_EXCEPTION;
-    }
     // Consumes `item`, also on failure.
-    if (JS_DefinePropertyValueUint32(ctx, array, index++, item, JS_PROP_C_W_E) < 0) {
-      JS_FreeValue(ctx, array);
+    if (JS_DefinePropertyValueUint32(ctx, array.get(), index++, item.release(), JS_PROP_C_W_E) < 0)
       return JS_EXCEPTION;
-    }
   }
-  return array;
+  return array.release();
 }
 
 JSValue decode_stat(JSContext* ctx, bus::Reply& reply) {
   const auto* stat = std::get_if<bus::FsStatReply>(&reply);
   if (!stat) return wrong_reply(ctx);
-  JSValue object = JS_NewObject(ctx);
-  if (JS_IsException(object)) return JS_EXCEPTION;
-  if (!define(ctx, object, "type", JS_NewString(ctx, type_name(stat->type))) ||
-      !define(ctx, object, "size", JS_NewFloat64(ctx, static_cast<double>(stat->size))) ||
-      !define(ctx, object, "mtimeMs", JS_NewFloat64(ctx, stat->mtime_ms))) {
-    JS_FreeValue(ctx, object);
+  Value object(ctx, JS_NewObject(ctx));
+  if (object.is_exception()) return JS_EXCEPTION;
+  if (!define(ctx, object.get(), "type", Value(ctx, JS_NewString(ctx, type_name(stat->type)))) ||
+      !define(ctx, object.get(), "size", Value(ctx, JS_NewFloat64(ctx, static_cast<double>(stat->size)))) ||
+      !define(ctx, object.get(), "mtimeMs", Value(ctx, JS_NewFloat64(ctx, stat->mtime_ms))))
     return JS_EXCEPTION;
-  }
-  return object;
+  return object.release();
 }
 
 // ---- the functions ----------------------------------------------------------------------------------
@@ -259,10 +245,11 @@ const JSCFunctionListEntry kFsFunctions[] = {
 }  // namespace
 
 bool install_fs(JSContext* ctx, JSValueConst openhuman) {
-  JSValue fs = JS_NewObject(ctx);
-  if (JS_IsException(fs)) return false;
-  JS_SetPropertyFunctionList(ctx, fs, kFsFunctions, static_cast<int>(std::size(kFsFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "fs", fs, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  Value fs(ctx, JS_NewObject(ctx));
+  if (fs.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, fs.get(), kFsFunctions, static_cast<int>(std::size(kFsFunctions)));
+  return JS_DefinePropertyValueStr(ctx, openhuman, "fs", fs.release(),
+                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
 }  // namespace skillbox::bindings

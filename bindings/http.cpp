@@ -14,6 +14,7 @@
 #include "bindings/bridge.h"
 #include "bindings/errors.h"
 #include "bindings/function_list.h"
+#include "bindings/owners.h"
 #include "bindings/utf8.h"
 #include "bindings/values.h"
 #include "skillbox/policy.h"
@@ -64,7 +65,7 @@ std::string decode_utf8(const bus::Bytes& body) {
 
 // `headers`: an own data property per lower-cased name (defined, never [[Set]], so "__proto__" is just
 // a name); repeated headers joined with ", " as fetch's Headers.get does.
-JSValue headers_object(JSContext* ctx, const std::vector<std::pair<std::string, std::string>>& headers) {
+Value headers_object(JSContext* ctx, const std::vector<std::pair<std::string, std::string>>& headers) {
   std::vector<std::pair<std::string, std::string>> merged;
   for (const auto& [name, value] : headers) {
     auto it = merged.begin();
@@ -76,94 +77,74 @@ JSValue headers_object(JSContext* ctx, const std::vector<std::pair<std::string, 
       it->second += value;
     }
   }
-  JSValue obj = JS_NewObject(ctx);
-  if (JS_IsException(obj)) return obj;
+  Value obj(ctx, JS_NewObject(ctx));
+  if (obj.is_exception()) return obj;
   for (const auto& [name, value] : merged) {
-    JSAtom atom = JS_NewAtomLen(ctx, name.data(), name.size());
-    if (atom == JS_ATOM_NULL) {
-      JS_FreeValue(ctx, obj);
-      return JS_EXCEPTION;
-    }
-    const int rc = JS_DefinePropertyValue(ctx, obj, atom, new_string(ctx, value), JS_PROP_C_W_E);
-    JS_FreeAtom(ctx, atom);
-    if (rc < 0) {
-      JS_FreeValue(ctx, obj);
-      return JS_EXCEPTION;
-    }
+    const Atom atom(ctx, name);
+    if (!atom.ok() ||
+        JS_DefinePropertyValue(ctx, obj.get(), atom.get(), new_string(ctx, value), JS_PROP_C_W_E) < 0)
+      return {ctx, JS_EXCEPTION};
   }
   return obj;
 }
 
-// {status, statusText, headers, body, url}; `body` is consumed on every path.
-JSValue response_object(JSContext* ctx, const bus::HttpResponseReply& r, JSValue body) {
-  if (JS_IsException(body)) return body;
-  JSValue obj = JS_NewObject(ctx);
-  JSValue headers = JS_IsException(obj) ? JS_EXCEPTION : headers_object(ctx, r.headers);
-  if (JS_IsException(headers)) {
-    JS_FreeValue(ctx, obj);
-    JS_FreeValue(ctx, body);
-    return JS_EXCEPTION;
-  }
+// {status, statusText, headers, body, url}; takes `body` (JS_EXCEPTION: making it failed).
+JSValue response_object(JSContext* ctx, const bus::HttpResponseReply& r, Value body) {
+  if (body.is_exception()) return JS_EXCEPTION;
+  Value obj(ctx, JS_NewObject(ctx));
+  if (obj.is_exception()) return JS_EXCEPTION;
+  Value headers = headers_object(ctx, r.headers);
+  if (headers.is_exception()) return JS_EXCEPTION;
   // Each define consumes its value, also on failure; after a failure the rest are freed unused.
-  JSValue values[] = {JS_NewUint32(ctx, r.status), new_string(ctx, r.status_text), headers, body,
-                      new_string(ctx, r.url)};
+  Value values[] = {Value(ctx, JS_NewUint32(ctx, r.status)), Value(ctx, new_string(ctx, r.status_text)),
+                    std::move(headers), std::move(body), Value(ctx, new_string(ctx, r.url))};
   const char* names[] = {"status", "statusText", "headers", "body", "url"};
-  bool ok = true;
   for (size_t i = 0; i < std::size(values); ++i) {
-    if (ok && !JS_IsException(values[i])) {
-      ok = JS_DefinePropertyValueStr(ctx, obj, names[i], values[i], JS_PROP_C_W_E) >= 0;
-    } else {
-      JS_FreeValue(ctx, values[i]);
-      ok = false;
-    }
+    if (values[i].is_exception() ||
+        JS_DefinePropertyValueStr(ctx, obj.get(), names[i], values[i].release(), JS_PROP_C_W_E) < 0)
+      return JS_EXCEPTION;
   }
-  if (!ok) {
-    JS_FreeValue(ctx, obj);
-    return JS_EXCEPTION;
-  }
-  return obj;
+  return obj.release();
 }
 
 JSValue decode_text(JSContext* ctx, bus::Reply& reply) {
   auto& r = std::get<bus::HttpResponseReply>(reply);
-  return response_object(ctx, r, new_string(ctx, decode_utf8(r.body)));
+  return response_object(ctx, r, Value(ctx, new_string(ctx, decode_utf8(r.body))));
 }
 
 JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {
   auto& r = std::get<bus::HttpResponseReply>(reply);
-  return response_object(ctx, r, new_uint8_array(ctx, r.body.data(), r.body.size()));
+  return response_object(ctx, r, Value(ctx, new_uint8_array(ctx, r.body.data(), r.body.size())));
 }
 
 JSValue decode_json(JSContext* ctx, bus::Reply& reply) {
   auto& r = std::get<bus::HttpResponseReply>(reply);
   const std::string text = decode_utf8(r.body);
   // JS_ParseJSON is the engine's JSON.parse: deep nesting ends in a catchable stack-overflow error.
-  JSValue body = JS_ParseJSON(ctx, text.c_str(), text.size(), "<http response>");
-  if (JS_IsException(body)) {
-    JSValue err = JS_UNINITIALIZED;
+  Value body(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<http response>"));
+  if (body.is_exception()) {
+    Value err;
     if (!take_catchable_exception(ctx, &err)) return JS_EXCEPTION;  // an interrupted run stays so
     // Keep the engine's SyntaxError (the skill's realm, `instanceof SyntaxError`) and say where the
     // text came from.
-    if (JS_IsObject(err)) {
+    if (err.is_object()) {
       std::string message =
           "openhuman.http: the response from " + r.url + " is not valid JSON (responseType 'json')";
-      JSValue original = JS_GetPropertyStr(ctx, err, "message");
-      size_t len = 0;
-      if (const char* s = JS_IsString(original) ? JS_ToCStringLen(ctx, &len, original) : nullptr) {
-        message += ": ";
-        message.append(s, len);
-        JS_FreeCString(ctx, s);
+      const Value original = property(ctx, err.get(), "message");
+      if (original.is_string()) {
+        const CString s(ctx, original.get());
+        if (s.ok()) {
+          message += ": ";
+          message.append(s.view());
+        }
       }
-      JS_FreeValue(ctx, original);
-      if (JS_DefinePropertyValueStr(ctx, err, "message", new_string(ctx, message),
-                                    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
-        JS_FreeValue(ctx, err);
+      if (JS_DefinePropertyValueStr(ctx, err.get(), "message", new_string(ctx, message),
+                                    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0)
         return JS_EXCEPTION;
-      }
     }
-    return JS_Throw(ctx, err);
+    return JS_Throw(ctx, err.release());
   }
-  return response_object(ctx, r, body);
+  return response_object(ctx, r, std::move(body));
 }
 
 // ---- arguments ----------------------------------------------------------------------------------------
@@ -228,10 +209,10 @@ JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCo
       if (!args.require(1)) return JS_EXCEPTION;
       if (!JS_IsObject(args[0])) return throw_wrong_type(ctx, args.where("options"), "an object", args[0]);
       if (!args.options(0, "options", options)) return JS_EXCEPTION;
-      JSValue body = JS_UNDEFINED;
+      Value body;
       if (!options.get("body", body)) return JS_EXCEPTION;
-      const bool body_ok = read_body(ctx, body, {name, "options", "body"}, p);
-      JS_FreeValue(ctx, body);
+      const bool body_ok = read_body(ctx, body.get(), {name, "options", "body"}, p);
+      body.reset();
       if (!body_ok || !read_common(options, p)) return JS_EXCEPTION;
       std::optional<std::string> method;
       std::optional<std::string> url;
@@ -257,11 +238,11 @@ const JSCFunctionListEntry kHttpFunctions[] = {
 }  // namespace
 
 bool install_http(JSContext* ctx, JSValueConst openhuman) {
-  JSValue http = JS_NewObject(ctx);
-  if (JS_IsException(http)) return false;
-  JS_SetPropertyFunctionList(ctx, http, kHttpFunctions, static_cast<int>(std::size(kHttpFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "http", http, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >=
-         0;
+  Value http(ctx, JS_NewObject(ctx));
+  if (http.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, http.get(), kHttpFunctions, static_cast<int>(std::size(kHttpFunctions)));
+  return JS_DefinePropertyValueStr(ctx, openhuman, "http", http.release(),
+                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
 }  // namespace skillbox::bindings

@@ -8,6 +8,7 @@
 #include "bindings/env.h"
 #include "bindings/fs.h"
 #include "bindings/http.h"
+#include "bindings/owners.h"
 #include "bindings/store.h"
 #include "bindings/text_codec.h"
 
@@ -19,18 +20,15 @@ namespace {
 // openhuman.http; the store and env bindings also define the globals `store`/`env` and alias them
 // as openhuman.store/openhuman.env (DESIGN.md).
 bool install_openhuman(JSContext* ctx, JSValueConst global) {
-  JSValue openhuman = JS_NewObject(ctx);
-  if (JS_IsException(openhuman)) return false;
+  Value openhuman(ctx, JS_NewObject(ctx));
+  if (openhuman.is_exception()) return false;
   bool ok = true;
-  ok = ok && install_fs(ctx, openhuman);
-  ok = ok && install_http(ctx, openhuman);
-  ok = ok && install_store(ctx, global, openhuman);
-  ok = ok && install_env(ctx, global, openhuman);
-  if (!ok) {
-    JS_FreeValue(ctx, openhuman);
-    return false;
-  }
-  return JS_DefinePropertyValueStr(ctx, global, "openhuman", openhuman,
+  ok = ok && install_fs(ctx, openhuman.get());
+  ok = ok && install_http(ctx, openhuman.get());
+  ok = ok && install_store(ctx, global, openhuman.get());
+  ok = ok && install_env(ctx, global, openhuman.get());
+  if (!ok) return false;
+  return JS_DefinePropertyValueStr(ctx, global, "openhuman", openhuman.release(),
                                    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
@@ -38,12 +36,10 @@ bool install_openhuman(JSContext* ctx, JSValueConst global) {
 
 bool install_host_api(JSContext* ctx) {
   if (!init_context_state(ctx)) return false;
-  JSValue global = JS_GetGlobalObject(ctx);
-  install_base64(ctx, global);
-  const bool ok = install_console(ctx, global) && install_text_codec(ctx, global) &&
-                  install_crypto(ctx, global) && install_openhuman(ctx, global);
-  JS_FreeValue(ctx, global);
-  return ok;
+  const Value global(ctx, JS_GetGlobalObject(ctx));
+  install_base64(ctx, global.get());
+  return install_console(ctx, global.get()) && install_text_codec(ctx, global.get()) &&
+         install_crypto(ctx, global.get()) && install_openhuman(ctx, global.get());
 }
 
 }  // namespace skillbox::bindings

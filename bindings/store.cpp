@@ -15,6 +15,7 @@
 #include "bindings/bridge.h"
 #include "bindings/errors.h"
 #include "bindings/function_list.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -52,20 +53,19 @@ JSValue js_store_set(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValu
   bus::StoreSetRequest request;
   if (!args.require(2) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
   // The one conversion of the value: JSON.stringify semantics, in the skill's realm.
-  JSValue json = JS_JSONStringify(ctx, args[1], JS_UNDEFINED, JS_UNDEFINED);
-  if (JS_IsException(json)) {
-    JSValue cause = JS_UNINITIALIZED;
+  Value json(ctx, JS_JSONStringify(ctx, args[1], JS_UNDEFINED, JS_UNDEFINED));
+  if (json.is_exception()) {
+    Value cause;
     // A cycle, a BigInt, or an exception from the skill's own toJSON/getter/Proxy trap. The uncatchable
     // exception of an interrupted run stays pending unchanged.
     if (!take_catchable_exception(ctx, &cause)) return JS_EXCEPTION;
-    return throw_type_error(ctx, "store.set: value cannot be stored as JSON (see the cause)", cause);
+    return throw_type_error(ctx, "store.set: value cannot be stored as JSON (see the cause)",
+                            std::move(cause));
   }
-  if (!JS_IsString(json)) {  // undefined, a function or a symbol: JSON.stringify gives undefined
-    JS_FreeValue(ctx, json);
+  if (!json.is_string())  // undefined, a function or a symbol: JSON.stringify gives undefined
     return throw_wrong_type(ctx, args.where("value"), "a value JSON can represent", args[1]);
-  }
-  const bool ok = to_string(ctx, json, args.where("value"), request.value_json);
-  JS_FreeValue(ctx, json);
+  const bool ok = to_string(ctx, json.get(), args.where("value"), request.value_json);
+  json.reset();
   if (!ok) return JS_EXCEPTION;
   bus::Reply reply = bridge(ctx).call(std::move(request));
   if (thrown(ctx, reply)) return JS_EXCEPTION;
@@ -92,17 +92,14 @@ JSValue js_store_keys(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSVal
   if (thrown(ctx, reply)) return JS_EXCEPTION;
   const auto* keys = std::get_if<bus::StringListReply>(&reply);
   if (keys == nullptr) return unexpected_reply(ctx, "store.keys");
-  JSValue array = JS_NewArray(ctx);
-  if (JS_IsException(array)) return array;
+  Value array(ctx, JS_NewArray(ctx));
+  if (array.is_exception()) return JS_EXCEPTION;
   uint32_t i = 0;
   for (const std::string& key : keys->values) {
-    JSValue k = JS_NewStringLen(ctx, key.data(), key.size());
-    if (JS_IsException(k) || JS_SetPropertyUint32(ctx, array, i++, k) < 0) {
-      JS_FreeValue(ctx, array);
-      return JS_EXCEPTION;
-    }
+    Value k(ctx, JS_NewStringLen(ctx, key.data(), key.size()));
+    if (k.is_exception() || JS_SetPropertyUint32(ctx, array.get(), i++, k.release()) < 0) return JS_EXCEPTION;
   }
-  return array;
+  return array.release();
 }
 
 const JSCFunctionListEntry kStoreFunctions[] = {
@@ -115,16 +112,15 @@ const JSCFunctionListEntry kStoreFunctions[] = {
 }  // namespace
 
 bool install_store(JSContext* ctx, JSValueConst global, JSValueConst openhuman) {
-  JSValue store = JS_NewObject(ctx);
-  if (JS_IsException(store)) return false;
-  JS_SetPropertyFunctionList(ctx, store, kStoreFunctions, static_cast<int>(std::size(kStoreFunctions)));
+  Value store(ctx, JS_NewObject(ctx));
+  if (store.is_exception()) return false;
+  JS_SetPropertyFunctionList(ctx, store.get(), kStoreFunctions, static_cast<int>(std::size(kStoreFunctions)));
   // One object under two names: `store === openhuman.store`.
-  if (JS_DefinePropertyValueStr(ctx, openhuman, "store", JS_DupValue(ctx, store),
-                                JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0) {
-    JS_FreeValue(ctx, store);
+  if (JS_DefinePropertyValueStr(ctx, openhuman, "store", store.dup(),
+                                JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0)
     return false;
-  }
-  return JS_DefinePropertyValueStr(ctx, global, "store", store, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  return JS_DefinePropertyValueStr(ctx, global, "store", store.release(),
+                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
 }
 
 }  // namespace skillbox::bindings

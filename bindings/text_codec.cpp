@@ -14,6 +14,7 @@
 #include "bindings/function_list.h"
 #include "bindings/host_class.h"
 #include "bindings/js_classes.h"
+#include "bindings/owners.h"
 #include "bindings/utf8.h"
 #include "bindings/values.h"
 
@@ -49,9 +50,9 @@ bool encoder_input(JSContext* ctx, JSValueConst value, const Where& where, Strin
 }
 
 JSValue js_encoder_ctor(JSContext* ctx, JSValueConst new_target, int /*argc*/, JSValueConst* /*argv*/) {
-  JSValue obj = new_instance(ctx, new_target, encoder_class_id(), "TextEncoder");
-  if (!JS_IsException(obj)) JS_SetOpaque(obj, &encoder_brand);
-  return obj;
+  Value obj(ctx, new_instance(ctx, new_target, encoder_class_id(), "TextEncoder"));
+  if (!obj.is_exception()) JS_SetOpaque(obj.get(), &encoder_brand);
+  return obj.release();
 }
 
 JSValue js_encoder_encoding(JSContext* ctx, JSValueConst this_val) {
@@ -81,6 +82,11 @@ JSValue js_encoder_encode_into(JSContext* ctx, JSValueConst this_val, int argc, 
 
   // Whole characters only (Encoding §7.2.3 encodeInto): stop before one that does not fit.
   const std::string_view text = source.view();
+  // Engine invariant (QuickJS 2021-03-27): these bytes are the ArrayBuffer's own storage, which
+  // JS_GetArrayBuffer hands out as a writable uint8_t* (ByteView is const only because most callers
+  // read). This engine has no read-only buffers (a typed array with elements cannot be frozen); a
+  // detached buffer gives size 0, so nothing is written. Pinned by
+  // TextCodec.EncodeIntoWritesTheCallersBuffer.
   auto* out = const_cast<uint8_t*>(destination.data);
   size_t pos = 0;
   size_t written = 0;
@@ -93,16 +99,14 @@ JSValue js_encoder_encode_into(JSContext* ctx, JSValueConst this_val, int argc, 
     pos += len;
     read += len == 4 ? 2 : 1;  // a 4-byte character was a surrogate pair in the JS string
   }
-  JSValue result = JS_NewObject(ctx);
-  if (JS_IsException(result)) return JS_EXCEPTION;
-  if (JS_DefinePropertyValueStr(ctx, result, "read", JS_NewInt64(ctx, static_cast<int64_t>(read)),
+  Value result(ctx, JS_NewObject(ctx));
+  if (result.is_exception()) return JS_EXCEPTION;
+  if (JS_DefinePropertyValueStr(ctx, result.get(), "read", JS_NewInt64(ctx, static_cast<int64_t>(read)),
                                 JS_PROP_C_W_E) < 0 ||
-      JS_DefinePropertyValueStr(ctx, result, "written", JS_NewInt64(ctx, static_cast<int64_t>(written)),
-                                JS_PROP_C_W_E) < 0) {
-    JS_FreeValue(ctx, result);
+      JS_DefinePropertyValueStr(ctx, result.get(), "written", JS_NewInt64(ctx, static_cast<int64_t>(written)),
+                                JS_PROP_C_W_E) < 0)
     return JS_EXCEPTION;
-  }
-  return result;
+  return result.release();
 }
 
 const JSCFunctionListEntry kEncoderProto[] = {
@@ -184,15 +188,12 @@ JSValue js_decoder_ctor(JSContext* ctx, JSValueConst new_target, int argc, JSVal
     return throw_range_error(ctx, "TextDecoder: the encoding label \"" + label +
                                       "\" is not supported; only \"utf-8\" is available");
   }
-  JSValue obj = new_instance(ctx, new_target, decoder_class_id(), "TextDecoder");
-  if (JS_IsException(obj)) return obj;
+  Value obj(ctx, new_instance(ctx, new_target, decoder_class_id(), "TextDecoder"));
+  if (obj.is_exception()) return JS_EXCEPTION;
   void* memory = js_malloc(ctx, sizeof(DecoderState));
-  if (memory == nullptr) {
-    JS_FreeValue(ctx, obj);
-    return JS_EXCEPTION;
-  }
-  JS_SetOpaque(obj, new (memory) DecoderState(fatal, ignore_bom));
-  return obj;
+  if (memory == nullptr) return JS_EXCEPTION;
+  JS_SetOpaque(obj.get(), new (memory) DecoderState(fatal, ignore_bom));  // the finalizer frees it
+  return obj.release();
 }
 
 JSValue js_decoder_encoding(JSContext* ctx, JSValueConst this_val) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 namespace skillbox::bindings {
 
@@ -22,9 +23,20 @@ JSValue new_uint8_array(JSContext* ctx, const uint8_t* data, size_t size);
 /// limiter has recorded `memory_limit`) and the binding returns JS_EXCEPTION.
 class HeapCharge {
  public:
+  /// A charge of nothing yet. `ctx` may be null for a charge that is only moved into (cover() then
+  /// must not be called).
   explicit HeapCharge(JSContext* ctx) : ctx_(ctx) {}
-  ~HeapCharge() {
-    if (block_ != nullptr) js_free(ctx_, block_);
+  ~HeapCharge() { release(); }
+  HeapCharge(HeapCharge&& o) noexcept
+      : ctx_(o.ctx_), block_(std::exchange(o.block_, nullptr)), charged_(std::exchange(o.charged_, 0)) {}
+  HeapCharge& operator=(HeapCharge&& o) noexcept {
+    if (this != &o) {
+      release();
+      ctx_ = o.ctx_;
+      block_ = std::exchange(o.block_, nullptr);
+      charged_ = std::exchange(o.charged_, 0);
+    }
+    return *this;
   }
   HeapCharge(const HeapCharge&) = delete;
   HeapCharge& operator=(const HeapCharge&) = delete;
@@ -40,6 +52,12 @@ class HeapCharge {
   }
 
  private:
+  void release() {
+    if (block_ != nullptr) js_free(ctx_, block_);
+    block_ = nullptr;
+    charged_ = 0;
+  }
+
   JSContext* ctx_;
   void* block_ = nullptr;
   size_t charged_ = 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bindings/js_harness.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -58,6 +59,27 @@ TEST_F(Crypto, GetRandomValuesFillsIntegerArraysInPlace) {
   EXPECT_EQ(value("const a = crypto.getRandomValues(new Uint8Array(65536)); new Set(a).size"), "256");
   EXPECT_EQ(value("crypto.getRandomValues(new Uint32Array(16384)).length"), "16384");
   EXPECT_EQ(value("crypto.getRandomValues(new Uint8Array(0)).length"), "0");
+}
+
+// crypto.cpp writes through the argument's ByteView (a const_cast): that memory is the ArrayBuffer's own
+// storage from JS_GetArrayBuffer, seen by every view of the buffer, and a detached buffer has no bytes.
+TEST_F(Crypto, GetRandomValuesWritesTheCallersBuffer) {
+  EXPECT_EQ(
+      value("const b = new ArrayBuffer(64); const v = new Uint8Array(b, 16, 32);"
+            "const r = crypto.getRandomValues(v); const all = new Uint8Array(b); const dv = new DataView(b);"
+            "[r === v, all.slice(0, 16).every(x => x === 0), all.slice(48).every(x => x === 0),"
+            " dv.getUint32(16) !== 0 || dv.getUint32(20) !== 0, v.every((x, i) => x === all[16 + i])]"),
+      "[true,true,true,true,true]");
+  EXPECT_EQ(value("try { Object.freeze(new Uint8Array(1)); 'frozen' } catch (e) { e.constructor.name }"),
+            "TypeError");  // no read-only typed arrays in this engine
+  // Skills cannot detach buffers in this engine; the host can, and nothing may be written then.
+  js.eval("globalThis.u = new Uint8Array(8)");
+  const Value global(js.ctx(), JS_GetGlobalObject(js.ctx()));
+  const Value u = property(js.ctx(), global.get(), "u");
+  size_t offset = 0, length = 0, element = 0;
+  const Value buffer(js.ctx(), JS_GetTypedArrayBuffer(js.ctx(), u.get(), &offset, &length, &element));
+  JS_DetachArrayBuffer(js.ctx(), buffer.get());
+  EXPECT_EQ(value("[crypto.getRandomValues(u) === u, u.length].join()"), "true,0");
 }
 
 TEST_F(Crypto, GetRandomValuesRefusals) {

@@ -104,9 +104,9 @@ TEST(HostErrors, UncatchableExceptionsAreNeverTaken) {
   js.set_step_limit(5);
   JSValue v = JS_Eval(js.ctx(), "for (;;) {}", 11, "<t>", JS_EVAL_TYPE_GLOBAL);
   ASSERT_TRUE(JS_IsException(v));
-  JSValue taken = JS_UNDEFINED;
+  Value taken;
   EXPECT_FALSE(take_catchable_exception(js.ctx(), &taken));
-  EXPECT_TRUE(JS_IsUndefined(taken));
+  EXPECT_TRUE(JS_IsUndefined(taken.get()));
   JSValue still = JS_GetException(js.ctx());  // left pending, unchanged
   EXPECT_TRUE(JS_IsUncatchableError(js.ctx(), still));
   JS_FreeValue(js.ctx(), still);
@@ -116,9 +116,9 @@ TEST(HostErrors, CatchableExceptionsAreTaken) {
   JsHarness js;
   JSValue v = JS_Eval(js.ctx(), "throw 7", 7, "<t>", JS_EVAL_TYPE_GLOBAL);
   ASSERT_TRUE(JS_IsException(v));
-  JSValue taken = JS_UNDEFINED;
+  Value taken;
   ASSERT_TRUE(take_catchable_exception(js.ctx(), &taken));
-  EXPECT_EQ(JS_VALUE_GET_INT(taken), 7);
+  EXPECT_EQ(JS_VALUE_GET_INT(taken.get()), 7);
   EXPECT_TRUE(JS_IsNull(JS_GetException(js.ctx())));  // nothing pending any more
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bindings/js_harness.h"
+#include "bindings/owners.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -96,6 +97,24 @@ TEST_F(TextCodec, EncodeInto) {
             "TypeError: TextEncoder.encodeInto: destination must be a Uint8Array, got Int8Array");
   EXPECT_EQ(error("new TextEncoder().encodeInto('x')"),
             "TypeError: TextEncoder.encodeInto: 2 arguments required, but only 1 present");
+}
+
+// text_codec.cpp writes through the destination's ByteView (a const_cast): that memory is the
+// ArrayBuffer's own storage from JS_GetArrayBuffer, seen by every view of the buffer, and a detached
+// buffer has no bytes.
+TEST_F(TextCodec, EncodeIntoWritesTheCallersBuffer) {
+  EXPECT_EQ(value("const b = new ArrayBuffer(8); const r = new TextEncoder().encodeInto('hi\\u00e9', "
+                  "new Uint8Array(b, 2, 4)); const dv = new DataView(b);"
+                  "[r.written, Array.from(new Uint8Array(b)).join(), dv.getUint8(2), dv.getUint8(5)]"),
+            R"([4,"0,0,104,105,195,169,0,0",104,169])");
+  // Skills cannot detach buffers in this engine; the host can, and nothing may be written then.
+  js.eval("globalThis.d = new Uint8Array(8)");
+  const Value global(js.ctx(), JS_GetGlobalObject(js.ctx()));
+  const Value d = property(js.ctx(), global.get(), "d");
+  size_t offset = 0, length = 0, element = 0;
+  const Value buffer(js.ctx(), JS_GetTypedArrayBuffer(js.ctx(), d.get(), &offset, &length, &element));
+  JS_DetachArrayBuffer(js.ctx(), buffer.get());
+  EXPECT_EQ(value("JSON.stringify(new TextEncoder().encodeInto('hi', d))"), R"({"read":0,"written":0})");
 }
 
 TEST_F(TextCodec, DecoderIsAProperClass) {
