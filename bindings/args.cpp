@@ -5,10 +5,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/quote.h"
+#include "base/utf8.h"
 #include "bindings/context_state.h"
 #include "bindings/errors.h"
 #include "bindings/js_classes.h"
-#include "bindings/utf8.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -41,21 +42,6 @@ std::string number_text(double value) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   return ec == std::errc() ? std::string(buf, end) : std::string("a number");
-}
-
-// The first kMaxQuotedBytes of a skill string, cut on a character boundary, in quotes.
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  if (text.size() <= kMaxQuotedBytes) {
-    out += text;
-  } else {
-    size_t cut = kMaxQuotedBytes;
-    while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;
-    out += text.substr(0, cut);
-    out += "...";
-  }
-  out += '"';
-  return out;
 }
 
 JSValue throw_too_large(JSContext* ctx, const Where& where, size_t size, size_t max, const char* unit) {
@@ -145,7 +131,7 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
   size_t size = 0;
   const char* data = JS_ToCStringLen(ctx, &size, value);
   if (data == nullptr) return false;  // out of memory
-  const size_t surrogate = utf8::find_lone_surrogate({data, size});
+  const size_t surrogate = base::utf8::find_lone_surrogate({data, size});
   if (surrogate != std::string_view::npos) {
     if (rules.lone_surrogates == LoneSurrogates::reject) {
       JS_FreeCString(ctx, data);
@@ -154,7 +140,7 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
     }
     // A string holding a surrogate is stored as UTF-16, and for those QuickJS returns a fresh buffer
     // of its own (only pure-ASCII strings are returned in place), so patching it changes no JS value.
-    utf8::replace_lone_surrogates(const_cast<char*>(data), size);
+    base::utf8::replace_lone_surrogates(const_cast<char*>(data), size);
   }
   if (size > rules.max_bytes) {
     JS_FreeCString(ctx, data);
@@ -298,13 +284,15 @@ bool to_string_pairs(JSContext* ctx, JSValueConst value, const Where& where,
       JSValue cause;
       if (take_catchable_exception(ctx, &cause))
         throw_type_error(
-            ctx, message(where, "could not be read (reading " + quoted(pair.first) + " threw an exception)"),
+            ctx,
+            message(where, "could not be read (reading " + base::quote(pair.first, kMaxQuotedBytes) +
+                               " threw an exception)"),
             cause);
       ok = false;
       break;
     }
     // Name the entry in errors: "headers[\"x-id\"] must be a string".
-    const std::string entry = std::string(where.name) + "[" + quoted(pair.first) + "]";
+    const std::string entry = std::string(where.name) + "[" + base::quote(pair.first, kMaxQuotedBytes) + "]";
     ok = to_string(ctx, item, Where{where.function, entry}, pair.second, value_rules);
     JS_FreeValue(ctx, item);
     if (ok) pairs.push_back(std::move(pair));
@@ -362,10 +350,10 @@ JSValue detail::throw_not_one_of(JSContext* ctx, const Where& where,
   std::string rest = "must be one of ";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) rest += ", ";
-    rest += quoted(names[i]);
+    rest += base::quote(names[i], kMaxQuotedBytes);
   }
   rest += ", got ";
-  rest += quoted(got);
+  rest += base::quote(got, kMaxQuotedBytes);
   return throw_type_error(ctx, message(where, rest));
 }
 

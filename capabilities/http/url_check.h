@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bus/messages.h"
+#include "skillbox/result.h"
 
 namespace skillbox::capabilities::http {
 
@@ -47,7 +48,7 @@ class ParsedUrl {
   struct Free {
     void operator()(CURLU* h) const { curl_url_cleanup(h); }
   };
-  friend std::variant<ParsedUrl, bus::ErrorReply> parse_url(std::string_view, const ParsedUrl*);
+  friend Result<ParsedUrl, bus::ErrorReply> parse_url(std::string_view, const ParsedUrl*);
   std::unique_ptr<CURLU, Free> handle_;
   std::string scheme_, host_, path_;
   uint16_t port_ = 0;
@@ -64,8 +65,7 @@ class ParsedUrl {
 ///
 /// Errors: PermissionDenied for the scheme and userinfo rules, InvalidArgument otherwise. Messages do
 /// not start with "http: "; callers add the context.
-[[nodiscard]] std::variant<ParsedUrl, bus::ErrorReply> parse_url(std::string_view text,
-                                                                 const ParsedUrl* base);
+[[nodiscard]] Result<ParsedUrl, bus::ErrorReply> parse_url(std::string_view text, const ParsedUrl* base);
 
 /// `permissions.http.allow`: entries of the form `scheme://host[:port][/path-prefix]`, where host
 /// may start with `*.` to match any subdomain (but not the domain itself). An entry matches a URL when
