@@ -7,10 +7,11 @@
 #include <new>
 #include <utility>
 
+#include "base/quote.h"
+#include "base/utf8.h"
 #include "bindings/context_state.h"
 #include "bindings/errors.h"
 #include "bindings/js_classes.h"
-#include "bindings/utf8.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -43,21 +44,6 @@ std::string number_text(double value) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   return ec == std::errc() ? std::string(buf, end) : std::string("a number");
-}
-
-// The first kMaxQuotedBytes of a skill string, cut on a character boundary, in quotes.
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  if (text.size() <= kMaxQuotedBytes) {
-    out += text;
-  } else {
-    size_t cut = kMaxQuotedBytes;
-    while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;
-    out += text.substr(0, cut);
-    out += "...";
-  }
-  out += '"';
-  return out;
 }
 
 JSValue throw_too_large(JSContext* ctx, const Where& where, size_t size, size_t max, const char* unit) {
@@ -142,7 +128,7 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
   if (!result.text_.ok()) return false;  // out of memory
   const char* data = result.text_.data();
   const size_t size = result.text_.size();
-  const size_t surrogate = utf8::find_lone_surrogate({data, size});
+  const size_t surrogate = base::utf8::find_lone_surrogate({data, size});
   if (surrogate != std::string_view::npos && rules.lone_surrogates == LoneSurrogates::reject) {
     throw_type_error(ctx, message(where, "must be well-formed Unicode (it contains a lone surrogate)"));
     return false;
@@ -164,7 +150,7 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
     }
     result.text_.reset();
     if (!charge.cover(size + 1)) return false;  // out of memory pending
-    utf8::replace_lone_surrogates(result.fixed_.data(), size);
+    base::utf8::replace_lone_surrogates(result.fixed_.data(), size);
     result.fixed_charge_ = std::move(charge);
     result.fixed_up_ = true;
   }
@@ -297,13 +283,13 @@ bool to_string_pairs(JSContext* ctx, JSValueConst value, const Where& where,
       Value cause;
       if (take_catchable_exception(ctx, &cause))
         throw_type_error(
-            ctx, message(where, "could not be read (reading " + quoted(pair.first) + " threw an exception)"),
+            ctx, message(where, "could not be read (reading " + base::quote(pair.first, kMaxQuotedBytes) + " threw an exception)"),
             std::move(cause));
       ok = false;
       break;
     }
     // Name the entry in errors: "headers[\"x-id\"] must be a string".
-    const std::string entry = std::string(where.name) + "[" + quoted(pair.first) + "]";
+    const std::string entry = std::string(where.name) + "[" + base::quote(pair.first, kMaxQuotedBytes) + "]";
     ok = to_string(ctx, item.get(), Where{where.function, entry}, pair.second, value_rules);
     if (ok) pairs.push_back(std::move(pair));
   }
@@ -359,10 +345,10 @@ JSValue detail::throw_not_one_of(JSContext* ctx, const Where& where,
   std::string rest = "must be one of ";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) rest += ", ";
-    rest += quoted(names[i]);
+    rest += base::quote(names[i], kMaxQuotedBytes);
   }
   rest += ", got ";
-  rest += quoted(got);
+  rest += base::quote(got, kMaxQuotedBytes);
   return throw_type_error(ctx, message(where, rest));
 }
 

@@ -4,10 +4,10 @@
 #include <iterator>
 #include <new>
 
+#include "base/utf8.h"
 #include "bindings/args.h"
 #include "bindings/errors.h"
 #include "bindings/function_list.h"
-#include "bindings/utf8.h"
 #include "bindings/values.h"
 
 namespace skillbox::bindings {
@@ -46,7 +46,7 @@ JSValue js_btoa(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCons
     const std::string_view text = data.view();
     for (size_t pos = 0; pos < text.size();) {
       uint32_t cp = 0;
-      utf8::next(text, pos, cp);
+      base::utf8::next(text, pos, cp);
       if (cp > 0xFF)
         return throw_dom_exception(ctx, "InvalidCharacterError", kInvalidCharacterErrorCode,
                                    "btoa: the string contains a character outside of Latin-1 (above U+00FF)");
@@ -74,7 +74,7 @@ JSValue js_atob(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCons
     // A binary string: byte b becomes code unit b, i.e. Latin-1, which JS_NewStringLen reads as UTF-8.
     std::string text;
     text.reserve(bytes->size() * 2);
-    for (char b : *bytes) utf8::append(text, static_cast<uint8_t>(b));
+    for (char b : *bytes) base::utf8::append(text, static_cast<uint8_t>(b));
     return new_string(ctx, text);
   } catch (const std::bad_alloc&) {
     return JS_ThrowOutOfMemory(ctx);

@@ -7,11 +7,11 @@
 #include <utility>
 #include <variant>
 
+#include "base/utf8_decoder.h"
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/function_list.h"
 #include "bindings/owners.h"
-#include "bindings/utf8.h"
 #include "bindings/values.h"
 #include "capabilities/fs/workspace_path.h"
 
@@ -44,7 +44,7 @@ bool to_path(const Args& args, int index, std::string_view name, std::string_vie
   if (size > kMaxPathBytes) {
     // The path checker reports the length first, quoting only a prefix: no host copy of the rest.
     auto parsed = capabilities::parse_workspace_path(op, text);
-    out.refused = std::get<bus::ErrorReply>(std::move(parsed));
+    out.refused = std::move(parsed.error());
   } else {
     out.value.assign(text);
   }
@@ -95,7 +95,7 @@ JSValue decode_boolean(JSContext* ctx, bus::Reply& reply) {
 JSValue decode_utf8(JSContext* ctx, bus::Reply& reply) {
   const auto* bytes = std::get_if<bus::BytesReply>(&reply);
   if (!bytes) return wrong_reply(ctx);
-  utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/true);
+  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/true);
   std::string text;
   text.reserve(bytes->data.size());
   (void)decoder.decode(bytes->data.data(), bytes->data.size(), /*flush=*/true, text);

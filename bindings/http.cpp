@@ -10,12 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/utf8_decoder.h"
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/errors.h"
 #include "bindings/function_list.h"
 #include "bindings/owners.h"
-#include "bindings/utf8.h"
 #include "bindings/values.h"
 #include "skillbox/policy.h"
 
@@ -56,7 +56,7 @@ bool has_header(const std::vector<std::pair<std::string, std::string>>& headers,
 // The WHATWG "UTF-8 decode" of a body, as fetch's text() does it: a leading BOM is dropped, invalid
 // sequences become U+FFFD.
 std::string decode_utf8(const bus::Bytes& body) {
-  utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
+  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
   std::string text;
   text.reserve(body.size());
   (void)decoder.decode(body.data(), body.size(), /*flush=*/true, text);

@@ -8,6 +8,9 @@
 #include <new>
 #include <string>
 
+#include "base/quote.h"
+#include "base/utf8.h"
+#include "base/utf8_decoder.h"
 #include "bindings/args.h"
 #include "bindings/context_state.h"
 #include "bindings/errors.h"
@@ -15,7 +18,6 @@
 #include "bindings/host_class.h"
 #include "bindings/js_classes.h"
 #include "bindings/owners.h"
-#include "bindings/utf8.h"
 #include "bindings/values.h"
 
 namespace skillbox::bindings {
@@ -92,7 +94,7 @@ JSValue js_encoder_encode_into(JSContext* ctx, JSValueConst this_val, int argc, 
   size_t written = 0;
   uint64_t read = 0;
   while (pos < text.size()) {
-    const size_t len = utf8::sequence_length(static_cast<uint8_t>(text[pos]));
+    const size_t len = base::utf8::sequence_length(static_cast<uint8_t>(text[pos]));
     if (written + len > destination.size) break;
     std::memcpy(out + written, text.data() + pos, len);
     written += len;
@@ -121,7 +123,7 @@ const JSCFunctionListEntry kEncoderProto[] = {
 struct DecoderState {
   DecoderState(bool fatal_flag, bool ignore_bom_flag)
       : decoder(fatal_flag, ignore_bom_flag), fatal(fatal_flag), ignore_bom(ignore_bom_flag) {}
-  utf8::Utf8Decoder decoder;
+  base::utf8::Utf8Decoder decoder;
   bool fatal;
   bool ignore_bom;
   bool do_not_flush = false;  // the last decode() had {stream: true}
@@ -180,13 +182,8 @@ JSValue js_decoder_ctor(JSContext* ctx, JSValueConst new_target, int argc, JSVal
       !options.truthy("ignoreBOM", ignore_bom))
     return JS_EXCEPTION;
   if (!is_utf8_label(label)) {
-    if (label.size() > 40) {  // quote a prefix, cut on a character boundary
-      size_t cut = 40;
-      while (cut > 0 && (static_cast<uint8_t>(label[cut]) & 0xC0) == 0x80) --cut;
-      label = label.substr(0, cut) + "...";
-    }
-    return throw_range_error(ctx, "TextDecoder: the encoding label \"" + label +
-                                      "\" is not supported; only \"utf-8\" is available");
+    return throw_range_error(ctx, "TextDecoder: the encoding label " + base::quote(label, 40) +
+                                      " is not supported; only \"utf-8\" is available");
   }
   Value obj(ctx, new_instance(ctx, new_target, decoder_class_id(), "TextDecoder"));
   if (obj.is_exception()) return JS_EXCEPTION;

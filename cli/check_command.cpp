@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
+#include "base/escape.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/report.h"
-#include "cli/terminal_text.h"
 
 namespace skillbox::cli {
 namespace {
@@ -31,7 +31,7 @@ int check_skill(const CheckOptions& o) {
   } else if (skill) {
     emit(stdout, skill_report(*skill));
   } else {
-    emit(stderr, printable(skill.error().message, /*keep_newlines=*/true) + "\n");
+    emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
   }
   return skill ? 0 : exit_code(Outcome::invalid);
 }

@@ -1,13 +1,14 @@
 // cli/input.cpp — reading and checking the input JSON of `skillbox run`.
 #include "cli/input.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
 #include <system_error>
+
+#include "base/file_read.h"
 
 namespace skillbox::cli {
 namespace {
@@ -21,18 +22,10 @@ std::string too_large() {
          " MiB; pass a smaller input (the skill's heap has to hold it)";
 }
 
-/// Reads `fd` to its end, or fails once more than kMaxInputBytes arrived (without reading the rest).
-Result<std::string> read_capped(int fd) {
-  std::string text;
-  std::string chunk(64ull * 1024, '\0');
-  while (true) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error{"--input-file: cannot read: " + errno_text(errno)};
-    if (n == 0) return text;
-    text.append(chunk.data(), static_cast<size_t>(n));
-    if (text.size() > kMaxInputBytes) return Error{too_large()};
-  }
+/// The message for a failed read of the input: the cap, or why it could not be read.
+Error read_error(const base::ReadError& e) {
+  if (e.code == base::ReadErrc::too_large) return Error{too_large()};
+  return Error{"--input-file: cannot read: " + errno_text(e.sys_errno)};
 }
 
 /// Accepts every JSON event and keeps the first syntax error.
@@ -63,18 +56,28 @@ struct SyntaxCheck final : nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 Result<std::string> read_input_file(const std::string& path) {
-  if (path == "-") return read_capped(STDIN_FILENO);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Error{"--input-file: cannot open \"" + path + "\": " + errno_text(errno)};
-  struct stat st {};
-  Result<std::string> result = Error{"--input-file: \"" + path + "\" is a folder; pass a JSON file"};
-  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
-    result = (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxInputBytes)
-                 ? Result<std::string>(Error{too_large()})
-                 : read_capped(fd);
+  if (path == "-") {
+    auto text = base::read_fd(STDIN_FILENO, kMaxInputBytes);
+    if (!text) return read_error(text.error());
+    return std::move(*text);
   }
-  ::close(fd);
-  return result;
+  // Pipes are welcome (`--input-file <(jq ...)`); a named FIFO nobody writes to fails after a bounded
+  // wait instead of hanging.
+  auto text = base::read_file(path.c_str(), {.max_bytes = kMaxInputBytes, .allow_pipe = true});
+  if (text) return std::move(*text);
+  const base::ReadError& e = text.error();
+  switch (e.code) {
+    case base::ReadErrc::open_failed:
+      return Error{"--input-file: cannot open \"" + path + "\": " + errno_text(e.sys_errno)};
+    case base::ReadErrc::not_regular:
+      if (e.file_type == S_IFDIR)
+        return Error{"--input-file: \"" + path + "\" is a folder; pass a JSON file"};
+      return Error{"--input-file: \"" + path + "\" is not a regular file or a pipe; pass a JSON file"};
+    case base::ReadErrc::no_writer:
+      return Error{"--input-file: \"" + path + "\" is " + e.message + "; start the writer first"};
+    default:
+      return read_error(e);
+  }
 }
 
 std::optional<std::string> json_syntax_error(std::string_view text) {

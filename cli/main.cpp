@@ -8,12 +8,12 @@
 #include <exception>
 #include <string>
 
+#include "base/escape.h"
 #include "cli/cli11.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/store_command.h"
-#include "cli/terminal_text.h"
 #include "skillbox/version.h"
 
 namespace {
@@ -61,7 +61,7 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** 
   std::string help = "skillbox --help";
   const auto selected = app.get_subcommands();
   if (!selected.empty()) help = "skillbox " + selected.front()->get_name() + " --help";
-  skillbox::cli::emit(stderr, "skillbox: " + skillbox::cli::printable(reword(app, e, argc, argv)) +
+  skillbox::cli::emit(stderr, "skillbox: " + skillbox::base::escape_text(reword(app, e, argc, argv)) +
                                   "\nRun '" + help + "' for usage.\n");
   return skillbox::cli::kExitUsage;
 }
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   try {
     code = run_main(argc, argv);
   } catch (const std::exception& e) {
-    skillbox::cli::emit(stderr, "skillbox: internal error: " + skillbox::cli::printable(e.what()) + "\n");
+    skillbox::cli::emit(stderr, "skillbox: internal error: " + skillbox::base::escape_text(e.what()) + "\n");
     return skillbox::cli::kExitInternal;
   } catch (...) {
     skillbox::cli::emit(stderr, "skillbox: internal error\n");

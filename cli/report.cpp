@@ -5,7 +5,7 @@
 #include <charconv>
 #include <system_error>
 
-#include "cli/terminal_text.h"
+#include "base/escape.h"
 
 namespace skillbox::cli {
 namespace {
@@ -90,7 +90,7 @@ std::string exact_bytes(uint64_t bytes) {
 
 std::string dump_json(const json& value, int indent, bool ascii) {
   const std::string text = value.dump(indent, ' ', ascii, json::error_handler_t::replace);
-  return ascii ? text : printable_json(text);
+  return ascii ? text : base::escape_json_text(text);
 }
 
 json run_result_json(const RunResult& result) {
@@ -140,7 +140,7 @@ std::string run_result_value(const RunResult& result) {
 std::string run_result_logs(const RunResult& result) {
   std::string out;
   for (const LogEntry& entry : result.logs) {
-    out += "[" + std::string(to_string(entry.level)) + "] " + printable(entry.message) + "\n";
+    out += "[" + std::string(to_string(entry.level)) + "] " + base::escape_text(entry.message) + "\n";
   }
   return out;
 }
@@ -149,10 +149,10 @@ std::string run_result_report(const RunResult& result, const Limits& limits) {
   std::string out;
   if (result.error) {
     const ErrorInfo& e = *result.error;
-    out += "error: " + printable(e.name);
-    if (!e.code.empty()) out += " [" + printable(e.code) + "]";
-    out += ": " + printable(e.message) + "\n";
-    std::string stack = printable(e.stack, /*keep_newlines=*/true);
+    out += "error: " + base::escape_text(e.name);
+    if (!e.code.empty()) out += " [" + base::escape_text(e.code) + "]";
+    out += ": " + base::escape_text(e.message) + "\n";
+    std::string stack = base::escape_text(e.stack, /*keep_newlines=*/true);
     while (!stack.empty() && stack.back() == '\n') stack.pop_back();
     if (!stack.empty()) out += stack + "\n";
   }
@@ -213,9 +213,9 @@ std::string skill_report(const Skill& skill) {
   const Limits& l = m.limits;
   const Policy& p = m.permissions;
   std::string out;
-  out += "skill    " + m.id + " " + printable(m.version) + " (" + printable(m.name) + ")\n";
-  out += "folder   " + printable(skill.dir().string()) + "\n";
-  out += "entry    " + printable(m.entry) + "\n";
+  out += "skill    " + m.id + " " + base::escape_text(m.version) + " (" + base::escape_text(m.name) + ")\n";
+  out += "folder   " + base::escape_text(skill.dir().string()) + "\n";
+  out += "entry    " + base::escape_text(m.entry) + "\n";
   out += "\nlimits\n";
   out += "  memory   " + exact_bytes(l.memory_bytes) + "\n";
   out += "  steps    " + std::to_string(l.steps) + "\n";

@@ -4,12 +4,12 @@
 #include <optional>
 #include <string>
 
+#include "base/escape.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
-#include "cli/terminal_text.h"
 #include "skillbox/env_file.h"
 
 namespace skillbox::cli {
@@ -45,7 +45,7 @@ int report_invalid(const RunOptions& o, const std::string& error_name, const std
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
     write_out(dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
   } else {
-    write_err(printable(message, /*keep_newlines=*/true) + "\n");
+    write_err(base::escape_text(message, /*keep_newlines=*/true) + "\n");
   }
   return exit_code(Outcome::invalid);
 }

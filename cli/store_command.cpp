@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "base/escape.h"
 #include "cli/options.h"
 #include "cli/output.h"
-#include "cli/terminal_text.h"
 #include "skillbox/skillbox.h"
 #include "skillbox/store.h"
 
@@ -41,7 +41,7 @@ struct StoreOptions {
 
 /// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data).
 void complain(std::string_view command, std::string_view message) {
-  emit(stderr, "skillbox store " + std::string(command) + ": " + printable(message) + "\n");
+  emit(stderr, "skillbox store " + std::string(command) + ": " + base::escape_text(message) + "\n");
 }
 
 int exit_for(StoreErrc code) {
@@ -72,7 +72,8 @@ std::string compact(std::string_view json_text) {
 /// JSON text of a string, with terminal-dangerous characters escaped (still the same JSON value).
 std::string json_string(const std::string& s) {
   // Invalid UTF-8 (possible only in an operator's argv or a tampered file) is shown as U+FFFD.
-  return printable_json(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return base::escape_json_text(
+      nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 class Session {
@@ -174,7 +175,7 @@ int run_get(const StoreOptions& o) {
     return kExitMissing;
   }
   // Re-serialised compactly (the stored text may hold newlines from an operator's `set`), then escaped.
-  emit(stdout, printable_json(compact(*value)) + "\n");
+  emit(stdout, base::escape_json_text(compact(*value)) + "\n");
   return 0;
 }
 
@@ -228,7 +229,7 @@ int run_export(const StoreOptions& o) {
   for (const StoreEntry& e : entries) {
     // Re-serialised compactly: one entry per line whatever whitespace the stored text had.
     const std::string value = compact(e.value_json);
-    out += printable_json("{\"key\":" + json_string(e.key) + ",\"value\":" + value + "}") + "\n";
+    out += base::escape_json_text("{\"key\":" + json_string(e.key) + ",\"value\":" + value + "}") + "\n";
   }
   if (o.output.empty()) {
     emit(stdout, out);  // main() turns a failed stdout into exit code 70
@@ -339,7 +340,7 @@ int run_skills(const StoreOptions& o) {
   auto ids = s.db().skills();
   if (!ids) return s.fail_db(ids.error()), s.exit_code;
   std::string out;
-  for (const std::string& id : *ids) out += printable(id) + "\n";
+  for (const std::string& id : *ids) out += base::escape_text(id) + "\n";
   emit(stdout, out);
   return 0;
 }

@@ -35,7 +35,7 @@ std::optional<std::string> string_property(JSContext* ctx, JSValueConst obj, con
 
 }  // namespace
 
-std::variant<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value) {
+Result<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value) {
   if (JS_IsUndefined(value)) return std::string("null");
   Value json(ctx, JS_JSONStringify(ctx, value, JS_UNDEFINED, JS_UNDEFINED));
   if (json.is_exception()) {

@@ -7,7 +7,6 @@
 #include <quickjs.h>
 
 #include <string>
-#include <variant>
 
 #include "skillbox/skillbox.h"
 
@@ -19,7 +18,7 @@ inline constexpr size_t kMaxErrorTextBytes = 16 * 1024;
 /// The export's result as JSON text (JSON.stringify semantics, `undefined` -> "null"), or an ErrorInfo
 /// that says why the value cannot be represented (BigInt, a cycle, a function or symbol, a throwing
 /// toJSON). A pending exception is consumed.
-std::variant<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value);
+Result<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value);
 
 /// Describes an uncaught exception or rejection reason: name, message, stack and code of an Error
 /// (stack file names are skill-relative because QuickJS only ever saw skill-relative names), or the

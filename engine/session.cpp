@@ -491,11 +491,11 @@ void Session::fail_with_exception() {
 
 void Session::finish_from_value(JSValueConst value) {
   auto json = result_to_json(ctx_.get(), value);
-  if (auto* text = std::get_if<std::string>(&json)) {
-    if (!finished_) result_.value_json = std::move(*text);
+  if (json) {
+    if (!finished_) result_.value_json = std::move(*json);
     finish(Outcome::ok, {});
   } else {
-    finish(Outcome::error, std::move(std::get<ErrorInfo>(json)));
+    finish(Outcome::error, std::move(json.error()));
   }
 }
 

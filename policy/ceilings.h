@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace skillbox::policy {
@@ -15,6 +16,11 @@ inline constexpr uint64_t kGiB = 1024 * kMiB;
 
 /// A manifest is a few hundred bytes; the cap keeps a hostile one from costing host memory/time.
 inline constexpr uint64_t kMaxManifestBytes = 64 * kKiB;
+/// The error for a manifest longer than kMaxManifestBytes, from parse_manifest and Skill::load alike.
+inline std::string manifest_too_large_error() {
+  return "skill.json: larger than " + std::to_string(kMaxManifestBytes) +
+         " bytes; a manifest is a small JSON object (see docs/manifest.md)";
+}
 
 // fs: quotas are host disk space; one file is read into the JS heap whole, whose ceiling is 4 GiB.
 inline constexpr uint64_t kMaxFsQuotaBytes = 16 * kGiB;

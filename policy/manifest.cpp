@@ -16,9 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/quote.h"
+#include "base/skill_id.h"
+#include "base/utf8.h"
 #include "policy/ceilings.h"
 #include "policy/strict_json.h"
-#include "policy/utf8.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
@@ -27,7 +29,6 @@ namespace {
 using nlohmann::json;
 using policy::describe_json;
 using policy::KeyPath;
-using policy::quote_for_message;
 
 constexpr std::string_view kDoc = "skill.json";
 constexpr size_t kMaxReportedProblems = 20;
@@ -85,7 +86,8 @@ std::string join(Keys keys, std::string_view sep, bool quote) {
 bool has_control(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
-    const char32_t cp = policy::next_code_point(text, i);
+    uint32_t cp = 0;
+    (void)base::utf8::next(text, i, cp);
     if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return true;
   }
   return false;
@@ -199,16 +201,6 @@ void with_key(const json& object, const KeyPath& path, std::string_view key,
   if (it != object.end()) read(*it, path.key(key));
 }
 
-bool is_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (size_t i = 0; i < id.size(); ++i) {
-    const char c = id[i];
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
-  }
-  return true;
-}
-
 bool is_version(std::string_view v) {
   if (v.empty() || v.size() > policy::kMaxVersionBytes) return false;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -256,11 +248,10 @@ Result<std::string> normalize_entry(std::string_view entry) {
   return out;
 }
 
-constexpr std::string_view kIdRule =
-    "1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit";
+constexpr std::string_view kIdRule = base::kSkillIdRule;
 
 void read_id(Validator& v, const json& value, const KeyPath& path, Manifest& m) {
-  if (!value.is_string() || !is_id(value.get_ref<const std::string&>())) {
+  if (!value.is_string() || !base::is_valid_skill_id(value.get_ref<const std::string&>())) {
     v.expected(path, kIdRule, value);
     return;
   }
@@ -370,7 +361,7 @@ void read_allow(Validator& v, const json& value, const KeyPath& path, HttpAllowL
     const auto dup = std::find(texts.begin(), texts.end() - 1, entry);
     if (dup != texts.end() - 1) {
       const auto first = static_cast<size_t>(dup - texts.begin());
-      v.problem(p, "same as allow[" + std::to_string(first) + "] (" + quote_for_message(entry, 80) +
+      v.problem(p, "same as allow[" + std::to_string(first) + "] (" + base::quote(entry, 80, base::QuoteStyle::json) +
                        "); list each prefix once");
       out.pop_back();
       continue;
@@ -407,8 +398,9 @@ void read_methods(Validator& v, const json& value, const KeyPath& path, std::vec
       continue;
     }
     if (std::find(out.begin(), out.end(), x.get_ref<const std::string&>()) != out.end()) {
-      v.problem(
-          p, quote_for_message(x.get_ref<const std::string&>()) + " is listed twice; list each method once");
+      v.problem(p,
+                base::quote(x.get_ref<const std::string&>(), policy::kMaxShownBytes, base::QuoteStyle::json) +
+                    " is listed twice; list each method once");
       continue;
     }
     out.push_back(x.get<std::string>());
@@ -468,7 +460,8 @@ void read_env(Validator& v, const json& value, const KeyPath& path, std::vector<
     }
     if (std::find(out.begin(), out.end(), x.get_ref<const std::string&>()) != out.end()) {
       v.problem(p,
-                quote_for_message(x.get_ref<const std::string&>()) + " is listed twice; list each name once");
+                base::quote(x.get_ref<const std::string&>(), policy::kMaxShownBytes, base::QuoteStyle::json) +
+                    " is listed twice; list each name once");
       continue;
     }
     out.push_back(x.get<std::string>());
@@ -503,10 +496,9 @@ void read_permissions(Validator& v, const json& value, const KeyPath& path, Poli
 
 Result<Manifest> Skill::parse_manifest(std::string_view json_text) {
   if (json_text.size() > policy::kMaxManifestBytes) {
-    return Error{std::string(kDoc) + ": larger than " + std::to_string(policy::kMaxManifestBytes) +
-                 " bytes; a manifest is a small JSON object (see docs/manifest.md)"};
+    return Error{policy::manifest_too_large_error()};
   }
-  if (const auto bad = policy::find_invalid_utf8(json_text)) {
+  if (const auto bad = base::utf8::find_invalid(json_text)) {
     return Error{std::string(kDoc) + ": not valid UTF-8 at byte " + std::to_string(*bad) +
                  "; save the file as UTF-8"};
   }

@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "policy/utf8.h"
+#include "base/quote.h"
 
 namespace skillbox::policy {
 namespace {
@@ -143,7 +143,7 @@ Result<nlohmann::json> parse_strict_json(std::string_view text, std::string_view
 KeyPath KeyPath::key(std::string_view name) const {
   KeyPath next = *this;
   if (!next.text_.empty()) next.text_ += '.';
-  next.text_ += is_plain_key(name) ? std::string(name) : quote_for_message(name, 32);
+  next.text_ += is_plain_key(name) ? std::string(name) : base::quote(name, 32, base::QuoteStyle::json);
   return next;
 }
 
@@ -153,15 +153,6 @@ KeyPath KeyPath::index(size_t i) const {
   return next;
 }
 
-std::string quote_for_message(std::string_view text, size_t max_bytes) {
-  const std::string_view head = utf8_prefix(text, max_bytes);
-  // ensure_ascii: the message may reach a terminal; \u escapes cannot move the cursor or reorder text.
-  std::string out =
-      json(std::string(head)).dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
-  if (head.size() < text.size()) out.insert(out.size() - 1, "...");
-  return out;
-}
-
 std::string describe_json(const json& value) {
   switch (value.type()) {
     case json::value_t::object:
@@ -169,7 +160,7 @@ std::string describe_json(const json& value) {
     case json::value_t::array:
       return "an array";
     case json::value_t::string:
-      return quote_for_message(value.get_ref<const std::string&>());
+      return base::quote(value.get_ref<const std::string&>(), kMaxShownBytes, base::QuoteStyle::json);
     default:
       return value.dump();
   }

@@ -35,11 +35,11 @@ class KeyPath {
   std::string text_;
 };
 
+/// How much of a foreign string an error shows, in bytes (base::quote cuts the rest to "...").
+inline constexpr size_t kMaxShownBytes = 48;
+
 /// Describes a JSON value for "got ..." in an error: strings and numbers as JSON (ASCII only, long
 /// strings shortened with "..."), containers as "an object"/"an array".
 [[nodiscard]] std::string describe_json(const nlohmann::json& value);
-
-/// Quotes `text` as a JSON string in ASCII, shortened to about `max_bytes` with "...".
-[[nodiscard]] std::string quote_for_message(std::string_view text, size_t max_bytes = 48);
 
 }  // namespace skillbox::policy

@@ -4,14 +4,10 @@
 // pasted secret. They give the line number and what is wrong instead.
 #include "skillbox/env_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <system_error>
+
+#include "base/file_read.h"
 
 namespace skillbox {
 
@@ -199,35 +195,28 @@ Result<std::map<std::string, std::string>> parse_env_file(std::string_view text)
 
 Result<std::map<std::string, std::string>> load_env_file(const std::filesystem::path& path) {
   const std::string where = path.string() + ": ";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Error{where +
-                 "cannot open the env file: " + std::error_code(errno, std::generic_category()).message()};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error{where + "the env file is not a regular file"};
-  }
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Error{where +
-                   "cannot read the env file: " + std::error_code(err, std::generic_category()).message()};
+  // A pipe is the way to pass secrets without a file on disk (`--env-file <(vault ...)`); a named
+  // FIFO that nobody writes to fails after the bounded wait instead of hanging the run.
+  auto text = base::read_file(path.c_str(), {.max_bytes = kMaxEnvFileBytes, .allow_pipe = true});
+  if (!text) {
+    const base::ReadError& e = text.error();
+    switch (e.code) {
+      case base::ReadErrc::open_failed:
+        return Error{where + "cannot open the env file: " +
+                     std::error_code(e.sys_errno, std::generic_category()).message()};
+      case base::ReadErrc::not_regular:
+        return Error{where + "the env file is not a regular file or a pipe"};
+      case base::ReadErrc::too_large:
+        return Error{where + "the env file is larger than " + std::to_string(kMaxEnvFileBytes) + " bytes"};
+      case base::ReadErrc::read_failed:
+        return Error{where + "cannot read the env file: " +
+                     std::error_code(e.sys_errno, std::generic_category()).message()};
+      case base::ReadErrc::no_writer:
+        return Error{where + "the env file is " + e.message + "; start the writer first, or pass a file"};
     }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxEnvFileBytes) {
-      ::close(fd);
-      return Error{where + "the env file is larger than " + std::to_string(kMaxEnvFileBytes) + " bytes"};
-    }
+    return Error{where + "cannot read the env file: " + e.message};
   }
-  ::close(fd);
-  auto parsed = parse_env_file(text);
+  auto parsed = parse_env_file(*text);
   if (!parsed) return Error{where + parsed.error().message};
   return parsed;
 }

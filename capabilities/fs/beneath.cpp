@@ -16,7 +16,7 @@ static_assert(kResolveBeneath ==
                   (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV),
               "kResolveBeneath must match <linux/openat2.h>");
 
-int open_beneath(int dirfd, const char* path, int flags, UniqueFd& out) {
+int open_beneath(int dirfd, const char* path, int flags, base::UniqueFd& out) {
   open_how how{};
   // No O_NOFOLLOW: RESOLVE_NO_SYMLINKS already refuses a trailing symlink with ELOOP, whereas
   // O_PATH | O_NOFOLLOW would hand back a descriptor of the symlink itself.
@@ -74,7 +74,7 @@ bool same_file(const struct stat& a, const struct stat& b) {
 }  // namespace
 
 int walk_tree(int start, TreeVisitor& visitor) {
-  UniqueFd current;
+  base::UniqueFd current;
   if (int err = open_beneath(start, ".", O_RDONLY | O_DIRECTORY, current)) return err;
   std::vector<Level> levels(1);
   if (fstat(current.get(), &levels[0].st) != 0) return errno;
@@ -85,7 +85,7 @@ int walk_tree(int start, TreeVisitor& visitor) {
     if (top.next == top.entries.size()) {
       if (levels.size() == 1) return 0;
       // Back up one level through `..`: plain openat is fine because we verify where it led.
-      UniqueFd up(openat(current.get(), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      base::UniqueFd up(openat(current.get(), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!up) return errno;
       struct stat up_st {};
       if (fstat(up.get(), &up_st) != 0) return errno;
@@ -106,7 +106,7 @@ int walk_tree(int start, TreeVisitor& visitor) {
     if (int err = visitor.entry(current.get(), name, st, descend)) return err;
     if (!descend || !S_ISDIR(st.st_mode)) continue;
 
-    UniqueFd child;
+    base::UniqueFd child;
     if (int err = open_beneath(current.get(), name.c_str(), O_RDONLY | O_DIRECTORY, child)) return err;
     Level next;
     if (fstat(child.get(), &next.st) != 0) return errno;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "capabilities/fs/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace skillbox::capabilities {
 
@@ -26,7 +26,7 @@ inline constexpr unsigned long long kResolveBeneath = 0x08 | 0x04 | 0x02 | 0x01;
 /// Opens `path` relative to `dirfd` with openat2(`flags` | O_CLOEXEC, kResolveBeneath),
 /// retrying the EAGAIN the kernel returns when a concurrent rename races with `..` resolution.
 /// Returns 0 and sets `out`, or an errno value (ENOSYS on kernels older than 5.6: fail closed).
-int open_beneath(int dirfd, const char* path, int flags, UniqueFd& out);
+int open_beneath(int dirfd, const char* path, int flags, base::UniqueFd& out);
 
 /// One directory entry as getdents64(2) reports it.
 struct DirectoryEntry {

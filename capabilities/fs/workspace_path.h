@@ -16,10 +16,10 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "bus/messages.h"
+#include "skillbox/result.h"
 
 namespace skillbox::capabilities {
 
@@ -50,19 +50,15 @@ class WorkspacePath {
 };
 
 /// Validates and normalises `given`. `op` ("readFile") prefixes error messages, which show `given`
-/// quoted as the skill wrote it (quote_path), never a host path.
-[[nodiscard]] std::variant<WorkspacePath, bus::ErrorReply> parse_workspace_path(std::string_view op,
-                                                                                std::string_view given);
+/// quoted as the skill wrote it (base::quote), never a host path.
+[[nodiscard]] Result<WorkspacePath, bus::ErrorReply> parse_workspace_path(std::string_view op,
+                                                                          std::string_view given);
 
-/// `given` as a double-quoted string for error messages: `"` and `\` escaped, control bytes, NUL and
-/// bytes that are not valid UTF-8 shown as \xNN, and anything beyond 200 bytes cut off with "...".
-[[nodiscard]] std::string quote_path(std::string_view given);
+/// How much of a skill's path an error message shows (base::quote, C style), in bytes.
+inline constexpr size_t kMaxQuotedPathBytes = 200;
 
 /// True if `name` is a valid file name a skill could pass as one component: valid UTF-8, no NUL or
 /// `/`, not empty, not `.` or `..`, at most kMaxComponentBytes bytes, not reserved.
 [[nodiscard]] bool is_visible_name(std::string_view name);
-
-/// True if `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF).
-[[nodiscard]] bool is_valid_utf8(std::string_view text);
 
 }  // namespace skillbox::capabilities

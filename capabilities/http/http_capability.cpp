@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/file_read.h"
 #include "capabilities/http/address_check.h"
 #include "capabilities/http/request_check.h"
 #include "capabilities/http/url_check.h"
@@ -46,18 +47,8 @@ void global_init_once() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-std::string read_file(const std::string& path, bool& ok) {
-  std::string out;
-  std::FILE* f = std::fopen(path.c_str(), "rbe");
-  ok = f != nullptr;
-  if (f == nullptr) return out;
-  char buf[16384];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  ok = std::ferror(f) == 0;
-  (void)std::fclose(f);
-  return out;
-}
+// CA bundles are PEM text of a few hundred KiB; the cap bounds a misconfigured path such as /dev/zero.
+constexpr uint64_t kMaxCaFileBytes = uint64_t{64} * 1024 * 1024;
 
 // "address:port" of a socket address, IPv6 in brackets; empty for other families.
 std::string endpoint_text(const sockaddr* sa, socklen_t len) {
@@ -304,7 +295,7 @@ struct HttpCapability::Impl {
         allowlist(policy.allow) {
     for (const std::string& m : policy.methods) {
       auto normalized = http::normalize_method(m);
-      if (auto* s2 = std::get_if<std::string>(&normalized)) methods.push_back(std::move(*s2));
+      if (normalized) methods.push_back(std::move(*normalized));
     }
     max_concurrent = std::max<uint32_t>(1, policy.max_concurrent);
   }
@@ -356,23 +347,23 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
     if (ended) return error(ErrorCode::NetworkError, "the invocation has ended; no new requests can start");
   }
   auto method = http::normalize_method(request.method);
-  if (auto* e = std::get_if<ErrorReply>(&method)) return error(e->code, e->message);
+  if (!method) return error(method.error().code, method.error().message);
 
   auto parsed = http::parse_url(request.url, nullptr);
-  if (auto* e = std::get_if<ErrorReply>(&parsed)) return error(e->code, e->message);
-  http::ParsedUrl& url = std::get<http::ParsedUrl>(parsed);
+  if (!parsed) return error(parsed.error().code, parsed.error().message);
+  http::ParsedUrl& url = *parsed;
   if (allowlist.empty())
     return error(ErrorCode::PermissionDenied,
                  "no network access is granted (permissions.http.allow has no valid entry)");
   if (!allowlist.allows(url))
     return error(ErrorCode::PermissionDenied, url.display() + " is not in permissions.http.allow");
 
-  const std::string& m = std::get<std::string>(method);
+  const std::string& m = *method;
   if (std::find(methods.begin(), methods.end(), m) == methods.end())
     return error(ErrorCode::PermissionDenied, "method " + m + " is not in permissions.http.methods");
 
   auto headers = http::check_request_headers(request.headers);
-  if (auto* e = std::get_if<ErrorReply>(&headers)) return error(e->code, e->message);
+  if (!headers) return error(headers.error().code, headers.error().message);
 
   if ((m == "GET" || m == "HEAD") && !request.body.empty())
     return error(ErrorCode::InvalidArgument, "a " + m + " request cannot have a body");
@@ -393,7 +384,7 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
   t->tuning = &tuning;
   t->counters = &counters;
   t->method = m;
-  t->headers = std::move(std::get<std::vector<Header>>(headers));
+  t->headers = std::move(*headers);
   t->body = std::move(request.body);
   t->timeout_ms = std::min(request.timeout_ms.value_or(policy.timeout_ms), policy.timeout_ms);
   t->url = std::move(url);
@@ -476,18 +467,17 @@ void HttpCapability::Impl::load_ca() {
   if (CURL* probe = curl_easy_init()) {
     char* path = nullptr;
     if (curl_easy_getinfo(probe, CURLINFO_CAINFO, &path) == CURLE_OK && path != nullptr) {
-      bool ok = false;
-      system_bundle = read_file(path, ok);
+      if (auto bundle = base::read_file(path, {.max_bytes = kMaxCaFileBytes}))
+        system_bundle = std::move(*bundle);
     }
     curl_easy_cleanup(probe);
   }
-  bool ok = false;
-  const std::string extra = read_file(extra_ca_file.string(), ok);
-  if (!ok || extra.empty()) {
+  const auto extra = base::read_file(extra_ca_file.c_str(), {.max_bytes = kMaxCaFileBytes});
+  if (!extra || extra->empty()) {
     ca_failed = true;
     return;
   }
-  ca_blob = system_bundle + "\n" + extra;
+  ca_blob = system_bundle + "\n" + *extra;
 }
 
 bool HttpCapability::Impl::configure(Transfer& t) {
@@ -687,11 +677,11 @@ void HttpCapability::Impl::follow_redirect(Transfer& t) {
   const std::string* location = t.response_header("location");
   const std::string from = t.url.display();
   auto next = http::parse_url(location == nullptr ? std::string_view() : std::string_view(*location), &t.url);
-  if (auto* e = std::get_if<ErrorReply>(&next)) {
-    complete(t, error(e->code, "redirect from " + from + " refused: " + e->message));
+  if (!next) {
+    complete(t, error(next.error().code, "redirect from " + from + " refused: " + next.error().message));
     return;
   }
-  http::ParsedUrl& url = std::get<http::ParsedUrl>(next);
+  http::ParsedUrl& url = *next;
   if (!allowlist.allows(url)) {
     complete(t, error(ErrorCode::PermissionDenied, "redirect from " + from + " refused: " + url.display() +
                                                        " is not in permissions.http.allow"));

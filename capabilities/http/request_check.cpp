@@ -55,7 +55,7 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
-std::variant<std::string, ErrorReply> normalize_method(std::string_view method) {
+Result<std::string, ErrorReply> normalize_method(std::string_view method) {
   if (method.empty()) return invalid("method is empty");
   if (method.size() > kMaxMethodBytes)
     return invalid("method is longer than " + std::to_string(kMaxMethodBytes) + " bytes");
@@ -71,7 +71,7 @@ std::variant<std::string, ErrorReply> normalize_method(std::string_view method) 
   return std::string(method);
 }
 
-std::variant<std::vector<Header>, ErrorReply> check_request_headers(const std::vector<Header>& headers) {
+Result<std::vector<Header>, ErrorReply> check_request_headers(const std::vector<Header>& headers) {
   if (headers.size() > kMaxRequestHeaders)
     return ErrorReply{ErrorCode::PayloadTooLarge, std::to_string(headers.size()) +
                                                       " request headers; the limit is " +

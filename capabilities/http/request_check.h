@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "bus/messages.h"
+#include "skillbox/result.h"
 
 namespace skillbox::capabilities::http {
 
@@ -31,7 +31,7 @@ using Header = std::pair<std::string, std::string>;
 /// POST and PUT are matched case-insensitively and upper-cased; any other method must be an RFC 9110
 /// token and is kept as given. CONNECT, TRACE and TRACK are always refused (tunnels and cross-site
 /// tracing). Errors are InvalidArgument, messages without the "http: " prefix.
-[[nodiscard]] std::variant<std::string, bus::ErrorReply> normalize_method(std::string_view method);
+[[nodiscard]] Result<std::string, bus::ErrorReply> normalize_method(std::string_view method);
 
 /// Checks request headers and returns them with leading/trailing blanks of each value removed.
 /// Names must be RFC 9110 tokens. Values may not hold NUL, CR, LF or other control characters (HTAB
@@ -39,7 +39,7 @@ using Header = std::pair<std::string, std::string>;
 /// Keep-Alive, Proxy-*, TE, Trailer, Upgrade, HTTP2-Settings, Expect, Accept-Encoding (skillbox
 /// negotiates encodings itself so that the response cap counts decoded bytes). Errors are
 /// InvalidArgument, or PayloadTooLarge for the count/size caps above.
-[[nodiscard]] std::variant<std::vector<Header>, bus::ErrorReply> check_request_headers(
+[[nodiscard]] Result<std::vector<Header>, bus::ErrorReply> check_request_headers(
     const std::vector<Header>& headers);
 
 /// True for RFC 9110 `token` (method and header-name syntax).

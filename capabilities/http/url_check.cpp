@@ -46,7 +46,7 @@ std::optional<std::string> get_part(CURLU* h, CURLUPart part, unsigned flags = 0
 }
 
 // Checks done on the raw text, before libcurl sees it. Every byte is looked at once.
-std::optional<ErrorReply> check_raw(std::string_view text, std::string_view what) {
+Result<void, ErrorReply> check_raw(std::string_view text, std::string_view what) {
   if (text.empty()) return invalid(std::string(what) + " is empty");
   if (text.size() > kMaxUrlBytes)
     return invalid(std::string(what) + " is " + std::to_string(text.size()) + " bytes long; the limit is " +
@@ -64,7 +64,7 @@ std::optional<ErrorReply> check_raw(std::string_view text, std::string_view what
     // WHATWG URL treats '\' as '/', RFC 3986 parsers do not: a classic allowlist bypass.
     if (c == '\\') return invalid(std::string(what) + " contains a backslash; use '/' or percent-encode it");
   }
-  return std::nullopt;
+  return {};
 }
 
 bool host_char_ok(char c) {
@@ -146,9 +146,9 @@ bool ParsedUrl::same_origin(const ParsedUrl& other) const {
   return scheme_ == other.scheme_ && host_ == other.host_ && port_ == other.port_;
 }
 
-std::variant<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* base) {
+Result<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* base) {
   const std::string_view what = base == nullptr ? "url" : "redirect location";
-  if (auto bad = check_raw(text, what)) return *bad;
+  if (auto raw = check_raw(text, what); !raw) return raw.error();
   if (base == nullptr) {
     // Absolute URLs only, spelled out: no "http:/x" or "http:///x" leniency, so the text a skill (or
     // its reviewer) reads names the host that is connected to.

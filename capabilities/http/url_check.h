@@ -20,6 +20,7 @@
 
 #include "bus/messages.h"
 #include "skillbox/policy.h"
+#include "skillbox/result.h"
 
 namespace skillbox::capabilities::http {
 
@@ -48,7 +49,7 @@ class ParsedUrl {
   struct Free {
     void operator()(CURLU* h) const { curl_url_cleanup(h); }
   };
-  friend std::variant<ParsedUrl, bus::ErrorReply> parse_url(std::string_view, const ParsedUrl*);
+  friend Result<ParsedUrl, bus::ErrorReply> parse_url(std::string_view, const ParsedUrl*);
   std::unique_ptr<CURLU, Free> handle_;
   std::string scheme_, host_, path_;
   uint16_t port_ = 0;
@@ -65,8 +66,7 @@ class ParsedUrl {
 ///
 /// Errors: PermissionDenied for the scheme and userinfo rules, InvalidArgument otherwise. Messages do
 /// not start with "http: "; callers add the context.
-[[nodiscard]] std::variant<ParsedUrl, bus::ErrorReply> parse_url(std::string_view text,
-                                                                 const ParsedUrl* base);
+[[nodiscard]] Result<ParsedUrl, bus::ErrorReply> parse_url(std::string_view text, const ParsedUrl* base);
 
 /// Matches parsed URLs against `permissions.http.allow`. The entries come already parsed and
 /// normalized by the policy layer (HttpAllowList, skillbox/policy.h; the one entry parser is

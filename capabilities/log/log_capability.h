@@ -57,8 +57,9 @@ class LogCapability {
   bool exhausted_ = false;
 };
 
-/// Escapes `text` as described above and caps the result at `max_bytes` (kCutSuffix included, which
-/// must fit). Work is bounded by max_bytes, not by the length of `text`.
+/// Escapes `text` as described above (base::escape_text_capped, the one table of unsafe code points)
+/// and caps the result at `max_bytes` (kCutSuffix included, which must fit). Work is bounded by
+/// max_bytes, not by the length of `text`.
 std::string escape_log_text(std::string_view text, size_t max_bytes = LogCapability::kMaxMessageBytes);
 
 }  // namespace skillbox::capabilities

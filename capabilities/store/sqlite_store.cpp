@@ -21,7 +21,8 @@
 #include <string>
 #include <system_error>
 
-#include "capabilities/store/utf8.h"
+#include "base/skill_id.h"
+#include "base/utf8.h"
 #include "skillbox/store.h"
 
 namespace skillbox {
@@ -354,21 +355,10 @@ class WriteTransaction {
   bool active_ = false;
 };
 
-// [a-z0-9][a-z0-9._-]{0,63}: the manifest's rule for skill ids.
-bool valid_skill_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (size_t i = 0; i < id.size(); ++i) {
-    const char c = id[i];
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
-  }
-  return true;
-}
-
 // Key and prefix rules. An over-long key is a quota failure for a write (`write` true) and a malformed
 // argument for a lookup (such a key can never exist).
-std::optional<StoreError> check_key(std::string_view key, std::string_view what, bool allow_empty,
-                                    bool write) {
+Result<void, StoreError> check_key(std::string_view key, std::string_view what, bool allow_empty,
+                                   bool write) {
   if (key.empty() && !allow_empty)
     return make_error(StoreErrc::invalid_argument,
                       "store " + std::string(what) + " is empty; use a non-empty string");
@@ -381,25 +371,25 @@ std::optional<StoreError> check_key(std::string_view key, std::string_view what,
   if (key.find('\0') != std::string_view::npos)
     return make_error(StoreErrc::invalid_argument,
                       "store " + std::string(what) + " contains a NUL character");
-  if (!store::valid_utf8(key))
+  if (!base::utf8::is_valid(key))
     return make_error(StoreErrc::invalid_argument,
                       "store " + std::string(what) + " is not valid UTF-8 (an unpaired surrogate?)");
-  return std::nullopt;
+  return {};
 }
 
-std::optional<StoreError> check_value(std::string_view value_json, const StorePolicy& policy) {
+Result<void, StoreError> check_value(std::string_view value_json, const StorePolicy& policy) {
   if (value_json.size() > policy.max_value_bytes)
     return make_error(StoreErrc::quota_exceeded, "store value is " + std::to_string(value_json.size()) +
                                                      " bytes of JSON (limit is " +
                                                      std::to_string(policy.max_value_bytes) + " bytes)");
   if (!nlohmann::json::accept(value_json))
     return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
-  return std::nullopt;
+  return {};
 }
 
 // Checks new totals against the policy. A change that does not increase a counter is always allowed.
-std::optional<StoreError> check_quota(const StoreUsage& before, const StoreUsage& after,
-                                      const StorePolicy& policy) {
+Result<void, StoreError> check_quota(const StoreUsage& before, const StoreUsage& after,
+                                     const StorePolicy& policy) {
   if (after.keys > before.keys && after.keys > policy.max_keys)
     return make_error(StoreErrc::quota_exceeded, "store quota exceeded: " + std::to_string(after.keys) +
                                                      " keys (limit is " + std::to_string(policy.max_keys) +
@@ -410,7 +400,7 @@ std::optional<StoreError> check_quota(const StoreUsage& before, const StoreUsage
         "store quota exceeded: " + std::to_string(after.bytes) + " bytes (limit is " +
             std::to_string(policy.quota_bytes) + ", permissions.store.quota_bytes; keys + values + " +
             std::to_string(kStoreEntryOverheadBytes) + " bytes per entry); nothing was changed");
-  return std::nullopt;
+  return {};
 }
 
 uint64_t entry_cost(std::string_view key, uint64_t value_bytes) {
@@ -647,10 +637,8 @@ StoreDatabase& StoreDatabase::operator=(StoreDatabase&&) noexcept = default;
 StoreDatabase::~StoreDatabase() = default;
 
 std::optional<StoreError> StoreDatabase::check_skill_id(std::string_view skill_id) {
-  if (valid_skill_id(skill_id)) return std::nullopt;
-  return make_error(
-      StoreErrc::invalid_argument,
-      "skill id must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit");
+  if (base::is_valid_skill_id(skill_id)) return std::nullopt;
+  return make_error(StoreErrc::invalid_argument, "skill id must be " + std::string(base::kSkillIdRule));
 }
 
 StoreResult<SkillStore> StoreDatabase::skill(std::string_view skill_id, const StorePolicy& policy) const {
@@ -675,21 +663,21 @@ StoreResult<StoreOk> StoreDatabase::check() const {
     sqlite3_stmt* s = nullptr;
     int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
     if (rc != SQLITE_OK) return sqlite_error(db, rc, "checking the database");
-    std::optional<StoreError> failed;
+    Result<void, StoreError> row_ok;
     {
       Use use(s);
-      while ((rc = use.step()) == SQLITE_ROW && !failed) failed = row(use);
+      while ((rc = use.step()) == SQLITE_ROW && row_ok) row_ok = row(use);
     }
     sqlite3_finalize(s);
-    if (failed) return *failed;
+    if (!row_ok) return row_ok.error();
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) return sqlite_error(db, rc, "checking the database");
     return StoreOk{};
   };
   std::string problems;
-  auto r = run_rows("PRAGMA integrity_check", [&](Use& use) -> std::optional<StoreError> {
+  auto r = run_rows("PRAGMA integrity_check", [&](Use& use) -> Result<void, StoreError> {
     const std::string line = use.column_text(0);
     if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
-    return std::nullopt;
+    return {};
   });
   if (!r) return r;
   if (!problems.empty()) return corrupt_error("integrity_check: " + problems);
@@ -698,24 +686,24 @@ StoreResult<StoreOk> StoreDatabase::check() const {
       "SELECT e.skill, count(*), sum(length(CAST(e.key AS BLOB)) + length(CAST(e.value AS BLOB))), "
       "       coalesce(u.keys, -1), coalesce(u.bytes, -1) "
       "FROM entries e LEFT JOIN usage u ON u.skill = e.skill GROUP BY e.skill",
-      [&](Use& use) -> std::optional<StoreError> {
+      [&](Use& use) -> Result<void, StoreError> {
         if (use.column_int(1) != use.column_int(3) || use.column_int(2) != use.column_int(4))
           return corrupt_error("usage counters of skill \"" + use.column_text(0) +
                                "\" disagree with its entries");
-        return std::nullopt;
+        return {};
       });
   if (!r) return r;
   r = run_rows("SELECT count(*) FROM usage WHERE skill NOT IN (SELECT skill FROM entries)",
-               [&](Use& use) -> std::optional<StoreError> {
+               [&](Use& use) -> Result<void, StoreError> {
                  if (use.column_int(0) != 0)
                    return corrupt_error("usage counters for skills without entries");
-                 return std::nullopt;
+                 return {};
                });
   if (!r) return r;
-  return run_rows("SELECT skill, value FROM entries", [&](Use& use) -> std::optional<StoreError> {
+  return run_rows("SELECT skill, value FROM entries", [&](Use& use) -> Result<void, StoreError> {
     if (!nlohmann::json::accept(use.column_text(1)))
       return corrupt_error("a value of skill \"" + use.column_text(0) + "\" is not valid JSON");
-    return std::nullopt;
+    return {};
   });
 }
 
@@ -739,7 +727,7 @@ StoreResult<StoreInfo> StoreDatabase::info() const {
 // ---- SkillStore ---------------------------------------------------------------------------------------
 
 StoreResult<std::optional<std::string>> SkillStore::get(std::string_view key) const {
-  if (auto e = check_key(key, "key", false, false)) return *e;
+  if (auto ok = check_key(key, "key", false, false); !ok) return ok.error();
   auto s = db_->stmt(kGet);
   if (!s) return s.error();
   Use use(*s);
@@ -755,8 +743,8 @@ StoreResult<std::optional<std::string>> SkillStore::get(std::string_view key) co
 }
 
 StoreResult<StoreOk> SkillStore::set(std::string_view key, std::string_view value_json) {
-  if (auto e = check_key(key, "key", false, true)) return *e;
-  if (auto e = check_value(value_json, policy_)) return *e;
+  if (auto ok = check_key(key, "key", false, true); !ok) return ok.error();
+  if (auto ok = check_value(value_json, policy_); !ok) return ok.error();
   WriteTransaction tx(*db_);
   if (auto r = tx.begin(); !r) return r;
   auto before = db_->usage_of(skill_id_);
@@ -770,13 +758,13 @@ StoreResult<StoreOk> SkillStore::set(std::string_view key, std::string_view valu
     after.keys += 1;
   }
   after.bytes += entry_cost(key, value_json.size());
-  if (auto e = check_quota(*before, after, policy_)) return *e;
+  if (auto ok = check_quota(*before, after, policy_); !ok) return ok.error();
   if (auto r = db_->upsert(skill_id_, key, value_json); !r) return r;
   return tx.commit();
 }
 
 StoreResult<bool> SkillStore::remove(std::string_view key) {
-  if (auto e = check_key(key, "key", false, false)) return *e;
+  if (auto ok = check_key(key, "key", false, false); !ok) return ok.error();
   auto s = db_->stmt(kDelete);
   if (!s) return s.error();
   Use use(*s);
@@ -788,7 +776,7 @@ StoreResult<bool> SkillStore::remove(std::string_view key) {
 }
 
 StoreResult<std::vector<std::string>> SkillStore::keys(std::string_view prefix) const {
-  if (auto e = check_key(prefix, "prefix", true, false)) return *e;
+  if (auto ok = check_key(prefix, "prefix", true, false); !ok) return ok.error();
   auto s = db_->stmt(kKeys);
   if (!s) return s.error();
   const std::string upper = std::string(prefix) + '\xff';
@@ -831,8 +819,8 @@ StoreResult<StoreUsage> SkillStore::import(const std::vector<StoreEntry>& entrie
       err.message = "entry " + std::to_string(i + 1) + ": " + err.message;
       return err;
     };
-    if (auto err = check_key(e.key, "key", false, true)) return at(*err);
-    if (auto err = check_value(e.value_json, policy_)) return at(*err);
+    if (auto ok = check_key(e.key, "key", false, true); !ok) return at(ok.error());
+    if (auto ok = check_value(e.value_json, policy_); !ok) return at(ok.error());
     if (!seen.insert(e.key).second)
       return at(make_error(StoreErrc::invalid_argument, "the same key appears more than once"));
   }
@@ -853,7 +841,7 @@ StoreResult<StoreUsage> SkillStore::import(const std::vector<StoreEntry>& entrie
     after.keys += 1;
     after.bytes += entry_cost(e.key, e.value_json.size());
   }
-  if (auto err = check_quota(*before, after, policy_)) return *err;
+  if (auto ok = check_quota(*before, after, policy_); !ok) return ok.error();
   if (mode == StoreImportMode::replace) {
     auto s = db_->stmt(kDeleteAll);
     if (!s) return s.error();

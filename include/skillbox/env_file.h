@@ -35,8 +35,10 @@ inline constexpr uint64_t kMaxEnvFileBytes = 1024ull * 1024;
 /// Parses dotenv text. Errors read "line N: <what is wrong>".
 [[nodiscard]] Result<std::map<std::string, std::string>> parse_env_file(std::string_view text);
 
-/// Reads and parses the dotenv file at `path`. Errors read "<path>: line N: <what is wrong>" or
-/// "<path>: <why it cannot be read>".
+/// Reads and parses the dotenv file at `path`: a regular file, or a pipe such as `<(cmd)` (read to
+/// its end). A named FIFO that no process writes to fails after two seconds
+/// instead of hanging; devices, sockets and folders are refused. At most kMaxEnvFileBytes are read.
+/// Errors read "<path>: line N: <what is wrong>" or "<path>: <why it cannot be read>".
 [[nodiscard]] Result<std::map<std::string, std::string>> load_env_file(const std::filesystem::path& path);
 
 }  // namespace skillbox

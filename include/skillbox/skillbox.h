@@ -20,10 +20,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "skillbox/policy.h"
+#include "skillbox/result.h"
 #include "skillbox/version.h"
 
 namespace skillbox {
@@ -45,29 +45,6 @@ enum class Outcome : uint8_t {
 [[nodiscard]] std::string_view to_string(Outcome outcome);
 /// Process exit code of an outcome, per DESIGN.md.
 [[nodiscard]] int exit_code(Outcome outcome);
-
-/// A failure with a message meant for the user: what was wrong and what to do.
-struct Error {
-  std::string message;
-};
-
-/// A value or an Error. Small std::expected stand-in (C++20).
-template <typename T>
-class Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& operator*() { return std::get<0>(v_); }
-  const T& operator*() const { return std::get<0>(v_); }
-  T* operator->() { return &std::get<0>(v_); }
-  const T* operator->() const { return &std::get<0>(v_); }
-  [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
 
 /// A loaded, validated skill: its folder and manifest. Cheap to copy.
 class Skill {

@@ -32,10 +32,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "skillbox/policy.h"
+#include "skillbox/result.h"
 
 namespace skillbox {
 
@@ -58,23 +58,9 @@ struct StoreError {
   std::string message;
 };
 
-/// A value of type T or a StoreError.
+/// A value of type T or a StoreError (skillbox/result.h).
 template <typename T>
-class StoreResult {
- public:
-  StoreResult(T value) : v_(std::move(value)) {}           // NOLINT(google-explicit-constructor)
-  StoreResult(StoreError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& operator*() { return std::get<0>(v_); }
-  const T& operator*() const { return std::get<0>(v_); }
-  T* operator->() { return &std::get<0>(v_); }
-  const T* operator->() const { return &std::get<0>(v_); }
-  [[nodiscard]] const StoreError& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, StoreError> v_;
-};
+using StoreResult = Result<T, StoreError>;
 
 /// Success without a value.
 struct StoreOk {};

@@ -2,9 +2,11 @@
 // exit codes, stdout, stderr, and the database file on disk.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -279,6 +281,41 @@ TEST_F(StoreCli, RunReadsEnvValuesFromAnEnvFile) {
             std::string::npos)
       << bad.err;
   EXPECT_EQ(bad.err.find("sk-live-secret"), std::string::npos) << "the error never quotes the file";
+}
+
+/// A skill that returns the env values API_KEY and REGION.
+fs::path write_env_skill(const fs::path& dir) {
+  fs::create_directories(dir);
+  write_bytes(dir / "skill.json", R"({"id": "envy", "name": "Envy", "version": "1.0.0", "entry": "index.js",)"
+                                  R"( "permissions": {"env": ["API_KEY", "REGION"]}})");
+  write_bytes(dir / "index.js", "export default () => [env.get('API_KEY'), env.get('REGION')]");
+  return dir;
+}
+
+TEST_F(StoreCli, RunReadsAnEnvFileFromAPipe) {
+  const fs::path skill = write_env_skill(tmp_.path() / "skill");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);  // inherited by skillbox, as bash's `<(cmd)` is
+  const std::string text = "API_KEY=piped\nREGION=eu\n";
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  const Exec r = ok({"run", skill.string(), "--json", "--env-file", "/dev/fd/" + std::to_string(fds[0])});
+  ::close(fds[0]);
+  EXPECT_NE(r.out.find(R"("value":["piped","eu"])"), std::string::npos) << r.out;
+}
+
+TEST_F(StoreCli, RunWithAnEnvFileFifoThatNobodyWritesFailsPromptly) {
+  const fs::path skill = write_env_skill(tmp_.path() / "skill");
+  const fs::path fifo = tmp_.path() / "secrets.env";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Exec r = skillbox({"run", skill.string(), "--env-file", fifo.string()});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "it must not hang";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--env-file: " + fifo.string() +
+                       ": the env file is a FIFO that no process writes to (nothing arrived within 2000 ms)"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ class BeneathTest : public ::testing::Test {
   // Builds a chain of `depth` nested directories named "x" below dir() with mkdirat/openat, holding
   // two descriptors at a time (the way a skill could build it with mkdir and rename).
   void build_chain(int depth) {
-    UniqueFd current(dup(fd_.get()));
+    base::UniqueFd current(dup(fd_.get()));
     for (int i = 0; i < depth; ++i) {
       ASSERT_EQ(mkdirat(current.get(), "x", 0700), 0);
       current.reset(openat(current.get(), "x", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -68,7 +68,7 @@ class BeneathTest : public ::testing::Test {
   }
 
   fs::path root_;
-  UniqueFd fd_;
+  base::UniqueFd fd_;
 };
 
 // Lowers the soft descriptor limit to what is open now plus `headroom`, restoring it afterwards.
@@ -116,7 +116,7 @@ TEST_F(BeneathTest, OpenBeneathRefusesEscapesAndSymlinks) {
   std::ofstream(dir() / "f.txt") << "x";
   ASSERT_EQ(symlink("/etc", (dir() / "l1").c_str()), 0);
   ASSERT_EQ(symlink("f.txt", (dir() / "inner").c_str()), 0);  // even a link that stays inside
-  UniqueFd out;
+  base::UniqueFd out;
   EXPECT_EQ(open_beneath(fd_.get(), "f.txt", O_RDONLY, out), 0);
   EXPECT_TRUE(out);
   EXPECT_EQ(open_beneath(fd_.get(), "/etc/passwd", O_RDONLY, out), EXDEV);
@@ -126,7 +126,7 @@ TEST_F(BeneathTest, OpenBeneathRefusesEscapesAndSymlinks) {
   EXPECT_EQ(open_beneath(fd_.get(), "inner", O_RDONLY, out), ELOOP);
   EXPECT_EQ(open_beneath(fd_.get(), "missing", O_RDONLY, out), ENOENT);
   EXPECT_EQ(open_beneath(fd_.get(), "f.txt/x", O_RDONLY, out), ENOTDIR);
-  UniqueFd self;
+  base::UniqueFd self;
   ASSERT_EQ(open_beneath(fd_.get(), "f.txt", O_RDONLY, self), 0);
   EXPECT_NE(fcntl(self.get(), F_GETFD) & FD_CLOEXEC, 0);
 }

@@ -11,16 +11,16 @@ using namespace std::string_literals;
 
 std::string normalised(std::string_view given) {
   auto parsed = parse_workspace_path("op", given);
-  if (auto* e = std::get_if<bus::ErrorReply>(&parsed)) {
-    return std::string("error ") + bus::error_name(e->code) + ": " + e->message;
+  if (!parsed) {
+    return std::string("error ") + bus::error_name(parsed.error().code) + ": " + parsed.error().message;
   }
-  return std::get<WorkspacePath>(parsed).relative();
+  return parsed->relative();
 }
 
 bus::ErrorCode code_of(std::string_view given) {
   auto parsed = parse_workspace_path("op", given);
-  EXPECT_TRUE(std::holds_alternative<bus::ErrorReply>(parsed)) << given;
-  if (auto* e = std::get_if<bus::ErrorReply>(&parsed)) return e->code;
+  EXPECT_FALSE(parsed.ok()) << given;
+  if (!parsed) return parsed.error().code;
   return bus::ErrorCode::IoError;
 }
 
@@ -35,11 +35,11 @@ TEST(WorkspacePath, NormalisesDotsAndEmptyComponents) {
 
 TEST(WorkspacePath, ParentAndName) {
   auto parsed = parse_workspace_path("op", "x/y/z.txt");
-  const auto& p = std::get<WorkspacePath>(parsed);
+  const auto& p = *parsed;
   EXPECT_EQ(p.parent(), "x/y");
   EXPECT_EQ(p.name(), "z.txt");
   auto top = parse_workspace_path("op", "z.txt");
-  EXPECT_EQ(std::get<WorkspacePath>(top).parent(), ".");
+  EXPECT_EQ(top->parent(), ".");
 }
 
 TEST(WorkspacePath, EscapesAndAbsolutePathsArePermissionDenied) {
@@ -81,18 +81,11 @@ TEST(WorkspacePath, LimitsAreInclusive) {
 
 TEST(WorkspacePath, MessagesQuoteThePathAsGivenAndNameTheLimit) {
   auto parsed = parse_workspace_path("readFile", "../secret");
-  EXPECT_EQ(std::get<bus::ErrorReply>(parsed).message, "readFile \"../secret\": path leaves the workspace");
+  EXPECT_EQ(parsed.error().message, "readFile \"../secret\": path leaves the workspace");
   parsed = parse_workspace_path("stat", std::string(300, 'x'));
-  const std::string& m = std::get<bus::ErrorReply>(parsed).message;
+  const std::string& m = parsed.error().message;
   EXPECT_NE(m.find("component is 300 bytes long; the limit is 255"), std::string::npos) << m;
   EXPECT_LT(m.size(), 300u);  // the quoted path is cut short
-}
-
-TEST(WorkspacePath, QuotePathEscapesControlAndInvalidBytes) {
-  EXPECT_EQ(quote_path("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(quote_path("x\0y\n\x1b\xff"s), "\"x\\x00y\\x0a\\x1b\\xff\"");
-  EXPECT_EQ(quote_path("\xc3\xa4"), "\"\xc3\xa4\"");
-  EXPECT_EQ(quote_path(std::string(250, 'z')), "\"" + std::string(200, 'z') + "...\"");
 }
 
 TEST(WorkspacePath, VisibleNames) {

@@ -26,7 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "capabilities/fs/unique_fd.h"
+#include "base/quote.h"
+#include "base/unique_fd.h"
 #include "capabilities/fs/workspace_path.h"
 
 namespace skillbox::capabilities {
@@ -494,7 +495,8 @@ TEST_F(WorkspaceTest, MalformedPathsAreInvalidArgumentForEveryFunction) {
   };
   for (const Function& f : every_function()) {
     for (const std::string& p : cases) {
-      EXPECT_TRUE(is_error(f.call(*w, p), ErrorCode::InvalidArgument)) << f.name << " " << quote_path(p);
+      EXPECT_TRUE(is_error(f.call(*w, p), ErrorCode::InvalidArgument))
+          << f.name << " " << base::quote(p, kMaxQuotedPathBytes);
     }
   }
   EXPECT_EQ(read_host(ws() / "a.txt"), "A");
@@ -919,7 +921,7 @@ TEST_F(WorkspaceTest, AMutationWaitsBoundedlyForAnotherInvocationsLock) {
   auto w = open();
   ASSERT_TRUE(is_ok(write(*w, "a.txt", "first")));
   // Another invocation (here: the test) holds the workspace lock and never lets go.
-  UniqueFd held(::open((data() / "skills" / "demo" / "workspace.lock").c_str(), O_RDWR | O_CLOEXEC));
+  base::UniqueFd held(::open((data() / "skills" / "demo" / "workspace.lock").c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_GE(held.get(), 0);
   ASSERT_EQ(flock(held.get(), LOCK_EX), 0);
   EXPECT_TRUE(is_error(write(*w, "a.txt", "second"), ErrorCode::Timeout, "the workspace is busy"));

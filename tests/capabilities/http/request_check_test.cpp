@@ -7,17 +7,15 @@ namespace {
 
 std::string method(std::string_view m) {
   auto r = normalize_method(m);
-  if (auto* e = std::get_if<bus::ErrorReply>(&r))
-    return std::string(bus::error_name(e->code)) + ": " + e->message;
-  return std::get<std::string>(r);
+  if (!r) return std::string(bus::error_name(r.error().code)) + ": " + r.error().message;
+  return *r;
 }
 
 std::string headers(const std::vector<Header>& h) {
   auto r = check_request_headers(h);
-  if (auto* e = std::get_if<bus::ErrorReply>(&r))
-    return std::string(bus::error_name(e->code)) + ": " + e->message;
+  if (!r) return std::string(bus::error_name(r.error().code)) + ": " + r.error().message;
   std::string out;
-  for (const auto& [n, v] : std::get<std::vector<Header>>(r)) out += n + "=" + v + ";";
+  for (const auto& [n, v] : *r) out += n + "=" + v + ";";
   return out;
 }
 

@@ -1,12 +1,14 @@
-// UTF-8 routines: QuickJS string bytes (WTF-8) and the WHATWG decoder, byte for byte.
-#include "bindings/utf8.h"
+// base/utf8_decoder.h: the WHATWG UTF-8 decoder, byte for byte.
+#include "base/utf8_decoder.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace skillbox::bindings::utf8 {
+#include "base/utf8.h"
+
+namespace skillbox::base::utf8 {
 namespace {
 
 std::string decode(const std::vector<uint8_t>& bytes, bool fatal = false, bool* ok = nullptr) {
@@ -18,39 +20,6 @@ std::string decode(const std::vector<uint8_t>& bytes, bool fatal = false, bool* 
 }
 
 const std::string kFffd = "\xEF\xBF\xBD";
-
-TEST(Utf8, FindsLoneSurrogatesOnly) {
-  EXPECT_EQ(find_lone_surrogate("abc"), std::string_view::npos);
-  EXPECT_EQ(find_lone_surrogate("\xED\x9F\xBF"), std::string_view::npos);  // U+D7FF is fine
-  EXPECT_EQ(find_lone_surrogate("a\xED\xA0\x80"), 1u);                     // U+D800
-  EXPECT_EQ(find_lone_surrogate("ab\xED\xBF\xBF"), 2u);                    // U+DFFF
-  EXPECT_EQ(find_lone_surrogate("\xF0\x9F\x98\x80"), std::string_view::npos);
-  EXPECT_EQ(find_lone_surrogate("\xED"), std::string_view::npos);
-}
-
-TEST(Utf8, ReplacesLoneSurrogatesInPlace) {
-  std::string s =
-      "a\xED\xA0\x80"
-      "b\xED\xBF\xBF";
-  replace_lone_surrogates(s.data(), s.size());
-  EXPECT_EQ(s, "a" + kFffd + "b" + kFffd);
-}
-
-TEST(Utf8, AppendAndNext) {
-  std::string s;
-  for (uint32_t cp : {0x41u, 0xE9u, 0x4E2Du, 0x1F600u, 0x10FFFFu}) append(s, cp);
-  EXPECT_EQ(s, "A\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF");
-  size_t pos = 0;
-  uint32_t cp = 0;
-  std::vector<uint32_t> cps;
-  std::vector<unsigned> units;
-  while (pos < s.size()) {
-    units.push_back(next(s, pos, cp));
-    cps.push_back(cp);
-  }
-  EXPECT_EQ(cps, (std::vector<uint32_t>{0x41, 0xE9, 0x4E2D, 0x1F600, 0x10FFFF}));
-  EXPECT_EQ(units, (std::vector<unsigned>{1, 1, 1, 2, 2}));
-}
 
 TEST(Utf8Decoder, MaximalSubpartReplacement) {
   // Unicode 15 §3.9, Table 3-8 style cases.
@@ -113,4 +82,4 @@ TEST(Utf8Decoder, EveryScalarValueRoundTrips) {
 }
 
 }  // namespace
-}  // namespace skillbox::bindings::utf8
+}  // namespace skillbox::base::utf8

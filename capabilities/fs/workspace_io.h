@@ -1,0 +1,76 @@
+// capabilities/fs/workspace_io.h — the workspace's I/O helpers: the call being served and how a
+// failed system call on its path becomes the ErrorReply the skill sees, random tokens and temporary
+// names, and the write/copy/fsync loops and data-folder creation that the operations share.
+//
+// The system-call helpers return 0 or an errno value, like beneath.h: each caller maps the value to
+// the error of its own operation with errno_error().
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/unique_fd.h"
+#include "bus/messages.h"
+#include "skillbox/policy.h"
+
+namespace skillbox::capabilities::workspace_io {
+
+/// Mode of every directory the workspace creates: the skill's files are the operator's user's only.
+inline constexpr mode_t kDirMode = 0700;
+/// Mode of every file the workspace creates.
+inline constexpr mode_t kFileMode = 0600;
+
+/// A request being served: the JS function's name and the path as the skill gave it (messages).
+struct Call {
+  std::string_view op;
+  std::string_view path;
+};
+
+/// ErrorReply{code, "<op> \"<path>\": <what>"}: the path quoted as the skill gave it (base::quote).
+bus::ErrorReply fail(bus::ErrorCode code, const Call& call, std::string_view what);
+
+/// strerror-like text of `err` ("No such file or directory"), thread-safe.
+std::string describe_errno(int err);
+
+/// Maps an errno from resolving or acting on `call.path` to what the skill sees: ENOENT/ENOTDIR are
+/// NotFound, ELOOP/EXDEV/EACCES/EPERM PermissionDenied, EEXIST AlreadyExists, ENOTEMPTY NotEmpty,
+/// EISDIR/ENAMETOOLONG InvalidArgument, anything else IoError naming the errno.
+bus::ErrorReply errno_error(int err, const Call& call);
+
+/// The manifest spelling of `mode` ("readwrite").
+const char* mode_name(FsMode mode);
+
+/// The modification time of `st` in milliseconds since the epoch.
+double mtime_ms(const struct stat& st);
+
+/// 64 random bits from getrandom(2) (a time/pid mix in the impossible case that it fails).
+uint64_t random_u64();
+
+/// A fresh name for an atomic write's temporary file: kReservedPrefix, "tmp-", 16 random hex digits.
+std::string temporary_name();
+
+/// Writes all `size` bytes of `data` to `fd`, retrying short writes and EINTR. 0 or an errno.
+int write_all(int fd, const uint8_t* data, size_t size);
+
+/// Copies the first `size` bytes of `from` (from its current offset) to `to`. 0 or an errno; EIO when
+/// `from` is shorter than `size`.
+int copy_bytes(int from, int to, uint64_t size);
+
+/// fsync(2) of a directory. 0 or an errno; EINVAL and EROFS (file systems that cannot sync
+/// directories) count as success.
+int sync_directory(int fd);
+
+/// Creates `name` in `parent` (kDirMode) if missing and opens it as a directory without following a
+/// symlink: the data folders below DATA are ours, a symlink there is not. 0 or an errno.
+int ensure_directory(int parent, const char* name, base::UniqueFd& out);
+
+/// Opens the host's data directory `dir` (it may be a symlink: it is the host's choice), creating it
+/// and its missing parents with kDirMode. 0 or an errno.
+int open_data_directory(const std::filesystem::path& dir, base::UniqueFd& out);
+
+}  // namespace skillbox::capabilities::workspace_io

@@ -1,0 +1,187 @@
+// capabilities/fs/workspace_lock.cpp — opening a workspace, its mutation lock, usage and change token.
+#include "capabilities/fs/workspace_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/skill_id.h"
+#include "capabilities/fs/beneath.h"
+
+namespace skillbox::capabilities {
+namespace {
+
+using bus::ErrorCode;
+using bus::ErrorReply;
+using workspace_io::Call;
+using workspace_io::errno_error;
+using workspace_io::fail;
+
+constexpr const char* kWorkspaceDir = "workspace";
+constexpr const char* kLockFile = "workspace.lock";
+
+/// Counts entries and regular-file bytes; removes leftover temporaries (we hold the lock, so no
+/// write is in progress: any temporary is from a writer that died before renaming it).
+class ScanVisitor : public TreeVisitor {
+ public:
+  uint64_t bytes = 0;
+  uint64_t entries = 0;
+  int entry(int dir, const std::string& name, const struct stat& st, bool& descend) override {
+    if (name.starts_with(kReservedPrefix)) {
+      if (!S_ISDIR(st.st_mode)) unlinkat(dir, name.c_str(), 0);
+      return 0;
+    }
+    ++entries;
+    if (S_ISREG(st.st_mode)) bytes += static_cast<uint64_t>(st.st_size);
+    descend = S_ISDIR(st.st_mode);
+    return 0;
+  }
+  int leave(int, const std::string&, const struct stat&) override { return 0; }
+};
+
+}  // namespace
+
+// ---- permissions and setup -----------------------------------------------------------------------
+
+Result<void, ErrorReply> Workspace::Impl::allow(Access access, const Call& call) const {
+  const bool granted = access == Access::read
+                           ? policy.mode == FsMode::read || policy.mode == FsMode::readwrite
+                           : policy.mode == FsMode::write || policy.mode == FsMode::readwrite;
+  if (granted) return {};
+  std::string message = "permissions.fs.mode is \"";
+  message += workspace_io::mode_name(policy.mode);
+  message += "\"; ";
+  message += call.op;
+  message +=
+      access == Access::read ? " needs \"read\" or \"readwrite\"" : " needs \"write\" or \"readwrite\"";
+  return ErrorReply{ErrorCode::PermissionDenied, std::move(message)};
+}
+
+Result<void, ErrorReply> Workspace::Impl::open(const Call& call) {
+  if (root) return {};
+  if (!open_failure) open_failure = try_open();
+  if (!open_failure->empty()) return fail(ErrorCode::IoError, call, *open_failure);
+  return {};
+}
+
+std::string Workspace::Impl::try_open() {
+  // The manifest's rule, checked again in case a caller skipped it: an id must never name another
+  // folder ("..", "a/b").
+  if (!base::is_valid_skill_id(skill_id)) return "the skill id is not a valid folder name";
+  base::UniqueFd data;
+  base::UniqueFd skills;
+  base::UniqueFd skill;
+  base::UniqueFd workspace;
+  int err = workspace_io::open_data_directory(data_dir, data);
+  if (!err) err = workspace_io::ensure_directory(data.get(), "skills", skills);
+  if (!err) err = workspace_io::ensure_directory(skills.get(), skill_id.c_str(), skill);
+  if (!err) err = workspace_io::ensure_directory(skill.get(), kWorkspaceDir, workspace);
+  if (!err && (policy.mode == FsMode::write || policy.mode == FsMode::readwrite)) {
+    lock.reset(
+        openat(skill.get(), kLockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, workspace_io::kFileMode));
+    if (!lock) err = errno;
+  }
+  if (err) return "the workspace could not be opened (" + workspace_io::describe_errno(err) + ")";
+  root = std::move(workspace);
+  return "";
+}
+
+// ---- the mutation lock and usage ---------------------------------------------------------------------
+
+Result<void, ErrorReply> Workspace::Impl::acquire(const Call& call) {
+  for (int waited_us = 0, step_us = 100;; waited_us += step_us, step_us = std::min(step_us * 2, 20'000)) {
+    if (flock(lock.get(), LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return errno_error(errno, call);
+    if (waited_us >= kLockWaitMs * 1000) {
+      return fail(ErrorCode::Timeout, call,
+                  "the workspace is busy: another invocation of this skill held it for more than " +
+                      std::to_string(kLockWaitMs / 1000) + " s");
+    }
+    const timespec pause{0, static_cast<long>(step_us) * 1000};
+    nanosleep(&pause, nullptr);
+  }
+  locked = true;
+  token_written = false;
+  uint64_t current = 0;
+  if (pread(lock.get(), &current, sizeof current, 0) != static_cast<ssize_t>(sizeof current)) current = 0;
+  if (!usage || current == 0 || current != token) {
+    ScanVisitor scan;
+    if (int err = walk_tree(root.get(), scan)) {
+      release();
+      return fail(ErrorCode::IoError, call,
+                  "the workspace could not be scanned (" + workspace_io::describe_errno(err) + ")");
+    }
+    usage = Usage{scan.bytes, scan.entries};
+    token = current;
+  }
+  return {};
+}
+
+void Workspace::Impl::release() {
+  if (!locked) return;
+  flock(lock.get(), LOCK_UN);
+  locked = false;
+}
+
+Result<void, ErrorReply> Workspace::Impl::begin_change(const Call& call) {
+  if (token_written) return {};
+  uint64_t next = 0;
+  while (next == 0 || next == token) next = workspace_io::random_u64();
+  if (pwrite(lock.get(), &next, sizeof next, 0) != static_cast<ssize_t>(sizeof next)) {
+    return errno_error(errno, call);
+  }
+  token = next;
+  token_written = true;
+  return {};
+}
+
+Result<void, ErrorReply> Workspace::Impl::check_quota(const Call& call, uint64_t bytes,
+                                                      uint64_t entries) const {
+  if (bytes > usage->bytes && bytes > policy.quota_bytes) {
+    return fail(ErrorCode::QuotaExceeded, call,
+                "the workspace would hold " + std::to_string(bytes) +
+                    " bytes; permissions.fs.quota_bytes is " + std::to_string(policy.quota_bytes));
+  }
+  if (entries > usage->entries && entries > policy.max_files) {
+    return fail(ErrorCode::QuotaExceeded, call,
+                "the workspace would hold " + std::to_string(entries) +
+                    " entries; permissions.fs.max_files is " + std::to_string(policy.max_files));
+  }
+  return {};
+}
+
+ErrorReply Workspace::Impl::file_too_large(const Call& call, uint64_t size) const {
+  return fail(ErrorCode::QuotaExceeded, call,
+              "the file would be " + std::to_string(size) + " bytes; permissions.fs.max_file_bytes is " +
+                  std::to_string(policy.max_file_bytes));
+}
+
+// ---- resolving ---------------------------------------------------------------------------------------
+
+Result<Directory, ErrorReply> Workspace::Impl::open_parent(const WorkspacePath& path, const Call& call) {
+  Directory dir;
+  if (path.components().size() == 1) {
+    dir.fd = root.get();
+    return dir;
+  }
+  const int err = open_beneath(root.get(), path.parent().c_str(), O_RDONLY | O_DIRECTORY, dir.owned);
+  if (err == ENOENT) return fail(ErrorCode::NotFound, call, "the parent directory does not exist");
+  if (err) return errno_error(err, call);
+  dir.fd = dir.owned.get();
+  return dir;
+}
+
+int Workspace::Impl::lstat_at(int dir, const std::string& name, struct stat& st) {
+  return fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+}
+
+ErrorReply Workspace::Impl::symlink_refused(const Call& call) {
+  return errno_error(ELOOP, call);
+}
+
+}  // namespace skillbox::capabilities
