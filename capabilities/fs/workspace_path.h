@@ -19,12 +19,13 @@
 #include <variant>
 #include <vector>
 
+#include "bus/limits.h"
 #include "bus/messages.h"
 
 namespace skillbox::capabilities {
 
-/// Longest path a skill may pass, in bytes (Linux PATH_MAX, including room for the terminator).
-inline constexpr size_t kMaxPathBytes = 4096;
+/// Longest path a skill may pass, in bytes: the wire limit (bus/limits.h).
+using bus::kMaxPathBytes;
 /// Longest single component, in bytes (Linux NAME_MAX).
 inline constexpr size_t kMaxComponentBytes = 255;
 /// Names with this prefix are the host's (atomic-write temporaries): never visible, never accepted.
@@ -54,15 +55,14 @@ class WorkspacePath {
 [[nodiscard]] std::variant<WorkspacePath, bus::ErrorReply> parse_workspace_path(std::string_view op,
                                                                                 std::string_view given);
 
-/// `given` as a double-quoted string for error messages: `"` and `\` escaped, control bytes, NUL and
-/// bytes that are not valid UTF-8 shown as \xNN, and anything beyond 200 bytes cut off with "...".
-[[nodiscard]] std::string quote_path(std::string_view given);
+/// `given` quoted for error messages (bus/limits.h).
+using bus::quote_path;
 
 /// True if `name` is a valid file name a skill could pass as one component: valid UTF-8, no NUL or
 /// `/`, not empty, not `.` or `..`, at most kMaxComponentBytes bytes, not reserved.
 [[nodiscard]] bool is_visible_name(std::string_view name);
 
-/// True if `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF).
-[[nodiscard]] bool is_valid_utf8(std::string_view text);
+/// Strict UTF-8 check (bus/limits.h).
+using bus::is_valid_utf8;
 
 }  // namespace skillbox::capabilities
