@@ -18,8 +18,11 @@
 #include <string>
 
 #include "engine/realm.h"
+#include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
+#include "runner/skill_reader.h"
 #include "skill_fixture.h"
 
 namespace {
@@ -114,10 +117,18 @@ void BM_SkillboxInvocationFreshThread(benchmark::State& state) {
     p.limits = skill.manifest().limits;
     p.deadline = skillbox::engine::Clock::now() + std::chrono::seconds(5);
     p.deadline_flag = &flag;
-    p.bus_context.skill_id = "bench";
     skillbox::RunResult r;
-    skillbox::runner::JsThreadPool::run_on_fresh_thread(
-        [&] { r = skillbox::engine::run_session(std::move(p)); });
+    skillbox::runner::JsThreadPool::run_on_fresh_thread([&] {
+      // What the in-process runner does on its thread: read the sources, compose the host, run.
+      auto sources = skillbox::runner::read_skill_sources(skill.dir(), "index.js", p.limits.memory_bytes);
+      if (!sources) return;
+      p.sources = std::move(*sources);
+      skillbox::engine::ReplyInbox inbox;
+      skillbox::runner::InvocationContext context;
+      context.skill_id = "bench";
+      skillbox::runner::HostEndpoint endpoint(std::move(context), inbox);
+      r = skillbox::engine::run_session(std::move(p), endpoint, inbox);
+    });
     if (r.value_json != "2") {
       state.SkipWithError("unexpected result");
       break;

@@ -11,7 +11,7 @@
 #include "bindings/context_state.h"
 #include "bindings/function_list.h"
 #include "bindings/owners.h"
-#include "capabilities/log/log_capability.h"
+#include "bus/limits.h"
 
 namespace skillbox::bindings {
 namespace {
@@ -52,7 +52,7 @@ const JSCFunctionListEntry kConsoleFunctions[] = {
 
 FormatLimits log_format_limits() {
   FormatLimits limits;
-  limits.max_bytes = capabilities::LogCapability::kMaxMessageBytes;
+  limits.max_bytes = bus::kMaxLogMessageBytes;
   return limits;
 }
 

@@ -18,8 +18,9 @@ namespace skillbox::bindings {
 /// `global`. Returns false with an exception pending on failure.
 [[nodiscard]] bool install_console(JSContext* ctx, JSValueConst global);
 
-/// The formatting limits of log messages: FormatLimits with max_bytes = the log capability's
-/// per-message cap, so the capability sees when a message was cut.
+/// The formatting limits of log messages: FormatLimits with max_bytes = the wire limit
+/// bus::kMaxLogMessageBytes (the log capability's per-message cap), so the capability sees when a
+/// message was cut.
 FormatLimits log_format_limits();
 
 }  // namespace skillbox::bindings

@@ -13,12 +13,12 @@
 #include "bindings/function_list.h"
 #include "bindings/owners.h"
 #include "bindings/values.h"
-#include "capabilities/fs/workspace_path.h"
+#include "bus/limits.h"
 
 namespace skillbox::bindings {
 namespace {
 
-using capabilities::kMaxPathBytes;
+using bus::kMaxPathBytes;
 
 // ---- arguments ------------------------------------------------------------------------------------
 
@@ -42,9 +42,8 @@ bool to_path(const Args& args, int index, std::string_view name, std::string_vie
   const size_t size = bytes.size();
   const std::string_view text = bytes.view();
   if (size > kMaxPathBytes) {
-    // The path checker reports the length first, quoting only a prefix: no host copy of the rest.
-    auto parsed = capabilities::parse_workspace_path(op, text);
-    out.refused = std::move(parsed.error());
+    // The wire limit, with the workspace's own message; it quotes only a prefix: no host copy of the rest.
+    out.refused = bus::path_too_long(op, text);
   } else {
     out.value.assign(text);
   }

@@ -12,8 +12,9 @@
 // converted); `data` a string or a Uint8Array; options undefined, null or an object whose `encoding` /
 // `recursive` are read once. Everything about the path itself (syntax, where it leads, the mode,
 // quotas) is the capability's (capabilities/fs/workspace.h): its refusals reject the promise with a
-// host error (PermissionDenied, NotFound, ...). A path longer than kMaxPathBytes is refused here,
-// as a rejection with the capability's own message, so the host never copies it. See docs/fs.md.
+// host error (PermissionDenied, NotFound, ...). A path longer than the wire limit bus::kMaxPathBytes
+// is refused here, as a rejection with the capability's own message (bus::path_too_long), so the host
+// never copies it. See docs/fs.md.
 #pragma once
 
 #include <quickjs.h>

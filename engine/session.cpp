@@ -10,6 +10,7 @@
 #include "bindings/install.h"
 #include "engine/realm.h"
 #include "engine/result.h"
+#include "engine/skill_files.h"
 
 namespace skillbox::engine {
 namespace {
@@ -42,11 +43,12 @@ TimerQueue& timer_queue(JSContext* ctx) {
   return static_cast<Session*>(JS_GetRuntimeOpaque(JS_GetRuntime(ctx)))->timers();
 }
 
-RunResult run_session(SessionParams params) {
+RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox) {
   try {
-    Session session(std::move(params));
+    Session session(std::move(params), endpoint, inbox);
     return session.run();
   } catch (const std::exception& e) {
+    endpoint.cancel_all();
     RunResult r;
     r.outcome = Outcome::internal;
     r.error =
@@ -55,10 +57,12 @@ RunResult run_session(SessionParams params) {
   }
 }
 
-Session::Session(SessionParams params)
+Session::Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox)
     : params_(std::move(params)),
       limiter_(params_.limits, params_.deadline, *params_.deadline_flag),
-      heap_(limiter_) {}
+      heap_(limiter_),
+      endpoint_(endpoint),
+      inbox_(inbox) {}
 
 Session::~Session() {
   teardown();
@@ -92,13 +96,6 @@ RunResult Session::run() {
 }
 
 bool Session::start_runtime() {
-  auto files = SkillFiles::open(params_.invocation->skill.dir());
-  if (!files) {
-    finish(Outcome::invalid, host_error("InvalidSkill", files.error().message));
-    return false;
-  }
-  files_.emplace(std::move(*files));
-
   rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, &heap_));
   if (!rt_) {
     finish(Outcome::internal,
@@ -121,7 +118,6 @@ bool Session::start_runtime() {
   JS_SetContextOpaque(ctx, static_cast<bindings::Bridge*>(this));
   limiter_.attach(rt, ctx);
   timers_ = std::make_unique<TimerQueue>(ctx);
-  dispatcher_ = std::make_unique<bus::Dispatcher>(std::move(params_.bus_context), *this);
 
   bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
@@ -143,17 +139,14 @@ bool Session::start_runtime() {
 
 bool Session::load_entry(Value& exports, bool& is_module) {
   JSContext* ctx = ctx_.get();
-  const Manifest& manifest = params_.invocation->skill.manifest();
-  auto name = normalize_relative(manifest.entry);
-  if (!name) {
-    finish(Outcome::invalid, host_error("InvalidSkill", "entry: " + name.error().message));
+  // The host checked and read the entry (runner/skill_reader.h); sources built in code may lack it.
+  const std::string* name = &params_.sources.entry;
+  auto found = find_module_source(params_.sources, *name);
+  if (!found) {
+    finish(Outcome::invalid, host_error("InvalidSkill", "entry file " + found.error().message));
     return false;
   }
-  auto source = files_->read(*name, params_.limits.memory_bytes);
-  if (!source) {
-    finish(Outcome::invalid, host_error("InvalidSkill", "entry file " + source.error().message));
-    return false;
-  }
+  const std::string* source = *found;
   // .mjs is always a module and .cjs always a script. Otherwise the source decides: a module if it
   // starts with import/export (JS_DetectModule) or if it does not compile as a script but does as a
   // module (an import or export declaration further down); a classic script otherwise. Compiling never
@@ -340,8 +333,7 @@ void Session::event_loop(const Value& promise) {
     }
     Clock::time_point until = limiter_.deadline();
     if (auto due = timers_->next_due(); due && *due < until) until = *due;
-    std::unique_lock<std::mutex> lock(inbox_mutex_);
-    inbox_cv_.wait_until(lock, until, [this] { return !inbox_.empty(); });
+    inbox_.wait_until(until);
   }
 }
 
@@ -365,11 +357,7 @@ bool Session::run_jobs() {
 }
 
 bool Session::deliver_replies() {
-  std::deque<std::pair<uint64_t, bus::Reply>> replies;
-  {
-    std::lock_guard<std::mutex> lock(inbox_mutex_);
-    replies.swap(inbox_);
-  }
+  std::deque<std::pair<uint64_t, bus::Reply>> replies = inbox_.take();
   for (auto& [id, reply] : replies) {
     if (limiter_.check()) return false;
     settle(id, std::move(reply));
@@ -458,24 +446,11 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
   // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
   try {
-    if (params_.intercept) return params_.intercept(id, request, *this);
-    return dispatcher_->dispatch(id, std::move(request));
+    return endpoint_.send(id, std::move(request));
   } catch (const std::exception& e) {
     return bus::ErrorReply{bus::ErrorCode::IoError,
                            std::string("the host failed to handle the request: ") + e.what()};
   }
-}
-
-void Session::complete(uint64_t request_id, bus::Reply reply) {
-  {
-    std::lock_guard<std::mutex> lock(inbox_mutex_);
-    try {
-      inbox_.emplace_back(request_id, std::move(reply));
-    } catch (const std::bad_alloc&) {
-      return;  // the host is out of memory: the request stays pending until the deadline
-    }
-  }
-  inbox_cv_.notify_one();
 }
 
 void Session::fail_with_exception() {
@@ -539,18 +514,8 @@ void Session::limit_result() {
 }
 
 void Session::teardown() {
-  if (dispatcher_) {
-    dispatcher_->cancel_all();  // no completion arrives after this
-    bus::BusCounters const& c = dispatcher_->counters();
-    result_.usage.host_calls = c.host_calls.load();
-    result_.usage.http_bytes_in = c.http_bytes_in.load();
-    result_.usage.http_bytes_out = c.http_bytes_out.load();
-    result_.logs = dispatcher_->take_logs();
-  }
-  {
-    std::lock_guard<std::mutex> lock(inbox_mutex_);
-    inbox_.clear();
-  }
+  endpoint_.cancel_all();  // no completion arrives after this
+  inbox_.clear();
   pending_.clear();
   script_globals_before_.clear();
   if (timers_) {
@@ -560,7 +525,6 @@ void Session::teardown() {
   limiter_.detach();
   ctx_.reset();
   rt_.reset();
-  dispatcher_.reset();
 }
 
 char* Session::normalize_module(JSContext* ctx, const char* base, const char* name, void* /*opaque*/) {
@@ -577,12 +541,13 @@ char* Session::normalize_module(JSContext* ctx, const char* base, const char* na
 
 JSModuleDef* Session::load_module(JSContext* ctx, const char* name, void* opaque) {
   auto* self = static_cast<Session*>(opaque);
-  auto source = self->files_->read(name, self->params_.limits.memory_bytes);
-  if (!source) {
-    JS_ThrowReferenceError(ctx, "cannot load module: %s", source.error().message.c_str());
+  auto found = find_module_source(self->params_.sources, name);
+  if (!found) {
+    JS_ThrowReferenceError(ctx, "cannot load module: %s", found.error().message.c_str());
     return nullptr;
   }
-  Value compiled(ctx, JS_Eval(ctx, source->c_str(), source->size(), name,
+  const std::string& source = **found;  // NUL-terminated, as JS_Eval requires
+  Value compiled(ctx, JS_Eval(ctx, source.c_str(), source.size(), name,
                               JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
   if (compiled.is_exception()) return nullptr;
   // The context keeps the module in its list; the value we got is an extra reference.

@@ -3,35 +3,36 @@
 // A Session builds a fresh QuickJS runtime and context (never reused), installs the limits and the host
 // API, evaluates the skill's entry, calls the requested export with the input, drives the event loop
 // until the export's promise settles or a limit is hit, turns the outcome into a RunResult and frees
-// everything. It is the bindings::Bridge of its context (the context opaque) and owns the invocation's
-// bus::Dispatcher; replies of asynchronous requests come back through bus::CompletionSink::complete
-// from other threads and are delivered to JS by the event loop.
+// everything. It is the bindings::Bridge of its context (the context opaque): every host call becomes a
+// bus::Request sent to the invocation's bus::Endpoint, which the caller owns. Replies of asynchronous
+// requests come back from other threads into the caller's ReplyInbox (the Endpoint's CompletionSink)
+// and are delivered to JS by the event loop. The skill's sources come in memory (bus::SkillSources):
+// the engine opens no file. Usage counters and logs of the host side (host_calls, http bytes, log
+// lines) are the Endpoint's to report; the Session fills everything else of the RunResult.
 //
-// Threading: everything except complete() and the DeadlineFlag runs on the thread that called run().
+// Threading: everything except ReplyInbox::complete() and the DeadlineFlag runs on the thread that
+// called run().
 // That thread's stack must be larger than Limits::stack_bytes plus kNativeStackReserve (the runner
 // guarantees it), because QuickJS only checks the stack limit at calls and in its parsers.
 #pragma once
 
 #include <quickjs.h>
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "bindings/bridge.h"
-#include "bus/dispatcher.h"
+#include "bus/endpoint.h"
+#include "bus/skill_sources.h"
 #include "engine/handles.h"
 #include "engine/heap.h"
 #include "engine/limiter.h"
-#include "engine/skill_files.h"
+#include "engine/reply_inbox.h"
 #include "engine/timers.h"
 #include "skillbox/skillbox.h"
 
@@ -49,24 +50,22 @@ struct SessionParams {
   Clock::time_point start;                // when the invocation was accepted (usage.wall_ms counts from here)
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
-  bus::InvocationContext bus_context;
+  bus::SkillSources sources;              // read by the host (runner/skill_reader.h)
 
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.
   std::function<void(JSContext*)> install_extra_api;
-  /// Sees every request before the dispatcher. Returning a reply answers it; returning nullopt makes
-  /// it asynchronous: the test later calls sink.complete(id, reply), from any thread.
-  std::function<std::optional<bus::Reply>(uint64_t id, const bus::Request& request,
-                                          bus::CompletionSink& sink)>
-      intercept;
 };
 
-/// Runs one invocation on the calling thread. Never throws.
-RunResult run_session(SessionParams params);
+/// Runs one invocation on the calling thread, sending its host calls to `endpoint`, whose
+/// asynchronous replies must arrive in `inbox`. Both must outlive the call; the endpoint is
+/// cancelled (Endpoint::cancel_all) before this returns. Never throws.
+RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox);
 
-class Session final : public bindings::Bridge, public bus::CompletionSink {
+class Session final : public bindings::Bridge {
  public:
-  explicit Session(SessionParams params);
+  /// `endpoint` and `inbox` as for run_session().
+  Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -77,8 +76,6 @@ class Session final : public bindings::Bridge, public bus::CompletionSink {
   // bindings::Bridge
   bus::Reply call(bus::Request request) override;
   JSValue call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) override;
-  // bus::CompletionSink (any thread)
-  void complete(uint64_t request_id, bus::Reply reply) override;
 
   TimerQueue& timers() { return *timers_; }
 
@@ -115,16 +112,11 @@ class Session final : public bindings::Bridge, public bus::CompletionSink {
   HeapAccount heap_;
   RuntimePtr rt_;
   ContextPtr ctx_;
-  std::optional<SkillFiles> files_;
-  std::unique_ptr<bus::Dispatcher> dispatcher_;
+  bus::Endpoint& endpoint_;
+  ReplyInbox& inbox_;  // replies of asynchronous requests, filled from other threads
   std::unique_ptr<TimerQueue> timers_;
   std::map<uint64_t, PendingCall> pending_;
   uint64_t next_request_id_ = 1;
-
-  // Replies of asynchronous requests, filled by complete() from other threads.
-  std::mutex inbox_mutex_;
-  std::condition_variable inbox_cv_;
-  std::deque<std::pair<uint64_t, bus::Reply>> inbox_;
 
   // For a classic script: the candidate export names' global values before the script ran. A value
   // still there afterwards is a built-in (eval, Function, log, ...), not a function of the skill.

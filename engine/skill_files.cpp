@@ -1,13 +1,5 @@
 #include "engine/skill_files.h"
 
-#include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -56,36 +48,6 @@ std::string join(const std::vector<std::string_view>& parts) {
   return out;
 }
 
-int open_beneath(int dir_fd, const std::string& name) {
-  open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-  // symlink escape: the kernel resolves every component beneath dir_fd and refuses ".." or a link
-  // that leaves it (EXDEV); magic links (/proc/self/fd/...) are refused outright.
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-  long fd = syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof(how));
-  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
-
-  // openat2 unavailable (old kernel, seccomp filter of a container): open, then check where the
-  // file really is. Skill folders are set up by the host, so the race this leaves is the host's own.
-  int file = openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (file < 0) return -1;
-  auto fd_path = [](int f) {
-    std::string link = "/proc/self/fd/" + std::to_string(f);
-    char buf[4096];
-    ssize_t n = readlink(link.c_str(), buf, sizeof(buf));
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  };
-  const std::string dir = fd_path(dir_fd);
-  const std::string real = fd_path(file);
-  if (dir.empty() || real.size() <= dir.size() + 1 || real.compare(0, dir.size(), dir) != 0 ||
-      real[dir.size()] != '/') {
-    close(file);
-    errno = EXDEV;
-    return -1;
-  }
-  return file;
-}
-
 }  // namespace
 
 Result<std::string> normalize_relative(std::string_view path) {
@@ -124,61 +86,27 @@ Result<std::string> resolve_specifier(std::string_view importer, std::string_vie
   return join(parts);
 }
 
-Result<SkillFiles> SkillFiles::open(const std::filesystem::path& dir) {
-  int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return error("cannot open skill folder " + dir.string() + ": " + std::strerror(errno));
-  return SkillFiles(fd);
+bool is_module_source_name(std::string_view name) {
+  return name.ends_with(".js") || name.ends_with(".mjs") || name.ends_with(".cjs");
 }
 
-SkillFiles::SkillFiles(SkillFiles&& other) noexcept : dir_fd_(other.dir_fd_) {
-  other.dir_fd_ = -1;
+std::string quote_source_name(std::string_view name) {
+  return quote_name(name);
 }
 
-SkillFiles& SkillFiles::operator=(SkillFiles&& other) noexcept {
-  if (this != &other) {
-    if (dir_fd_ >= 0) close(dir_fd_);
-    dir_fd_ = other.dir_fd_;
-    other.dir_fd_ = -1;
+Result<const std::string*> find_module_source(const bus::SkillSources& sources, const std::string& name) {
+  if (auto it = sources.files.find(name); it != sources.files.end()) return &it->second;
+  // A refusal of the name itself, or of a folder above it (a link to a folder outside).
+  for (std::string prefix = name;;) {
+    if (auto it = sources.refused.find(prefix); it != sources.refused.end())
+      return error(quote_name(name) + " " + it->second);
+    const size_t slash = prefix.rfind('/');
+    if (slash == std::string::npos) break;
+    prefix.resize(slash);
   }
-  return *this;
-}
-
-SkillFiles::~SkillFiles() {
-  if (dir_fd_ >= 0) close(dir_fd_);
-}
-
-Result<std::string> SkillFiles::read(const std::string& name, uint64_t max_bytes) const {
-  int fd = open_beneath(dir_fd_, name);
-  if (fd < 0) {
-    const int e = errno;
-    if (e == ENOENT || e == ENOTDIR) return error(quote_name(name) + " does not exist in the skill folder");
-    if (e == EXDEV || e == ELOOP) return error(quote_name(name) + " leads outside the skill folder");
-    if (e == EACCES) return error(quote_name(name) + " is not readable");
-    return error(quote_name(name) + " cannot be opened: " + std::strerror(e));
-  }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return error(quote_name(name) + " is not a regular file");
-  }
-  const uint64_t limit = max_bytes < kMaxSourceBytes ? max_bytes : kMaxSourceBytes;
-  if (static_cast<uint64_t>(st.st_size) > limit) {
-    close(fd);
-    return error(quote_name(name) + " is too large (" + std::to_string(st.st_size) + " bytes; limit is " +
-                 std::to_string(limit) + " bytes)");
-  }
-  std::string data;
-  data.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < data.size()) {
-    ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  if (got != data.size()) return error(quote_name(name) + " could not be read completely");
-  return data;
+  if (!is_module_source_name(name))
+    return error(quote_name(name) + " is not a JavaScript file: modules of a skill end in .js, .mjs or .cjs");
+  return error(quote_name(name) + " does not exist in the skill folder");
 }
 
 }  // namespace skillbox::engine

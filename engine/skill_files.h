@@ -1,20 +1,24 @@
-// engine/skill_files.h — reading the source files of a skill, confined to the skill folder.
+// engine/skill_files.h — the names of a skill's source files, and finding one in memory.
 //
-// This is the one place the engine reads skill code from disk. Names are skill-relative paths in
+// The engine opens no file: the host reads the sources (runner/skill_reader.h) and hands them over as
+// bus::SkillSources. This file holds the rules both sides share. Names are skill-relative paths in
 // normal form ("index.js", "lib/util.js"): never absolute, no "." or ".." components, no empty
 // components. Those are also the names QuickJS sees as module and file names, so stack traces never
 // show a host path.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 
+#include "bus/skill_sources.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::engine {
+
+/// Largest source file the host reads, whatever the heap limit (a larger file could never be
+/// compiled).
+inline constexpr uint64_t kMaxSourceBytes = 64ull * 1024 * 1024;
 
 /// Resolves `specifier` as imported by the module named `importer` (a normal skill-relative name).
 /// Only relative specifiers ("./x.js", "../y.js") resolve; bare names (`std`, `os`, `lodash`),
@@ -25,28 +29,18 @@ Result<std::string> resolve_specifier(std::string_view importer, std::string_vie
 /// absolute paths, escapes and empty names.
 Result<std::string> normalize_relative(std::string_view path);
 
-/// An open skill folder. Reads are resolved beneath it by the kernel (openat2 RESOLVE_BENEATH), so a
-/// symlink that leads outside the folder is refused like a ".." escape.
-class SkillFiles {
- public:
-  /// Largest source file read, whatever the heap limit (a larger file could never be compiled).
-  static constexpr uint64_t kMaxSourceBytes = 64ull * 1024 * 1024;
+/// True if `name` is a file the module loader accepts as a module of the skill: it ends in ".js",
+/// ".mjs" or ".cjs". (The entry is loaded whatever its name; the manifest names it.) The host reads
+/// exactly these files of the skill folder up front (runner/skill_reader.h).
+[[nodiscard]] bool is_module_source_name(std::string_view name);
 
-  /// Opens `dir`. Errors (for the host, may name the host path) if it is not a readable directory.
-  static Result<SkillFiles> open(const std::filesystem::path& dir);
+/// `name` in single quotes for messages, cut after 200 bytes, control characters shown as '?'.
+[[nodiscard]] std::string quote_source_name(std::string_view name);
 
-  SkillFiles(SkillFiles&& other) noexcept;
-  SkillFiles& operator=(SkillFiles&& other) noexcept;
-  SkillFiles(const SkillFiles&) = delete;
-  SkillFiles& operator=(const SkillFiles&) = delete;
-  ~SkillFiles();
-
-  /// Reads the file named `name` (normal form), at most `max_bytes`. Error messages name only `name`.
-  Result<std::string> read(const std::string& name, uint64_t max_bytes) const;
-
- private:
-  explicit SkillFiles(int dir_fd) : dir_fd_(dir_fd) {}
-  int dir_fd_ = -1;
-};
+/// The source text of module `name` (normal form) in `sources`, or an error message about `name`
+/// ("'x.js' does not exist in the skill folder", "'link.js' leads outside the skill folder", "'x.txt'
+/// is not a JavaScript file: ..."). The pointer stays valid as long as `sources`.
+[[nodiscard]] Result<const std::string*> find_module_source(const bus::SkillSources& sources,
+                                                            const std::string& name);
 
 }  // namespace skillbox::engine

@@ -1,6 +1,10 @@
 // runner/in_process_runner.cpp — InProcessRunner: each invocation on a pool thread with a known stack,
 // watched by the calling thread.
 //
+// On the pool thread the runner reads the skill's sources (runner/skill_reader.h), composes the
+// invocation's capabilities behind a HostEndpoint whose asynchronous replies go to a ReplyInbox, and
+// runs the engine with the three; afterwards the HostEndpoint reports its counters and logs.
+//
 // The calling thread is the watchdog of its invocation: it waits for the result until the deadline,
 // then raises the invocation's DeadlineFlag, which makes the allocator refuse every further allocation
 // (stopping native loops that allocate but never reach the interrupt handler). If the JS thread still
@@ -15,8 +19,11 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
+#include "runner/skill_reader.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
@@ -52,6 +59,24 @@ RunResult internal_result(std::string message) {
   return r;
 }
 
+/// Runs one invocation on the calling (pool) thread: sources from disk, capabilities composed, engine.
+RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context) {
+  const Skill& skill = params.invocation->skill;
+  auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
+  if (!sources) {
+    RunResult r;
+    r.outcome = Outcome::invalid;
+    r.error = ErrorInfo{"InvalidSkill", sources.error().message, "", ""};
+    return r;
+  }
+  params.sources = std::move(*sources);
+  engine::ReplyInbox inbox;  // outlives the endpoint, which completes into it
+  runner::HostEndpoint endpoint(std::move(context), inbox);
+  RunResult r = engine::run_session(std::move(params), endpoint, inbox);
+  endpoint.report(r);
+  return r;
+}
+
 }  // namespace
 
 struct InProcessRunner::Impl {
@@ -60,8 +85,8 @@ struct InProcessRunner::Impl {
         data_dir(resolve_data_dir(options)),
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
-  bus::InvocationContext bus_context(const Skill& skill) const {
-    bus::InvocationContext c;
+  runner::InvocationContext invocation_context(const Skill& skill) const {
+    runner::InvocationContext c;
     c.skill_id = skill.manifest().id;
     c.policy = skill.manifest().permissions;
     c.data_dir = data_dir;
@@ -102,10 +127,10 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.start = start;
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
-    params.bus_context = impl_->bus_context(invocation.skill);
+    runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
-    const bool started = impl_->pool.submit([job, p = std::move(params)]() mutable {
-      RunResult r = engine::run_session(std::move(p));
+    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
+      RunResult r = run_on_js_thread(std::move(p), std::move(c));
       std::lock_guard<std::mutex> lock(job->mutex);
       job->result = std::move(r);
       job->done = true;

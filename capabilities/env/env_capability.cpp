@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "capabilities/log/log_capability.h"
-
 namespace skillbox::capabilities {
 
 std::map<std::string, std::string> granted_env(
@@ -26,28 +24,28 @@ std::map<std::string, std::string> granted_env(
 }
 
 EnvCapability::EnvCapability(std::vector<std::string> allowed,
-                             const std::map<std::string, std::string>& values, LogCapability* log)
-    : allowed_(std::move(allowed)), values_(values), log_(log) {}
+                             const std::map<std::string, std::string>& values)
+    : allowed_(std::move(allowed)), values_(values) {}
 
-bus::Reply EnvCapability::handle(const bus::EnvGetRequest& r) const {
+EnvAnswer EnvCapability::handle(const bus::EnvGetRequest& r) const {
   const std::string& name = r.name;
-  if (name.empty()) return bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name is empty"};
+  if (name.empty())
+    return {bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name is empty"}, {}};
   // NUL truncation: "API_KEY\0x" must not read API_KEY.
   if (name.find('\0') != std::string::npos)
-    return bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name contains a NUL character"};
+    return {bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name contains a NUL character"},
+            {}};
   if (name.find('=') != std::string::npos)
-    return bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name contains '='"};
+    return {bus::ErrorReply{bus::ErrorCode::InvalidArgument, "env.get: the name contains '='"}, {}};
   if (std::find(allowed_.begin(), allowed_.end(), name) == allowed_.end()) {
-    if (log_ != nullptr)
-      (void)log_->handle(
-          bus::LogRequest{bus::LogLevel::debug, "env.get(\"" + name +
-                                                    "\") returned undefined: the name is not "
-                                                    "listed in permissions.env of skill.json"});
-    return bus::OptionalStringReply{};
+    return {bus::OptionalStringReply{},
+            bus::LogRequest{bus::LogLevel::debug, "env.get(\"" + name +
+                                                      "\") returned undefined: the name is not "
+                                                      "listed in permissions.env of skill.json"}};
   }
   auto it = values_.find(name);
-  if (it == values_.end()) return bus::OptionalStringReply{};
-  return bus::OptionalStringReply{it->second};
+  if (it == values_.end()) return {bus::OptionalStringReply{}, {}};
+  return {bus::OptionalStringReply{it->second}, {}};
 }
 
 }  // namespace skillbox::capabilities

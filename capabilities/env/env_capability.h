@@ -10,8 +10,6 @@
 
 namespace skillbox::capabilities {
 
-class LogCapability;
-
 /// The values an invocation may see: for each name in `allowed` (the manifest's `permissions.env`),
 /// its value from `host_env` when the host set one (HostOptions::env, e.g. from --env-file), else from
 /// the process environment. Names without a value are left out. Only granted names are ever copied,
@@ -20,23 +18,29 @@ class LogCapability;
     const std::vector<std::string>& allowed,
     const std::optional<std::map<std::string, std::string>>& host_env);
 
+/// The answer to one `env.get`: the reply for the skill, and a note for the run's log.
+struct EnvAnswer {
+  bus::Reply reply;
+  /// Set when the name is not granted: a debug line naming the manifest key to add it to. Never
+  /// holds a value. Whoever composes the capabilities (runner::HostEndpoint) sends it to the log
+  /// capability, so it counts against the run's log budget like any other line.
+  std::optional<bus::LogRequest> note;
+};
+
 /// Serves `env.get(name)`: the value only for names listed in the manifest's `permissions.env`.
 /// Replies: OptionalStringReply (nullopt for a name that is not granted or has no value);
-/// InvalidArgument for an empty name or one containing NUL or '='. A refused name is reported as a
-/// debug line in the run's log that names the manifest key to add it to; values never appear in logs
-/// or errors.
+/// InvalidArgument for an empty name or one containing NUL or '='. A refused name comes with a note
+/// (EnvAnswer::note); values never appear in notes or errors.
 class EnvCapability {
  public:
-  /// `values` must outlive the capability (the dispatcher's InvocationContext). `log`, when given,
-  /// receives the debug line for refused names.
-  EnvCapability(std::vector<std::string> allowed, const std::map<std::string, std::string>& values,
-                LogCapability* log = nullptr);
-  bus::Reply handle(const bus::EnvGetRequest& r) const;
+  /// `values` must outlive the capability (the HostEndpoint's InvocationContext).
+  EnvCapability(std::vector<std::string> allowed, const std::map<std::string, std::string>& values);
+  /// Answers `r`. Never throws except std::bad_alloc.
+  [[nodiscard]] EnvAnswer handle(const bus::EnvGetRequest& r) const;
 
  private:
   std::vector<std::string> allowed_;
   const std::map<std::string, std::string>& values_;
-  LogCapability* log_;
 };
 
 }  // namespace skillbox::capabilities

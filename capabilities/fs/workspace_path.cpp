@@ -48,11 +48,7 @@ std::string WorkspacePath::parent() const {
 
 Result<WorkspacePath, bus::ErrorReply> parse_workspace_path(std::string_view op, std::string_view given) {
   using bus::ErrorCode;
-  if (given.size() > kMaxPathBytes) {
-    return path_error(ErrorCode::InvalidArgument, op, given,
-                      "path is " + std::to_string(given.size()) + " bytes long; the limit is " +
-                          std::to_string(kMaxPathBytes));
-  }
+  if (given.size() > kMaxPathBytes) return bus::path_too_long(op, given);
   // Embedded NUL ("notes.txt\0/../../etc/passwd"): a C API would see a different path than we check.
   if (given.find('\0') != std::string_view::npos) {
     return path_error(ErrorCode::InvalidArgument, op, given, "path contains a NUL character");

@@ -18,13 +18,14 @@
 #include <string_view>
 #include <vector>
 
+#include "bus/limits.h"
 #include "bus/messages.h"
 #include "skillbox/result.h"
 
 namespace skillbox::capabilities {
 
-/// Longest path a skill may pass, in bytes (Linux PATH_MAX, including room for the terminator).
-inline constexpr size_t kMaxPathBytes = 4096;
+/// Longest path a skill may pass, in bytes: the wire limit (bus/limits.h).
+using bus::kMaxPathBytes;
 /// Longest single component, in bytes (Linux NAME_MAX).
 inline constexpr size_t kMaxComponentBytes = 255;
 /// Names with this prefix are the host's (atomic-write temporaries): never visible, never accepted.

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bus/dispatcher.h"
+#include "bus/endpoint.h"
 #include "bus/messages.h"
 #include "skillbox/policy.h"
 

@@ -14,7 +14,7 @@
 //   first message that does not fit is replaced by ONE marker entry (level warn, budget_marker()); it
 //   and every later message are dropped and answered with ErrorReply QuotaExceeded, which tells the
 //   binding to stop formatting. The marker is the only entry past the budget.
-// A new LogCapability (one per run, owned by the run's Dispatcher) starts with a fresh budget.
+// A new LogCapability (one per run, owned by the run's runner::HostEndpoint) starts with a fresh budget.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bus/limits.h"
 #include "bus/messages.h"
 #include "skillbox/skillbox.h"
 
@@ -29,9 +30,8 @@ namespace skillbox::capabilities {
 
 class LogCapability {
  public:
-  /// One message after escaping, suffix included. 8 KiB keeps one entry readable and lets 32
-  /// maximal messages fit the run budget.
-  static constexpr size_t kMaxMessageBytes = size_t{8} * 1024;
+  /// One message after escaping, suffix included: the wire limit (bus/limits.h).
+  static constexpr size_t kMaxMessageBytes = bus::kMaxLogMessageBytes;
   /// All messages of one run. 256 KiB bounds what a run adds to RunResult/JSON output and host
   /// memory, while leaving room for ordinary debugging output.
   static constexpr size_t kMaxRunBytes = size_t{256} * 1024;

@@ -16,7 +16,7 @@ namespace {
 using capabilities::LogCapability;
 using testing::JsHarness;
 
-// A harness whose Bridge hands log requests to a real LogCapability, as the engine's dispatcher does.
+// A harness whose Bridge hands log requests to a real LogCapability, as runner::HostEndpoint does.
 struct LoggingRun {
   LoggingRun() {
     js.bridge.responder = [this](const bus::Request& r) {

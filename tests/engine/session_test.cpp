@@ -6,6 +6,8 @@
 #include <chrono>
 #include <thread>
 
+#include "bus/endpoint.h"
+#include "engine/reply_inbox.h"
 #include "skill_fixture.h"
 
 namespace skillbox::testing {
@@ -302,24 +304,44 @@ TEST(SessionModules, SymlinkOutOfTheFolderIsRefusedWithoutAHostPath) {
 
 // ---- the Bridge: host requests through the bus -------------------------------------------------------
 
-// Runs `source` directly on a Session with test bindings:
+// Answers a Session's requests with a test function, as runner::HostEndpoint answers them with
+// capabilities. Returning a reply answers at once; returning nullopt makes the request asynchronous:
+// the test later calls sink.complete(id, reply), from any thread.
+using Handler = std::function<std::optional<bus::Reply>(uint64_t, const bus::Request&, bus::CompletionSink&)>;
+
+class TestEndpoint final : public bus::Endpoint {
+ public:
+  TestEndpoint(Handler handler, bus::CompletionSink& sink) : handler_(std::move(handler)), sink_(sink) {}
+  std::optional<bus::Reply> send(uint64_t id, bus::Request request) override {
+    return handler_(id, request, sink_);
+  }
+  void cancel_all() override {}
+
+ private:
+  Handler handler_;
+  bus::CompletionSink& sink_;
+};
+
+// A skill folder that does not exist: the Session must get everything it runs from its sources.
+const char* const kNoSuchDir = "/nonexistent/skillbox-session-test";
+
+// Runs `sources` directly on a Session (no runner, no skill folder on disk), with test bindings:
 //   __sync(name)  -> bridge.call(EnvGetRequest{name}), returns the string or null
 //   __async(name) -> bridge.call_async(EnvGetRequest{name}), a promise of the string
-// Requests are answered by `intercept`.
-RunResult run_with_bridge(
-    const std::string& source,
-    std::function<std::optional<bus::Reply>(uint64_t, const bus::Request&, bus::CompletionSink&)> intercept,
-    uint64_t timeout_ms = 10'000) {
-  TempSkill skill({{"index.js", source}});
-  Invocation inv{.skill = skill.skill(), .export_name = "", .input_json = "null", .overrides = {}};
+// Requests are answered by `handler`.
+RunResult run_sources(bus::SkillSources sources, Handler handler, uint64_t timeout_ms = 10'000) {
+  Manifest manifest;
+  manifest.id = "test";
+  manifest.entry = sources.entry;
+  Invocation inv{
+      .skill = Skill(kNoSuchDir, manifest), .export_name = "", .input_json = "null", .overrides = {}};
   engine::DeadlineFlag flag;
   engine::SessionParams p;
   p.invocation = &inv;
-  p.limits = skill.manifest().limits;
+  p.limits = manifest.limits;
   p.deadline = engine::Clock::now() + std::chrono::milliseconds(timeout_ms);
   p.deadline_flag = &flag;
-  p.bus_context.skill_id = "test";
-  p.intercept = std::move(intercept);
+  p.sources = std::move(sources);
   p.install_extra_api = [](JSContext* ctx) {
     JSCFunction* sync = [](JSContext* c, JSValueConst, int, JSValueConst* argv) -> JSValue {
       const char* s = JS_ToCString(c, argv[0]);
@@ -346,7 +368,20 @@ RunResult run_with_bridge(
     JS_SetPropertyStr(ctx, global, "__async", JS_NewCFunction(ctx, async, "__async", 1));
     JS_FreeValue(ctx, global);
   };
-  return engine::run_session(std::move(p));
+  engine::ReplyInbox inbox;
+  TestEndpoint endpoint(std::move(handler), inbox);
+  return engine::run_session(std::move(p), endpoint, inbox);
+}
+
+// `source` as the whole skill (index.js), run with run_sources.
+RunResult run_with_bridge(const std::string& source, Handler handler, uint64_t timeout_ms = 10'000) {
+  return run_sources(bus::SkillSources{.entry = "index.js", .files = {{"index.js", source}}, .refused = {}},
+                     std::move(handler), timeout_ms);
+}
+
+std::optional<bus::Reply> no_requests(uint64_t, const bus::Request&, bus::CompletionSink&) {
+  ADD_FAILURE() << "unexpected host request";
+  return bus::ErrorReply{};
 }
 
 std::string request_name(const bus::Request& r) {
@@ -413,6 +448,62 @@ TEST(SessionBridge, AwaitingARequestThatNeverCompletesEndsAtTheDeadline) {
       },
       200);
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
+}
+
+// ---- sources in memory: the engine opens no file ---------------------------------------------------
+
+TEST(SessionSources, ModulesComeFromMemoryForAFolderThatDoesNotExist) {
+  ASSERT_FALSE(std::filesystem::exists(kNoSuchDir));
+  RunResult r = run_sources(
+      bus::SkillSources{
+          .entry = "index.js",
+          .files = {{"index.js",
+                     "import { twice } from './lib/math.js';\n"
+                     "export default async () => [twice(21), (await import('./lib/late.mjs')).late];"},
+                    {"lib/math.js", "export const twice = (n) => 2 * n;"},
+                    {"lib/late.mjs", "export const late = 'dynamic';"}},
+          .refused = {}},
+      no_requests);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"([42,"dynamic"])");
+}
+
+TEST(SessionSources, AnImportMissingFromTheSourcesFailsAsAMissingFileDid) {
+  RunResult r = run_sources(
+      bus::SkillSources{.entry = "index.js",
+                        .files = {{"index.js", "import x from './missing.js';\nexport default () => x;"}},
+                        .refused = {}},
+      no_requests);
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "ReferenceError");
+  EXPECT_EQ(r.error->message, "cannot load module: 'missing.js' does not exist in the skill folder");
+}
+
+TEST(SessionSources, RefusedNamesFailWithTheirReasonAlsoForNamesBelowThem) {
+  RunResult r = run_sources(
+      bus::SkillSources{
+          .entry = "index.js",
+          .files = {{"index.js",
+                     "export default async () => { const out = [];\n"
+                     "  for (const s of ['./link.js', './up/secret.js', './notes.txt']) {\n"
+                     "    try { await import(s); out.push('loaded'); } catch (e) { out.push(e.message) }\n"
+                     "  }\n  return out; }"}},
+          .refused = {{"link.js", "leads outside the skill folder"},
+                      {"up", "leads outside the skill folder"}}},
+      no_requests);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(
+      r.value_json,
+      R"(["cannot load module: 'link.js' leads outside the skill folder",)"
+      R"("cannot load module: 'up/secret.js' leads outside the skill folder",)"
+      R"("cannot load module: 'notes.txt' is not a JavaScript file: modules of a skill end in .js, .mjs or .cjs"])");
+}
+
+TEST(SessionSources, AnEntryMissingFromTheSourcesIsInvalid) {
+  RunResult r = run_sources(bus::SkillSources{.entry = "main.js", .files = {}, .refused = {}}, no_requests);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "InvalidSkill");
+  EXPECT_EQ(r.error->message, "entry file 'main.js' does not exist in the skill folder");
 }
 
 }  // namespace

@@ -2,10 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-
-#include "skill_fixture.h"
-
 namespace skillbox::engine {
 namespace {
 
@@ -54,43 +50,6 @@ TEST(NormalizeRelative, ManifestEntryPaths) {
   EXPECT_FALSE(normalize_relative("a/../.."));
   EXPECT_FALSE(normalize_relative(""));
   EXPECT_FALSE(normalize_relative("./"));
-}
-
-TEST(SkillFiles, ReadsFilesAndFollowsSymlinksThatStayInside) {
-  testing::TempSkill skill({{"lib/a.js", "A"}});
-  skill.symlink("alias.js", "lib/a.js");
-  auto files = SkillFiles::open(skill.dir());
-  ASSERT_TRUE(files);
-  EXPECT_EQ(*files->read("lib/a.js", 1024), "A");
-  EXPECT_EQ(*files->read("alias.js", 1024), "A");
-}
-
-TEST(SkillFiles, RefusesSymlinksLeadingOutOfTheFolder) {
-  testing::TempSkill skill({{"index.js", "x"}});
-  // A file beside the skill folder, reachable only through the links.
-  std::filesystem::path outside = skill.dir().parent_path() / "secret.js";
-  { std::ofstream(outside) << "secret"; }
-  skill.symlink("l1.js", outside);
-  skill.symlink("l2", "..");
-  skill.symlink("l3.js", "/etc/passwd");
-  auto files = SkillFiles::open(skill.dir());
-  ASSERT_TRUE(files);
-  for (const char* name : {"l1.js", "l2/secret.js", "l3.js"}) {
-    auto r = files->read(name, 1 << 20);
-    ASSERT_FALSE(r) << name;
-    EXPECT_EQ(r.error().message, "'" + std::string(name) + "' leads outside the skill folder");
-    EXPECT_EQ(r.error().message.find(skill.dir().string()), std::string::npos);
-  }
-}
-
-TEST(SkillFiles, MissingFoldersAndOversizedFilesAreErrorsWithoutHostPaths) {
-  testing::TempSkill skill({{"big.js", std::string(2000, 'x')}, {"dir/x.js", "x"}});
-  auto files = SkillFiles::open(skill.dir());
-  ASSERT_TRUE(files);
-  EXPECT_EQ(files->read("nope.js", 1 << 20).error().message, "'nope.js' does not exist in the skill folder");
-  EXPECT_EQ(files->read("dir", 1 << 20).error().message, "'dir' is not a regular file");
-  EXPECT_EQ(files->read("big.js", 1000).error().message,
-            "'big.js' is too large (2000 bytes; limit is 1000 bytes)");
 }
 
 }  // namespace

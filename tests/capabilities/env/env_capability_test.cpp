@@ -29,6 +29,28 @@ bus::ErrorReply error_of(const bus::Reply& reply) {
   return *e;
 }
 
+std::optional<std::string> value_of(const EnvAnswer& answer) {
+  return value_of(answer.reply);
+}
+
+// The capability with the run's log, composed as runner::HostEndpoint composes them: the note of an
+// answer goes to the log capability.
+class LoggedEnv {
+ public:
+  LoggedEnv(std::vector<std::string> allowed, const std::map<std::string, std::string>& values,
+            LogCapability& log)
+      : env_(std::move(allowed), values), log_(log) {}
+  bus::Reply handle(const bus::EnvGetRequest& r) {
+    EnvAnswer answer = env_.handle(r);
+    if (answer.note) (void)log_.handle(*answer.note);
+    return std::move(answer.reply);
+  }
+
+ private:
+  EnvCapability env_;
+  LogCapability& log_;
+};
+
 std::string all_text(const std::vector<LogEntry>& logs) {
   std::string out;
   for (const auto& l : logs) out += l.message + "\n";
@@ -39,7 +61,7 @@ TEST(EnvCapabilityTest, OnlyGrantedNamesAreReturned) {
   const std::map<std::string, std::string> values = {
       {"WEATHER_API_KEY", "k-123"}, {"OTHER_SECRET", "hunter2"}, {"EMPTY", ""}};
   LogCapability log;
-  EnvCapability env({"WEATHER_API_KEY", "EMPTY", "UNSET"}, values, &log);
+  LoggedEnv env({"WEATHER_API_KEY", "EMPTY", "UNSET"}, values, log);
   EXPECT_EQ(value_of(env.handle({"WEATHER_API_KEY"})), "k-123");
   EXPECT_EQ(value_of(env.handle({"EMPTY"})), "");
   EXPECT_EQ(value_of(env.handle({"UNSET"})), std::nullopt) << "granted but without a value";
@@ -59,7 +81,7 @@ TEST(EnvCapabilityTest, OnlyGrantedNamesAreReturned) {
 TEST(EnvCapabilityTest, MalformedNamesAreInvalidArguments) {
   const std::map<std::string, std::string> values = {{"A", "secret-a"}, {"A=B", "x"}};
   LogCapability log;
-  EnvCapability env({"A", "A=B"}, values, &log);
+  LoggedEnv env({"A", "A=B"}, values, log);
   for (const std::string& name :
        {std::string(), std::string("A\0B", 3), std::string("A\0", 2), std::string("A=B"), std::string("=")}) {
     const auto e = error_of(env.handle({name}));

@@ -1,0 +1,46 @@
+// engine/reply_inbox.h — where replies of asynchronous requests wait for the JS thread.
+//
+// An Endpoint completes asynchronous requests from other threads (the http I/O thread in-process, a
+// frame reader in worker mode). It completes them into a ReplyInbox; the Session's event loop takes
+// them out on the JS thread and settles the promises. The inbox is created before the Endpoint (which
+// needs a sink to be built) and the Session (which needs the Endpoint), by whoever runs the
+// invocation, and must outlive both.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+#include "bus/endpoint.h"
+#include "engine/limiter.h"
+
+namespace skillbox::engine {
+
+class ReplyInbox final : public bus::CompletionSink {
+ public:
+  ReplyInbox() = default;
+  ReplyInbox(const ReplyInbox&) = delete;
+  ReplyInbox& operator=(const ReplyInbox&) = delete;
+
+  /// Queues the reply and wakes wait_until(). Any thread. If the host is out of memory the reply is
+  /// dropped: its request stays pending until the deadline.
+  void complete(uint64_t request_id, bus::Reply reply) override;
+
+  /// Every reply queued so far, in arrival order, moved out. JS thread.
+  std::deque<std::pair<uint64_t, bus::Reply>> take();
+
+  /// Blocks until a reply is queued or `until` passes. JS thread.
+  void wait_until(Clock::time_point until);
+
+  /// Drops every queued reply (the invocation ended).
+  void clear();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<uint64_t, bus::Reply>> replies_;
+};
+
+}  // namespace skillbox::engine

@@ -1,0 +1,77 @@
+// runner/host_endpoint.h — host composition: the capabilities that serve one invocation.
+//
+// A HostEndpoint is the bus::Endpoint backed by capabilities in this process. It decides which
+// capability answers which request type (an exhaustive visit: a new request type does not compile
+// until it is routed here) and builds each capability lazily on its first request, so a skill that
+// never touches the store never opens SQLite (start-up is the hot path). Capabilities receive only the
+// typed request and the invocation's policy. In-process, the runner hands a HostEndpoint to the
+// engine; in worker mode the supervisor answers the worker's request frames with one.
+//
+// Ownership: the HostEndpoint owns every capability of its invocation, the run's log and the usage
+// counters. Threading: send(), take_logs() and report() run on one thread (the JS thread in-process,
+// the supervisor's frame loop in worker mode); the http capability completes its requests on its I/O
+// thread into the CompletionSink given at construction, until cancel_all().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bus/endpoint.h"
+#include "bus/messages.h"
+#include "skillbox/policy.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::runner {
+
+/// What the capabilities of one invocation need to know about it. Plain values only.
+struct InvocationContext {
+  std::string skill_id;
+  Policy policy;
+  std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
+  std::map<std::string, std::string> env;  // values env.get may return (only granted names)
+  std::filesystem::path extra_ca_file;     // tests only: additional trusted CA (PEM)
+};
+
+class HostEndpoint final : public bus::Endpoint {
+ public:
+  /// Serves the invocation described by `context`; asynchronous replies go to `sink`, which must
+  /// outlive this object (or cancel_all() must have returned before it goes away).
+  HostEndpoint(InvocationContext context, bus::CompletionSink& sink);
+  ~HostEndpoint() override;  // cancel_all()
+  HostEndpoint(const HostEndpoint&) = delete;
+  HostEndpoint& operator=(const HostEndpoint&) = delete;
+
+  /// bus::Endpoint. log, fs, store and env reply synchronously; http returns std::nullopt unless
+  /// refused at once. The note of a refused env name goes to the run's log. Counts every request in
+  /// counters().host_calls. A request with no type (a valueless variant) is an IoError reply.
+  std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override;
+  /// bus::Endpoint: cancels the pending http requests; none completes after this returns.
+  void cancel_all() override;
+
+  /// Log lines accepted so far (escaped, truncated, within the run's budget), moved out.
+  std::vector<LogEntry> take_logs();
+
+  /// Copies what the host side measured into `result`: usage.host_calls, usage.http_bytes_in,
+  /// usage.http_bytes_out, and the log lines (take_logs()). Call after the engine finished (after
+  /// cancel_all()), so no counter moves any more.
+  void report(RunResult& result);
+
+  [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
+  [[nodiscard]] const InvocationContext& context() const { return context_; }
+
+ private:
+  struct Capabilities;  // the lazily created capability objects (host_endpoint.cpp)
+  struct Router;        // the exhaustive visitor
+
+  InvocationContext context_;
+  bus::CompletionSink& sink_;
+  bus::BusCounters counters_;
+  std::unique_ptr<Capabilities> caps_;
+};
+
+}  // namespace skillbox::runner

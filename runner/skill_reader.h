@@ -1,0 +1,84 @@
+// runner/skill_reader.h — the host reads a skill's sources, confined to the skill folder.
+//
+// The engine opens no file (DESIGN.md "Layers"): before an invocation the host reads the entry and
+// every file a module specifier could load into a bus::SkillSources and hands that to the engine
+// (in worker mode, inside the invocation frame). Imports are only known once the code is parsed, so
+// every candidate is read up front: each regular file of the folder whose name the module loader
+// accepts (engine::is_module_source_name), in real folders below the skill folder.
+//
+// Every open is resolved beneath the skill folder by the kernel (openat2 RESOLVE_BENEATH), so a
+// symbolic link that leads outside the folder is refused like a ".." escape; such a name, a file
+// that is too large or not a regular file is recorded in SkillSources::refused, and loading it
+// fails with the same message as before the sources moved into memory. Where openat2 is missing
+// (ENOSYS, kernels before 5.6) or blocked (EPERM, a container's seccomp profile), reading fails
+// closed: there is no fallback to a plain open, exactly as in the workspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "bus/skill_sources.h"
+#include "capabilities/fs/unique_fd.h"
+#include "engine/skill_files.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::runner {
+
+/// Most candidate files (read or refused) one skill folder may hold. A skill is a handful of files;
+/// 4096 leaves room for a vendored library while bounding the walk and the host memory held for
+/// the invocation (and the size of a worker's invocation frame).
+inline constexpr size_t kMaxSourceFiles = 4096;
+/// Most bytes of source read for one invocation, all files together: the per-file cap
+/// (engine::kMaxSourceBytes), since held in host memory for the whole invocation and below the
+/// frame limit of worker mode (bus::kMaxFrameBytes).
+inline constexpr uint64_t kMaxSourceTotalBytes = engine::kMaxSourceBytes;
+/// Deepest folder nesting below the skill folder that is walked; deeper is an error, not a silent
+/// omission.
+inline constexpr size_t kMaxSourceDepth = 32;
+
+/// The openat2(2) system call: opens `name` beneath `dir_fd` with open(2) `flags` and openat2
+/// `resolve` flags; returns the new descriptor, or -1 with errno set. Tests pass a stand-in that
+/// fails with ENOSYS or EPERM to see reading fail closed.
+using Openat2Fn = int (*)(int dir_fd, const char* name, uint64_t flags, uint64_t resolve);
+
+/// The real openat2(2).
+int system_openat2(int dir_fd, const char* name, uint64_t flags, uint64_t resolve);
+
+/// An open skill folder. Reads are resolved beneath it by the kernel (openat2 RESOLVE_BENEATH), so a
+/// symlink that leads outside the folder is refused like a ".." escape.
+class SkillFiles {
+ public:
+  /// Opens `dir`. Errors (for the host, may name the host path) if it is not a readable directory.
+  static Result<SkillFiles> open(const std::filesystem::path& dir, Openat2Fn openat2 = &system_openat2);
+
+  /// Reads the file named `name` (normal form), at most min(`max_bytes`, engine::kMaxSourceBytes).
+  /// Error messages name only `name`: "'x.js' does not exist in the skill folder", "... leads outside
+  /// the skill folder", "... is not a regular file", "... is too large (N bytes; limit is M bytes)".
+  /// Where openat2 is missing or blocked the error says so (fail closed, never a plain open).
+  [[nodiscard]] Result<std::string> read(const std::string& name, uint64_t max_bytes) const;
+
+  /// The descriptor of the folder (O_RDONLY | O_DIRECTORY).
+  [[nodiscard]] int fd() const { return dir_.get(); }
+  /// The openat2 in use.
+  [[nodiscard]] Openat2Fn openat2_fn() const { return openat2_; }
+
+ private:
+  SkillFiles(capabilities::UniqueFd dir, Openat2Fn fn) : dir_(std::move(dir)), openat2_(fn) {}
+  capabilities::UniqueFd dir_;
+  Openat2Fn openat2_;
+};
+
+/// Reads the sources of the skill in `dir` whose manifest names `entry` (as written in the
+/// manifest): the entry (whatever its name) and every candidate module file, each at most
+/// min(`max_file_bytes`, engine::kMaxSourceBytes) (pass the invocation's heap limit: a larger file
+/// could never be compiled). Errors, each a message for RunResult (outcome invalid): "entry: <why the
+/// name is refused>", "entry file <why it cannot be read>", the folder cannot be opened, openat2 is
+/// missing or blocked, or one of the caps above is exceeded (the message names the cap).
+[[nodiscard]] Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir,
+                                                           std::string_view entry, uint64_t max_file_bytes,
+                                                           Openat2Fn openat2 = &system_openat2);
+
+}  // namespace skillbox::runner
