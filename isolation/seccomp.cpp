@@ -1,5 +1,6 @@
 #include "isolation/seccomp.h"
 
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 
 namespace skillbox::isolation {
@@ -38,6 +40,30 @@ class ScopedFd {
   int fd_;
 };
 
+// Advice values glibc malloc and the kernel's own defaults use. Everything else (MADV_HWPOISON,
+// MADV_SOFT_OFFLINE: memory-failure injection, allowed to a root worker; MADV_PAGEOUT, ...) kills.
+constexpr uint64_t kMallocAdvice[] = {MADV_NORMAL,   MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED,
+                                      MADV_DONTNEED, MADV_FREE,   MADV_HUGEPAGE,   MADV_NOHUGEPAGE};
+// futex commands a single-threaded glibc process issues; the low 7 bits of op are the command, the
+// rest are FUTEX_PRIVATE_FLAG / FUTEX_CLOCK_REALTIME.
+// op is an int: the mask keeps the low 32 bits only, which is all the kernel reads.
+constexpr uint64_t kFutexCommandMask = static_cast<uint32_t>(FUTEX_CMD_MASK);
+constexpr uint64_t kFutexCommands[] = {FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET};
+
+// Adds one rule per accepted value of `arg` (masked by `mask`): libseccomp ORs rules of one call.
+int add_value_rules(void* ctx, uint32_t action, int nr, unsigned arg, uint64_t mask,
+                    std::span<const uint64_t> values) {
+  for (const uint64_t value : values) {
+    scmp_arg_cmp cmp{};
+    cmp.arg = arg;
+    cmp.op = SCMP_CMP_MASKED_EQ;
+    cmp.datum_a = mask;
+    cmp.datum_b = value;
+    if (const int rc = seccomp_rule_add_array(ctx, action, nr, 1, &cmp); rc < 0) return rc;
+  }
+  return 0;
+}
+
 // libseccomp returns -errno.
 int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
   scmp_arg_cmp cmp{};
@@ -56,6 +82,10 @@ int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
       cmp.op = SCMP_CMP_EQ;
       cmp.datum_a = 0;
       return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
+    case ArgCondition::malloc_advice:
+      return add_value_rules(ctx, action, nr, 2, 0xffffffffULL, kMallocAdvice);
+    case ArgCondition::futex_wait_wake:
+      return add_value_rules(ctx, action, nr, 1, kFutexCommandMask, kFutexCommands);
   }
   return -EINVAL;
 }

@@ -11,6 +11,8 @@ constexpr SyscallAction K = SyscallAction::kill;
 constexpr ArgCondition none = ArgCondition::none;
 constexpr ArgCondition no_exec = ArgCondition::prot_without_exec;
 constexpr ArgCondition no_addr = ArgCondition::no_destination_address;
+constexpr ArgCondition advice = ArgCondition::malloc_advice;
+constexpr ArgCondition wait_wake = ArgCondition::futex_wait_wake;
 
 // clang-format off
 constexpr SyscallRule kWorkerPolicy[] = {
@@ -32,8 +34,8 @@ constexpr SyscallRule kWorkerPolicy[] = {
   {"mprotect",        A, no_exec, 0, "malloc heap growth; never executable: shellcode after a heap bug"},
   {"munmap",          A, none,    0, "free of large allocations"},
   {"mremap",          A, none,    0, "realloc of large allocations (cannot add PROT_EXEC)"},
-  {"madvise",         A, none,    0, "malloc returning pages"},
-  {"futex",           A, none,    0, "glibc and libstdc++ locks and once-guards"},
+  {"madvise",         A, advice,  0, "malloc returning pages; not MADV_HWPOISON and friends (root could poison shared page-cache pages)"},
+  {"futex",           A, wait_wake, 0, "glibc and libstdc++ locks and once-guards; no PI/requeue ops (CVE-2014-3153 towelroot)"},
   // --- time, randomness, identity ---
   {"clock_gettime",   A, none,    0, "Date.now, deadlines, CPU time (vDSO fallback)"},
   {"clock_getres",    A, none,    0, "clock resolution (vDSO fallback)"},
@@ -136,6 +138,22 @@ const char* action_name(SyscallAction action) {
       return "kill";
   }
   return "unknown";
+}
+
+const char* condition_text(ArgCondition condition) {
+  switch (condition) {
+    case ArgCondition::none:
+      return "";
+    case ArgCondition::prot_without_exec:
+      return " (no PROT_EXEC)";
+    case ArgCondition::no_destination_address:
+      return " (dest_addr NULL)";
+    case ArgCondition::malloc_advice:
+      return " (malloc's advice only)";
+    case ArgCondition::futex_wait_wake:
+      return " (wait/wake only)";
+  }
+  return "";
 }
 
 }  // namespace skillbox::isolation

@@ -26,6 +26,8 @@ enum class ArgCondition : uint8_t {
   none,
   prot_without_exec,       // arg 2 (prot) has no PROT_EXEC: mmap, mprotect
   no_destination_address,  // arg 4 (dest_addr) is NULL: sendto on the already-connected socket
+  malloc_advice,           // arg 2 (advice) is one glibc malloc uses: madvise
+  futex_wait_wake,         // arg 1 (op) is WAIT/WAKE(_BITSET), any flags: futex
 };
 
 /// One row of the policy.
@@ -42,5 +44,8 @@ struct SyscallRule {
 
 /// "allow", "refuse" or "kill".
 [[nodiscard]] const char* action_name(SyscallAction action);
+
+/// How docs/isolation.md writes `condition` after the action: "" for none, else " (no PROT_EXEC)" etc.
+[[nodiscard]] const char* condition_text(ArgCondition condition);
 
 }  // namespace skillbox::isolation

@@ -117,8 +117,7 @@ TEST(IsolationSeccompPolicy, DocsMirrorTheTable) {
     ASSERT_EQ(documented.count(name), 1u) << name << " is missing from docs/isolation.md";
     std::string expected = action_name(rule.action);
     if (rule.action == SyscallAction::refuse) expected += " " + std::string(strerrorname_np(rule.error));
-    if (rule.condition == ArgCondition::prot_without_exec) expected += " (no PROT_EXEC)";
-    if (rule.condition == ArgCondition::no_destination_address) expected += " (dest_addr NULL)";
+    expected += condition_text(rule.condition);
     EXPECT_EQ(documented.at(name), expected) << name;
   }
   for (const auto& [name, action] : documented)
