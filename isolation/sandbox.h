@@ -1,0 +1,51 @@
+// isolation/sandbox.h — the ordered sequence that turns a freshly forked child into a worker.
+//
+// prepare_sandbox() runs once in the zygote: it checks that the kernel has what process isolation
+// needs (fail closed otherwise) and compiles the seccomp filter. sandbox_self() runs in each child
+// right after fork, before it reads any invocation input, and performs, in this order:
+//
+//   1. close_fds     every descriptor but the socket. First, so nothing inherited survives a later
+//                    failure, and before Landlock (the fallback lists /proc/self/fd) and before the
+//                    RLIMIT_NOFILE that is sized from the kept descriptor.
+//   2. new_session   setsid(): out of the supervisor's session and process group, so no controlling
+//                    terminal (no TIOCSTI / terminal signals) and no group-wide signal reaches it.
+//   3. rlimits       memory, CPU, open files, file size 0, processes 0, core 0. Before seccomp, which
+//                    denies prlimit64.
+//   4. no_new_privs  PR_SET_NO_NEW_PRIVS: required by Landlock and by an unprivileged seccomp filter;
+//                    no exec could gain privileges (setuid) even if exec were allowed. Also clears
+//                    READ_IMPLIES_EXEC from the personality, which would make PROT_READ executable.
+//   5. landlock      a domain with every known right handled and none granted. Before seccomp, which
+//                    denies the landlock_* calls.
+//   6. seccomp       last: it denies every call the steps above use (close_range, setsid, prlimit64,
+//                    prctl, landlock_*), and is the one step after which nothing can be undone.
+//
+// The child path never allocates, so it is also safe after fork from a multi-threaded process.
+#pragma once
+
+#include "isolation/rlimits.h"
+#include "isolation/seccomp.h"
+#include "isolation/status.h"
+
+namespace skillbox::isolation {
+
+/// What the zygote computes once and every child reuses.
+struct PreparedSandbox {
+  int landlock_abi = 0;  // from probe_landlock_abi, >= 1
+  SeccompProgram seccomp;
+};
+
+/// Probes Landlock and seccomp and compiles worker_syscall_policy(). Error with missing_feature set
+/// when the kernel lacks either (the caller fails closed: describe() names what is missing and
+/// `--isolation=inprocess`); other errors are internal. Allocates: zygote only.
+Result<PreparedSandbox> prepare_sandbox();
+
+/// Runs steps 1–6 above on the calling process, keeping only `socket_fd` open and applying `rlimits`
+/// (plan_worker_rlimits with highest_kept_fd = socket_fd). Precondition: single-threaded (a freshly
+/// forked child is). Returns the Error of the first step that failed; the process is then partly
+/// sandboxed and must exit without running skill code. Never allocates.
+Status sandbox_self(const PreparedSandbox& prepared, int socket_fd, const RlimitPlan& rlimits);
+
+/// Exit status base a failed child may use: kSandboxExitBase + static_cast<int>(step).
+inline constexpr int kSandboxExitBase = 80;
+
+}  // namespace skillbox::isolation
