@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "bus/skill_sources.h"
-#include "capabilities/fs/unique_fd.h"
+#include "base/unique_fd.h"
 #include "engine/skill_files.h"
 #include "skillbox/skillbox.h"
 
@@ -66,8 +66,8 @@ class SkillFiles {
   [[nodiscard]] Openat2Fn openat2_fn() const { return openat2_; }
 
  private:
-  SkillFiles(capabilities::UniqueFd dir, Openat2Fn fn) : dir_(std::move(dir)), openat2_(fn) {}
-  capabilities::UniqueFd dir_;
+  SkillFiles(base::UniqueFd dir, Openat2Fn fn) : dir_(std::move(dir)), openat2_(fn) {}
+  base::UniqueFd dir_;
   Openat2Fn openat2_;
 };
 
