@@ -2,6 +2,10 @@
 // crashes without its patch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
 #include "skill_fixture.h"
 
 namespace skillbox::testing {
@@ -152,6 +156,31 @@ TEST(EnginePatches, ErrorsWithoutMemoryForTheirObjectDoNotCrash) {
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
   EXPECT_FALSE(abandoned(r)) << describe(r);
   expect_next_run_normal(runner);
+}
+
+// 0007, 0008: undefined behaviour that UBSan reports. These runs pass in every build; in the `asan`
+// preset (-fsanitize=address,undefined) ctest sets UBSAN_OPTIONS=halt_on_error=1, so without the
+// patches the report aborts the test process.
+TEST(EnginePatches, TypeofComparisonsCompileWithoutSignedOverflow) {
+  // `typeof x == 'undefined'` is optimized with a mask of four opcodes that included OP_neq (170)
+  // shifted left by 24 into an int.
+  RunResult r = run_source(
+      "export default () => { let u; const f = () => 1; return [typeof u == 'undefined',\n"
+      "  typeof u != 'undefined', typeof f === 'function', typeof f !== 'function', typeof 's' == 'string'] "
+      "}");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "[true,false,true,false,true]");
+}
+
+TEST(EnginePatches, ZeroLengthCopiesPassNoNullPointer) {
+  // bf_set() of a BigInt zero (no limbs, NULL tab), the variable table of a function without
+  // arguments or locals, ''.normalize(): each called memcpy() with NULL and a count of 0.
+  RunResult r = run_source(
+      "function none() { return 7 }\n"
+      "export default () => [String(-0n), String(0n * 5n), String(BigInt(0) + 1n), String(0n ** 2n),\n"
+      "  ''.normalize(), 'caf\\u00e9'.normalize('NFC').length, none()]");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"(["0","0","1","0","",4,7])");
 }
 
 }  // namespace
