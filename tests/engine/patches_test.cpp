@@ -183,5 +183,57 @@ TEST(EnginePatches, ZeroLengthCopiesPassNoNullPointer) {
   EXPECT_EQ(r.value_json, R"(["0","0","1","0","",4,7])");
 }
 
+// 0009: a deadline inside JSON.stringify of a large object graph. After the deadline every
+// allocation is refused; the array branch then leaked the element it had just read when the key
+// string could not be allocated, and JS_FreeRuntime (debug and sanitizer builds) aborted on its GC
+// list assertion. LeakSanitizer reports the same leak at exit. The sweep moves the deadline across
+// the whole stringify, in the skill and in the host's serialization of the result.
+TEST(EnginePatches, DeadlineInsideJsonStringifyLeavesNothingBehind) {
+  InProcessRunner runner;
+  const std::string graph =
+      "const t0 = Date.now();\n"
+      "const graph = () => { const a = []; for (let i = 0; i < 1000; i++)\n"
+      "  a.push({ i, s: 'v' + i, sub: [i, { j: i }], more: [{}, [], { k: [1, 2] }] }); return a; };\n";
+  // How long building the graph and one stringify take on this machine (sanitizers, load), so that
+  // the sweep lands inside the stringify whatever the speed.
+  RunResult probe = run_with(runner,
+                             graph +
+                                 "export default () => { const g = graph(); const t1 = Date.now();\n"
+                                 "  JSON.stringify(g); return [t1 - t0, Date.now() - t1]; }",
+                             kHugeSteps, 60'000);
+  ASSERT_EQ(probe.outcome, Outcome::ok) << describe(probe);
+  const size_t comma = probe.value_json.find(',');
+  ASSERT_NE(comma, std::string::npos) << probe.value_json;
+  const uint64_t build_ms = std::stoull(probe.value_json.substr(1, comma - 1));
+  const uint64_t stringify_ms = std::max<uint64_t>(1, std::stoull(probe.value_json.substr(comma + 1)));
+
+  for (uint64_t k = 0; k < 10; ++k) {
+    const uint64_t ms = build_ms + 5 + k * std::max<uint64_t>(1, stringify_ms / 3);
+    RunResult r =
+        run_with(runner, graph + "export default () => { const g = graph(); for (;;) JSON.stringify(g); }",
+                 kHugeSteps, ms);
+    ASSERT_EQ(r.outcome, Outcome::timeout) << ms << ": " << describe(r);
+  }
+  // The export returns the graph at about the deadline, so that the host serializes it as the
+  // deadline passes.
+  const uint64_t timeout = build_ms + 4 * stringify_ms + 300;
+  const uint64_t window = 4 * stringify_ms + 200;
+  int ok = 0;
+  for (uint64_t k = 0; k <= 10; ++k) {
+    TempSkill skill({{"index.js", graph + "export default (ms) => { const g = graph();\n"
+                                          "  while (Date.now() < t0 + ms) {} return g; }"}});
+    skill.manifest().limits.steps = kHugeSteps;
+    skill.manifest().limits.timeout_ms = timeout;
+    RunResult r = run(runner, skill, std::to_string(timeout - window + k * window / 10));
+    ASSERT_TRUE(r.outcome == Outcome::ok || r.outcome == Outcome::timeout) << k << ": " << describe(r);
+    if (r.outcome == Outcome::ok) {
+      EXPECT_EQ(r.value_json.substr(0, 12), R"([{"i":0,"s":)");
+      ++ok;
+    }
+  }
+  EXPECT_GT(ok, 0);  // the sweep crossed from finishing in time to running out of it
+  expect_next_run_normal(runner);
+}
+
 }  // namespace
 }  // namespace skillbox::testing
