@@ -235,5 +235,21 @@ TEST(EnginePatches, DeadlineInsideJsonStringifyLeavesNothingBehind) {
   expect_next_run_normal(runner);
 }
 
+// Not a patch: JSON.stringify of 2021-03-27 is already well-formed (ES2019): a lone surrogate is
+// written as a \uXXXX escape, a pair as the character. A result holding one must come back as that
+// escape, never as null.
+TEST(EnginePatches, JsonStringifyIsWellFormed) {
+  RunResult r = run_source(
+      "export default () => [JSON.stringify('\\ud800') === '\"\\\\ud800\"',\n"
+      "  JSON.stringify('\\udc00x') === '\"\\\\udc00x\"', JSON.stringify('\\ud83d\\ude00') === "
+      "'\"\\ud83d\\ude00\"',\n"
+      "  JSON.stringify('\\ude00\\ud83d') === '\"\\\\ude00\\\\ud83d\"']");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "[true,true,true,true]");
+  RunResult lone = run_source("export default () => ({ a: '\\ud800', pair: '\\ud83d\\ude00' })");
+  ASSERT_EQ(lone.outcome, Outcome::ok) << describe(lone);
+  EXPECT_EQ(lone.value_json, "{\"a\":\"\\ud800\",\"pair\":\"\xF0\x9F\x98\x80\"}");
+}
+
 }  // namespace
 }  // namespace skillbox::testing
