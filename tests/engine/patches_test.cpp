@@ -251,5 +251,74 @@ TEST(EnginePatches, JsonStringifyIsWellFormed) {
   EXPECT_EQ(lone.value_json, "{\"a\":\"\\ud800\",\"pair\":\"\xF0\x9F\x98\x80\"}");
 }
 
+// 0011: native operations whose work grows with their input charge steps for it, and see the
+// watchdog's request (0010) within a batch of work.
+TEST(EnginePatches, CostlyStringSearchEndsAtTheDeadline) {
+  // SECURITY-CASES "Costly native calls outrun the budget": ~27 ms and two ticks per call, so the
+  // clock was read every couple of minutes and the run was abandoned with its thread still busy.
+  InProcessRunner runner;
+  RunResult r = run_with(runner,
+                         "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n"
+                         "export default () => { for (;;) s.indexOf(n); }",
+                         kHugeSteps, 1000);
+  ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
+  EXPECT_FALSE(abandoned(r)) << describe(r);
+  EXPECT_LE(r.usage.wall_ms, 1000u + 900u);
+  std::printf("[ measured ] indexOf loop, 1000 ms deadline: wall_ms=%llu steps=%llu\n",
+              static_cast<unsigned long long>(r.usage.wall_ms),
+              static_cast<unsigned long long>(r.usage.steps));
+  expect_next_run_normal(runner);
+}
+
+TEST(EnginePatches, CostlyStringSearchesChargeSteps) {
+  InProcessRunner runner;
+  const std::string strings = "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n";
+  for (const char* loop : {
+           "for (;;) s.indexOf(n);",
+           "for (;;) s.lastIndexOf(n);",
+           "for (;;) s.includes(n);",
+           "for (;;) s.split(n);",
+           "for (;;) s.replace(n, '');",
+           "for (;;) s.replaceAll(n, '');",
+       }) {
+    // One call is a million ticks of work: the budget ends inside the first.
+    RunResult r = run_with(runner, strings + "export default () => { " + loop + " }", 300'000, 60'000);
+    ASSERT_EQ(r.outcome, Outcome::step_limit) << loop << ": " << describe(r);
+  }
+  // An ordinary search is not charged more than its call.
+  RunResult small =
+      run_with(runner, "export default () => 'hello world'.indexOf('wor') + 'abc'.lastIndexOf('c')",
+               Limits{}.steps, Limits{}.timeout_ms);
+  ASSERT_EQ(small.outcome, Outcome::ok) << describe(small);
+  EXPECT_EQ(small.value_json, "8");
+  expect_next_run_normal(runner);
+}
+
+TEST(EnginePatches, OtherNativeWorkChargesSteps) {
+  InProcessRunner runner;
+  for (const char* source : {
+           // typed-array sort: ~10^6 comparisons per call, no tick
+           "const a = new Float64Array(1 << 16).map(() => Math.random());\n"
+           "export default () => { for (;;) a.sort(); }",
+           // a lookup that misses walks a chain of 100,000 prototypes
+           "let o = {}; for (let i = 0; i < 1e5; i++) o = Object.create(o);\n"
+           "export default () => { for (;;) o.missing; }",
+           // listing 50,000 properties
+           "const o = {}; for (let i = 0; i < 5e4; i++) o['k' + i] = i;\n"
+           "export default () => { for (;;) Object.keys(o); }",
+           // parsing 100,000 values per call
+           "const text = '[' + '0,'.repeat(1e5) + '0]';\n"
+           "export default () => { for (;;) JSON.parse(text); }",
+           // copying and scanning 8 MiB
+           "const a = new Uint8Array(1 << 23);\n"
+           "export default () => { for (;;) { a.fill(1); a.copyWithin(0, 1); a.indexOf(2); a.set(a); } }",
+           "export default () => { for (;;) 'ab'.repeat(1 << 20).padEnd(1 << 22); }",
+       }) {
+    RunResult r = run_with(runner, source, 300'000, 60'000, 64ull * 1024 * 1024);
+    ASSERT_EQ(r.outcome, Outcome::step_limit) << source << ": " << describe(r);
+  }
+  expect_next_run_normal(runner);
+}
+
 }  // namespace
 }  // namespace skillbox::testing
