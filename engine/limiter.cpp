@@ -9,6 +9,7 @@ void Limiter::attach(JSRuntime* rt, JSContext* ctx) {
   ctx_ = ctx;
   JS_SetInterruptHandler(rt, &Limiter::on_interrupt, this);
   arm();
+  deadline_flag_.attach_runtime(rt);
 }
 
 // Starts the next countdown so that the handler runs at the step that would exceed the budget:
@@ -26,8 +27,11 @@ int Limiter::on_interrupt(JSRuntime* /*rt*/, void* opaque) {
 }
 
 int Limiter::interrupt() {
-  // The countdown that just reached zero started at armed_; QuickJS has already reset the counter.
-  steps_ += static_cast<uint64_t>(armed_);
+  // The countdown that just ended started at armed_. The engine leaves the counter at 0 when it ran
+  // out, and at the ticks that were left when the poll came early because the watchdog asked for it
+  // (DeadlineFlag::raise, JS_RequestInterrupt): only the ticks used are steps.
+  const int left = ctx_ != nullptr ? JS_GetInterruptCounter(ctx_) : 0;
+  steps_ += static_cast<uint64_t>(left <= 0 ? armed_ : std::max(armed_ - left, 0));
   armed_ = 0;
   if (tripped_ == LimitKind::none) {
     if (JS_HasCallStackOverflowed(rt_)) {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 
 #include "skillbox/policy.h"
 
@@ -25,8 +26,39 @@ enum class LimitKind : uint8_t { none, memory, steps, timeout, stack };
 
 /// Set from outside the JS thread (the runner's watchdog) when the wall-clock deadline passes. The
 /// allocator and the interrupt handler read it; it is the only cross-thread state of an invocation.
+///
+/// While a Limiter is attached, the flag also knows the invocation's runtime, so that raise() can make
+/// the engine poll its interrupt handler at its next tick (JS_RequestInterrupt, patch 0010) instead of
+/// up to 10,000 ticks, or one long native operation, later. The runtime is registered and forgotten
+/// under a mutex that raise() holds while it calls the engine: the watchdog never touches a runtime
+/// that JS_FreeRuntime may be freeing (the Limiter forgets it before the session frees it).
 struct DeadlineFlag {
   std::atomic<bool> passed{false};
+
+  /// Marks the deadline as passed and asks the attached runtime, if any, to poll at once. Any thread;
+  /// holds the mutex only for one atomic store. Idempotent.
+  void raise() {
+    passed.store(true, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (rt_ != nullptr) JS_RequestInterrupt(rt_);
+  }
+
+ private:
+  friend class Limiter;
+  // JS thread: the runtime becomes reachable from raise(); a deadline raised before is served at once.
+  void attach_runtime(JSRuntime* rt) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rt_ = rt;
+    if (passed.load(std::memory_order_relaxed)) JS_RequestInterrupt(rt_);
+  }
+  // JS thread, before the runtime is freed: after this returns, no raise() touches it.
+  void detach_runtime() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rt_ = nullptr;
+  }
+
+  std::mutex mutex_;
+  JSRuntime* rt_ = nullptr;  // guarded by mutex_
 };
 
 class Limiter {
@@ -40,10 +72,15 @@ class Limiter {
   Limiter(const Limiter&) = delete;
   Limiter& operator=(const Limiter&) = delete;
 
-  /// Installs the interrupt handler on `rt` and arms the tick counter of `ctx` for the step budget.
+  ~Limiter() { detach(); }
+
+  /// Installs the interrupt handler on `rt`, arms the tick counter of `ctx` for the step budget and
+  /// registers `rt` with the DeadlineFlag (so the watchdog's raise() makes it poll at once).
   void attach(JSRuntime* rt, JSContext* ctx);
-  /// Forgets the runtime and context (before they are freed); later trips no longer touch them.
+  /// Forgets the runtime and context (before they are freed); later trips, and the watchdog, no
+  /// longer touch them. Idempotent.
   void detach() {
+    if (rt_ != nullptr) deadline_flag_.detach_runtime();
     rt_ = nullptr;
     ctx_ = nullptr;
   }

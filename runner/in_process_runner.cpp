@@ -140,7 +140,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
 
     std::unique_lock<std::mutex> lock(job->mutex);
     if (!job->cv.wait_until(lock, deadline, [&] { return job->done; })) {
-      job->deadline_flag.passed.store(true, std::memory_order_relaxed);
+      job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
       if (!job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done; })) {
         RunResult r;
         r.outcome = Outcome::timeout;

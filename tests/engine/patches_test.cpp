@@ -2,6 +2,10 @@
 // crashes without its patch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
 #include "skill_fixture.h"
 
 namespace skillbox::testing {
@@ -151,6 +155,168 @@ TEST(EnginePatches, ErrorsWithoutMemoryForTheirObjectDoNotCrash) {
       run_with(runner, "export default () => new Array(1e9) + ''", kHugeSteps, 300, Limits::kMaxMemoryBytes);
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
   EXPECT_FALSE(abandoned(r)) << describe(r);
+  expect_next_run_normal(runner);
+}
+
+// 0007, 0008: undefined behaviour that UBSan reports. These runs pass in every build; in the `asan`
+// preset (-fsanitize=address,undefined) ctest sets UBSAN_OPTIONS=halt_on_error=1, so without the
+// patches the report aborts the test process.
+TEST(EnginePatches, TypeofComparisonsCompileWithoutSignedOverflow) {
+  // `typeof x == 'undefined'` is optimized with a mask of four opcodes that included OP_neq (170)
+  // shifted left by 24 into an int.
+  RunResult r = run_source(
+      "export default () => { let u; const f = () => 1; return [typeof u == 'undefined',\n"
+      "  typeof u != 'undefined', typeof f === 'function', typeof f !== 'function', typeof 's' == 'string'] "
+      "}");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "[true,false,true,false,true]");
+}
+
+TEST(EnginePatches, ZeroLengthCopiesPassNoNullPointer) {
+  // bf_set() of a BigInt zero (no limbs, NULL tab), the variable table of a function without
+  // arguments or locals, ''.normalize(): each called memcpy() with NULL and a count of 0.
+  RunResult r = run_source(
+      "function none() { return 7 }\n"
+      "export default () => [String(-0n), String(0n * 5n), String(BigInt(0) + 1n), String(0n ** 2n),\n"
+      "  ''.normalize(), 'caf\\u00e9'.normalize('NFC').length, none()]");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"(["0","0","1","0","",4,7])");
+}
+
+// 0009: a deadline inside JSON.stringify of a large object graph. After the deadline every
+// allocation is refused; the array branch then leaked the element it had just read when the key
+// string could not be allocated, and JS_FreeRuntime (debug and sanitizer builds) aborted on its GC
+// list assertion. LeakSanitizer reports the same leak at exit. The sweep moves the deadline across
+// the whole stringify, in the skill and in the host's serialization of the result.
+TEST(EnginePatches, DeadlineInsideJsonStringifyLeavesNothingBehind) {
+  InProcessRunner runner;
+  const std::string graph =
+      "const t0 = Date.now();\n"
+      "const graph = () => { const a = []; for (let i = 0; i < 1000; i++)\n"
+      "  a.push({ i, s: 'v' + i, sub: [i, { j: i }], more: [{}, [], { k: [1, 2] }] }); return a; };\n";
+  // How long building the graph and one stringify take on this machine (sanitizers, load), so that
+  // the sweep lands inside the stringify whatever the speed.
+  RunResult probe = run_with(runner,
+                             graph +
+                                 "export default () => { const g = graph(); const t1 = Date.now();\n"
+                                 "  JSON.stringify(g); return [t1 - t0, Date.now() - t1]; }",
+                             kHugeSteps, 60'000);
+  ASSERT_EQ(probe.outcome, Outcome::ok) << describe(probe);
+  const size_t comma = probe.value_json.find(',');
+  ASSERT_NE(comma, std::string::npos) << probe.value_json;
+  const uint64_t build_ms = std::stoull(probe.value_json.substr(1, comma - 1));
+  const uint64_t stringify_ms = std::max<uint64_t>(1, std::stoull(probe.value_json.substr(comma + 1)));
+
+  for (uint64_t k = 0; k < 10; ++k) {
+    const uint64_t ms = build_ms + 5 + k * std::max<uint64_t>(1, stringify_ms / 3);
+    RunResult r =
+        run_with(runner, graph + "export default () => { const g = graph(); for (;;) JSON.stringify(g); }",
+                 kHugeSteps, ms);
+    ASSERT_EQ(r.outcome, Outcome::timeout) << ms << ": " << describe(r);
+  }
+  // The export returns the graph at about the deadline, so that the host serializes it as the
+  // deadline passes.
+  const uint64_t timeout = build_ms + 4 * stringify_ms + 300;
+  const uint64_t window = 4 * stringify_ms + 200;
+  int ok = 0;
+  for (uint64_t k = 0; k <= 10; ++k) {
+    TempSkill skill({{"index.js", graph + "export default (ms) => { const g = graph();\n"
+                                          "  while (Date.now() < t0 + ms) {} return g; }"}});
+    skill.manifest().limits.steps = kHugeSteps;
+    skill.manifest().limits.timeout_ms = timeout;
+    RunResult r = run(runner, skill, std::to_string(timeout - window + k * window / 10));
+    ASSERT_TRUE(r.outcome == Outcome::ok || r.outcome == Outcome::timeout) << k << ": " << describe(r);
+    if (r.outcome == Outcome::ok) {
+      EXPECT_EQ(r.value_json.substr(0, 12), R"([{"i":0,"s":)");
+      ++ok;
+    }
+  }
+  EXPECT_GT(ok, 0);  // the sweep crossed from finishing in time to running out of it
+  expect_next_run_normal(runner);
+}
+
+// Not a patch: JSON.stringify of 2021-03-27 is already well-formed (ES2019): a lone surrogate is
+// written as a \uXXXX escape, a pair as the character. A result holding one must come back as that
+// escape, never as null.
+TEST(EnginePatches, JsonStringifyIsWellFormed) {
+  RunResult r = run_source(
+      "export default () => [JSON.stringify('\\ud800') === '\"\\\\ud800\"',\n"
+      "  JSON.stringify('\\udc00x') === '\"\\\\udc00x\"', JSON.stringify('\\ud83d\\ude00') === "
+      "'\"\\ud83d\\ude00\"',\n"
+      "  JSON.stringify('\\ude00\\ud83d') === '\"\\\\ude00\\\\ud83d\"']");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "[true,true,true,true]");
+  RunResult lone = run_source("export default () => ({ a: '\\ud800', pair: '\\ud83d\\ude00' })");
+  ASSERT_EQ(lone.outcome, Outcome::ok) << describe(lone);
+  EXPECT_EQ(lone.value_json, "{\"a\":\"\\ud800\",\"pair\":\"\xF0\x9F\x98\x80\"}");
+}
+
+// 0011: native operations whose work grows with their input charge steps for it, and see the
+// watchdog's request (0010) within a batch of work.
+TEST(EnginePatches, CostlyStringSearchEndsAtTheDeadline) {
+  // SECURITY-CASES "Costly native calls outrun the budget": ~27 ms and two ticks per call, so the
+  // clock was read every couple of minutes and the run was abandoned with its thread still busy.
+  InProcessRunner runner;
+  RunResult r = run_with(runner,
+                         "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n"
+                         "export default () => { for (;;) s.indexOf(n); }",
+                         kHugeSteps, 1000);
+  ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
+  EXPECT_FALSE(abandoned(r)) << describe(r);
+  EXPECT_LE(r.usage.wall_ms, 1000u + 900u);
+  std::printf("[ measured ] indexOf loop, 1000 ms deadline: wall_ms=%llu steps=%llu\n",
+              static_cast<unsigned long long>(r.usage.wall_ms),
+              static_cast<unsigned long long>(r.usage.steps));
+  expect_next_run_normal(runner);
+}
+
+TEST(EnginePatches, CostlyStringSearchesChargeSteps) {
+  InProcessRunner runner;
+  const std::string strings = "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n";
+  for (const char* loop : {
+           "for (;;) s.indexOf(n);",
+           "for (;;) s.lastIndexOf(n);",
+           "for (;;) s.includes(n);",
+           "for (;;) s.split(n);",
+           "for (;;) s.replace(n, '');",
+           "for (;;) s.replaceAll(n, '');",
+       }) {
+    // One call is a million ticks of work: the budget ends inside the first.
+    RunResult r = run_with(runner, strings + "export default () => { " + loop + " }", 300'000, 60'000);
+    ASSERT_EQ(r.outcome, Outcome::step_limit) << loop << ": " << describe(r);
+  }
+  // An ordinary search is not charged more than its call.
+  RunResult small =
+      run_with(runner, "export default () => 'hello world'.indexOf('wor') + 'abc'.lastIndexOf('c')",
+               Limits{}.steps, Limits{}.timeout_ms);
+  ASSERT_EQ(small.outcome, Outcome::ok) << describe(small);
+  EXPECT_EQ(small.value_json, "8");
+  expect_next_run_normal(runner);
+}
+
+TEST(EnginePatches, OtherNativeWorkChargesSteps) {
+  InProcessRunner runner;
+  for (const char* source : {
+           // typed-array sort: ~10^6 comparisons per call, no tick
+           "const a = new Float64Array(1 << 16).map(() => Math.random());\n"
+           "export default () => { for (;;) a.sort(); }",
+           // a lookup that misses walks a chain of 100,000 prototypes
+           "let o = {}; for (let i = 0; i < 1e5; i++) o = Object.create(o);\n"
+           "export default () => { for (;;) o.missing; }",
+           // listing 50,000 properties
+           "const o = {}; for (let i = 0; i < 5e4; i++) o['k' + i] = i;\n"
+           "export default () => { for (;;) Object.keys(o); }",
+           // parsing 100,000 values per call
+           "const text = '[' + '0,'.repeat(1e5) + '0]';\n"
+           "export default () => { for (;;) JSON.parse(text); }",
+           // copying and scanning 8 MiB
+           "const a = new Uint8Array(1 << 23);\n"
+           "export default () => { for (;;) { a.fill(1); a.copyWithin(0, 1); a.indexOf(2); a.set(a); } }",
+           "export default () => { for (;;) 'ab'.repeat(1 << 20).padEnd(1 << 22); }",
+       }) {
+    RunResult r = run_with(runner, source, 300'000, 60'000, 64ull * 1024 * 1024);
+    ASSERT_EQ(r.outcome, Outcome::step_limit) << source << ": " << describe(r);
+  }
   expect_next_run_normal(runner);
 }
 
