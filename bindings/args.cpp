@@ -283,7 +283,9 @@ bool to_string_pairs(JSContext* ctx, JSValueConst value, const Where& where,
       Value cause;
       if (take_catchable_exception(ctx, &cause))
         throw_type_error(
-            ctx, message(where, "could not be read (reading " + base::quote(pair.first, kMaxQuotedBytes) + " threw an exception)"),
+            ctx,
+            message(where, "could not be read (reading " + base::quote(pair.first, kMaxQuotedBytes) +
+                               " threw an exception)"),
             std::move(cause));
       ok = false;
       break;

@@ -361,8 +361,8 @@ void read_allow(Validator& v, const json& value, const KeyPath& path, HttpAllowL
     const auto dup = std::find(texts.begin(), texts.end() - 1, entry);
     if (dup != texts.end() - 1) {
       const auto first = static_cast<size_t>(dup - texts.begin());
-      v.problem(p, "same as allow[" + std::to_string(first) + "] (" + base::quote(entry, 80, base::QuoteStyle::json) +
-                       "); list each prefix once");
+      v.problem(p, "same as allow[" + std::to_string(first) + "] (" +
+                       base::quote(entry, 80, base::QuoteStyle::json) + "); list each prefix once");
       out.pop_back();
       continue;
     }

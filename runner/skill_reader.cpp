@@ -77,9 +77,9 @@ bool read_open_file(int fd, uint64_t max_bytes, std::string& out, std::string& w
   }
   auto data = base::read_fd(fd, limit);
   if (!data) {
-    why = data.error().code == base::ReadErrc::too_large ? "grew past its limit of " + std::to_string(limit) +
-                                                               " bytes while it was read"
-                                                         : "could not be read completely";
+    why = data.error().code == base::ReadErrc::too_large
+              ? "grew past its limit of " + std::to_string(limit) + " bytes while it was read"
+              : "could not be read completely";
     return false;
   }
   out = std::move(*data);

@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
-#include "bus/skill_sources.h"
 #include "base/unique_fd.h"
+#include "bus/skill_sources.h"
 #include "engine/skill_files.h"
 #include "skillbox/skillbox.h"
 

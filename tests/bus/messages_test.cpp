@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "bus/messages.h"
+
+#include <gtest/gtest.h>
 
 namespace skillbox::bus {
 namespace {
