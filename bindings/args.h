@@ -1,6 +1,6 @@
 // bindings/args.h — turning hostile JS arguments into plain C++ values, once.
 //
-// Every host function treats its arguments as hostile (SECURITY-CASES.md "Hostile arguments"). These
+// Every host function treats its arguments as hostile (docs/security.md "Hostile arguments"). These
 // helpers give each function the same rules, so that a binding reads like its contract:
 //
 //   static JSValue fs_read_file(JSContext* ctx, JSValueConst, int argc, JSValueConst* argv) {

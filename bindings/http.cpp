@@ -1,6 +1,6 @@
 // bindings/http.cpp — `openhuman.http.{request, get, post}`.
 //
-// Arguments are hostile (SECURITY-CASES.md "Hostile arguments"): each is type-checked without running
+// Arguments are hostile (docs/security.md "Hostile arguments"): each is type-checked without running
 // JS, converted once into the bus::HttpRequest, and every rule about URLs, methods, headers and sizes is
 // then applied by the http capability to that copy. The bounds here only limit what is copied out of the
 // skill's heap; the capability's limits are lower and give the error a skill should see.

@@ -18,7 +18,7 @@ namespace {
 // The `openhuman` namespace object. Capability bindings add their members here, each from its own
 // file, e.g. install_fs(ctx, openhuman) -> openhuman.fs, install_http(ctx, openhuman) ->
 // openhuman.http; the store and env bindings also define the globals `store`/`env` and alias them
-// as openhuman.store/openhuman.env (DESIGN.md).
+// as openhuman.store/openhuman.env (docs/architecture.md "Contracts").
 bool install_openhuman(JSContext* ctx, JSValueConst global) {
   Value openhuman(ctx, JS_NewObject(ctx));
   if (openhuman.is_exception()) return false;

@@ -21,7 +21,7 @@ namespace skillbox::bus {
 
 using Bytes = std::vector<uint8_t>;
 
-/// Stable error names and codes seen by skills (DESIGN.md "Host failures").
+/// Stable error names and codes seen by skills (docs/architecture.md "Contracts").
 enum class ErrorCode : uint8_t {
   PermissionDenied,  // EACCES: the manifest does not grant this, or the target is outside the skill's reach
   NotFound,          // ENOENT

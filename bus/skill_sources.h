@@ -1,6 +1,6 @@
 // bus/skill_sources.h — a skill's JavaScript as the engine receives it: in memory, read by the host.
 //
-// The engine never opens a file (DESIGN.md "Layers"): the host reads the skill folder
+// The engine never opens a file (docs/architecture.md "Layers"): the host reads the skill folder
 // (runner/skill_reader.h) and hands the result to the engine, in-process directly and in worker mode
 // inside the invocation frame. Plain values only, so the struct can be encoded as it is.
 //

@@ -11,9 +11,9 @@
 
 namespace skillbox::cli {
 
-/// Exit code for bad command-line input (DESIGN.md: `invalid`).
+/// Exit code for bad command-line input (outcome `invalid`).
 inline constexpr int kExitUsage = 2;
-/// Exit code for a failure of skillbox itself (DESIGN.md: `internal`).
+/// Exit code for a failure of skillbox itself (outcome `internal`).
 inline constexpr int kExitInternal = 70;
 
 /// For the footer of commands with limit flags.

@@ -120,7 +120,7 @@ json run_result_json(const RunResult& result) {
                 {"http_bytes_in", u.http_bytes_in},
                 {"http_bytes_out", u.http_bytes_out},
                 {"timers_dropped", u.timers_dropped}};
-  // DESIGN.md's key order.
+  // the documented key order (docs/cli.md).
   json out = json::object();
   out["outcome"] = std::string(to_string(result.outcome));
   out["value"] = std::move(value);

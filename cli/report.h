@@ -13,8 +13,9 @@
 
 namespace skillbox::cli {
 
-/// `{outcome, value, error, logs, usage}` of DESIGN.md; `value` is null unless the outcome is ok,
-/// `error` is null or `{name, message, stack, code}` (code null when the error is not a host error).
+/// `{outcome, value, error, logs, usage}` of docs/architecture.md "Contracts"; `value` is null unless the
+/// outcome is ok, `error` is null or `{name, message, stack, code}` (code null when the error is not a host
+/// error).
 [[nodiscard]] nlohmann::ordered_json run_result_json(const RunResult& result);
 
 /// The skill's log lines for stderr, one "[level] message" each, escaped for terminals.

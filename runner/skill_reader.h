@@ -1,6 +1,6 @@
 // runner/skill_reader.h — the host reads a skill's sources, confined to the skill folder.
 //
-// The engine opens no file (DESIGN.md "Layers"): before an invocation the host reads the entry and
+// The engine opens no file (docs/architecture.md "Layers"): before an invocation the host reads the entry and
 // every file a module specifier could load into a bus::SkillSources and hands that to the engine
 // (in worker mode, inside the invocation frame). Imports are only known once the code is parsed, so
 // every candidate is read up front: each regular file of the folder whose name the module loader

@@ -1,4 +1,4 @@
-// types/skillbox.d.ts — TypeScript declarations of the skillbox v1 JavaScript API (DESIGN.md
+// types/skillbox.d.ts — TypeScript declarations of the skillbox v1 JavaScript API (docs/architecture.md
 // "JavaScript API for skills").
 //
 // A skill runs in QuickJS 2021-03-27 (ES2020) with exactly these host globals: no DOM, no Node.js, no
@@ -29,7 +29,7 @@ declare namespace Skillbox {
 
   // ---- errors ----------------------------------------------------------------------------------------
 
-  /** Error names of host failures and their `code`s (DESIGN.md "Host failures"). */
+  /** Error names of host failures and their `code`s (docs/architecture.md "Contracts"). */
   interface ErrorCodes {
     PermissionDenied: 'EACCES';  // the manifest does not grant it; the message names the manifest key
     NotFound: 'ENOENT';

@@ -10,7 +10,8 @@
 //
 // Each call of Runner::run builds a fresh QuickJS runtime and context, installs the limits and the host
 // API granted by the skill's manifest, runs the requested export and disposes of everything; nothing is
-// reused between invocations. The contract (outcomes, exit codes, usage fields) is DESIGN.md's.
+// reused between invocations. The contract (outcomes, exit codes, usage fields) is in docs/architecture.md
+// "Contracts".
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,8 @@
 
 namespace skillbox {
 
-/// How an invocation ended. Exit codes of the CLI are given beside each value (DESIGN.md).
+/// How an invocation ended. Exit codes of the CLI are given beside each value (docs/architecture.md
+/// "Contracts").
 enum class Outcome : uint8_t {
   ok,              // 0: the export's promise fulfilled with a JSON-representable value
   error,           // 1: the skill threw or rejected (or returned a value JSON cannot represent)
@@ -43,7 +45,7 @@ enum class Outcome : uint8_t {
 
 /// Stable lower-case name of an outcome ("ok", "memory_limit", ...).
 [[nodiscard]] std::string_view to_string(Outcome outcome);
-/// Process exit code of an outcome, per DESIGN.md.
+/// Process exit code of an outcome, per docs/architecture.md "Contracts".
 [[nodiscard]] int exit_code(Outcome outcome);
 
 /// A loaded, validated skill: its folder and manifest. Cheap to copy.
@@ -68,7 +70,7 @@ class Skill {
   Manifest manifest_;
 };
 
-/// Resource use of one invocation (DESIGN.md "usage").
+/// Resource use of one invocation (docs/architecture.md "Contracts").
 struct Usage {
   uint64_t wall_ms = 0;          // wall-clock time from runtime creation to disposal
   uint64_t cpu_ms = 0;           // CPU time of the thread that ran the skill

@@ -394,7 +394,7 @@ TEST_F(ArgsTest, ArgumentCount) {
 }
 
 TEST_F(ArgsTest, SecurityHostileProxyWithRecursingGetPrototypeOf) {
-  // The SECURITY-CASES argument: no trap of it may run, and every probe answers with a TypeError of
+  // The docs/security.md argument: no trap of it may run, and every probe answers with a TypeError of
   // the skill's realm.
   js.eval(
       "globalThis.hostile = new Proxy({}, {getPrototypeOf() { return Object.getPrototypeOf(hostile); },"

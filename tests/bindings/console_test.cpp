@@ -1,5 +1,5 @@
 // log() and console.*: levels, host calls, the run's log budget end to end with the real log
-// capability behind a fake Bridge, and the SECURITY-CASES "Log flooding" and "Formatting skill values"
+// capability behind a fake Bridge, and the docs/security.md "Log flooding" and "Formatting skill values"
 // cases.
 #include "bindings/console.h"
 
@@ -27,7 +27,7 @@ struct LoggingRun {
   JsHarness js;
 };
 
-// The next invocation in the same process behaves normally (SECURITY-CASES.md, every case).
+// The next invocation in the same process behaves normally (docs/security.md, every case).
 void expect_next_run_is_normal() {
   LoggingRun next;
   ASSERT_TRUE(next.js.eval("log('next run', 1)").ok);

@@ -1,5 +1,5 @@
 // openhuman.fs through JS: skills run by the in-process runner, the workspace checked from the test.
-// Covers the API, the Workspace section of SECURITY-CASES.md through JS, and the hostile-argument
+// Covers the API, the Workspace section of docs/security.md through JS, and the hostile-argument
 // cases (Proxies, getters, toString tricks) against every fs function.
 //
 // As in tests/capabilities/fs/workspace_test.cpp, mutation attempts go through decoy symlinks into the
@@ -257,7 +257,7 @@ TEST_F(FsBindingTest, ModesRefuseWithTheManifestKey) {
   expect_next_invocation_works();
 }
 
-// ---- SECURITY-CASES.md: Workspace, through JS ------------------------------------------------------
+// ---- docs/security.md: Workspace, through JS ------------------------------------------------------
 
 class FsSecurityTest : public FsBindingTest {
  protected:

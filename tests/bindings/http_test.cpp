@@ -126,7 +126,7 @@ TEST_F(HttpBindingTest, InvalidJsonRejectsWithASyntaxErrorNamingTheUrl) {
 }
 
 TEST_F(HttpBindingTest, SecurityDeeplyNestedJsonIsACatchableError) {
-  // JSON.parse('['.repeat(1e5) + ...) of SECURITY-CASES.md, arriving over the network.
+  // JSON.parse('['.repeat(1e5) + ...) of docs/security.md, arriving over the network.
   const json v = value_of(run_js(R"JS(
     try { await openhuman.http.get(BASE + '/deep?n=100000', {responseType: 'json'}); return 'parsed'; }
     catch (e) { return [e instanceof Error, e.name]; }

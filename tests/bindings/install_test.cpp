@@ -1,5 +1,5 @@
 // install_host_api: what it adds to the global object, and the "Host objects" cases of
-// SECURITY-CASES.md against every host function it installs.
+// docs/security.md against every host function it installs.
 #include "bindings/install.h"
 
 #include <gtest/gtest.h>

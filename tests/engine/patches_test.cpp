@@ -254,7 +254,7 @@ TEST(EnginePatches, JsonStringifyIsWellFormed) {
 // 0011: native operations whose work grows with their input charge steps for it, and see the
 // watchdog's request (0010) within a batch of work.
 TEST(EnginePatches, CostlyStringSearchEndsAtTheDeadline) {
-  // SECURITY-CASES "Costly native calls outrun the budget": ~27 ms and two ticks per call, so the
+  // docs/security.md "Costly native calls outrun the budget": ~27 ms and two ticks per call, so the
   // clock was read every couple of minutes and the run was abandoned with its thread still busy.
   InProcessRunner runner;
   RunResult r = run_with(runner,

@@ -1,4 +1,4 @@
-// SECURITY-CASES.md, sections "Engine" and "Promise and job floods" (and the engine side of "No way
+// docs/security.md, sections "Engine" and "Promise and job floods" (and the engine side of "No way
 // out through constructors or modules"). Every case runs on a shared runner and is followed by a
 // normal invocation on that same runner.
 #include <gtest/gtest.h>

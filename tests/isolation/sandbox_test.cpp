@@ -1,4 +1,4 @@
-// The worker wall (SECURITY-CASES.md "Worker wall"): after sandbox_self, each forbidden call is
+// The worker wall (docs/security.md "Worker wall"): after sandbox_self, each forbidden call is
 // refused or kills the child; the live child shows seccomp filter mode, no-new-privs, its own session
 // and no descriptor but its socket; what a QuickJS worker needs still works.
 #include "isolation/sandbox.h"

@@ -1,4 +1,5 @@
-// Tests of resolve_data_dir: option, then $SKILLBOX_HOME, $XDG_DATA_HOME, ~/.local/share (DESIGN.md).
+// Tests of resolve_data_dir: option, then $SKILLBOX_HOME, $XDG_DATA_HOME, ~/.local/share
+// (docs/architecture.md "Contracts").
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -101,7 +101,7 @@ TEST(HttpAllowEntry, RefusesAmbiguousAndForeignSpellingsWithAReason) {
 }
 
 TEST(HttpAllowEntry, AHundredThousandAtSignsAreRefusedQuicklyAndTheNextEntryIsFine) {
-  // SECURITY-CASES "Parser confusion": a URL with 100,000 '@' (linear scan, no backtracking).
+  // docs/security.md "Parser confusion": a URL with 100,000 '@' (linear scan, no backtracking).
   Result<std::string> r = normalize_http_allow_entry("http://" + std::string(100000, '@') + "example.com/");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "longer than 2048 bytes");

@@ -17,7 +17,7 @@ TEST(ParseManifest, MinimalManifestGetsTheDesignDefaults) {
   EXPECT_EQ(m->name, "hello");  // defaults to the id
   EXPECT_EQ(m->version, "0.0.0");
   EXPECT_EQ(m->entry, "index.js");
-  // DESIGN.md: 32 MiB, 10,000,000 steps, 512 KiB stack, 5000 ms.
+  // The documented defaults (docs/manifest.md): 32 MiB, 10,000,000 steps, 512 KiB stack, 5000 ms.
   EXPECT_EQ(m->limits.memory_bytes, 32ull * 1024 * 1024);
   EXPECT_EQ(m->limits.steps, 10'000'000u);
   EXPECT_EQ(m->limits.stack_bytes, 512ull * 1024);

@@ -1,4 +1,4 @@
-// Tests of the outcome and log-level names and the exit codes of DESIGN.md.
+// Tests of the outcome and log-level names and the exit codes of docs/architecture.md "Contracts".
 #include <gtest/gtest.h>
 
 #include "skillbox/skillbox.h"

@@ -1,5 +1,5 @@
 // Tests of the workspace capability with the file system checked from the test. The Workspace section
-// of SECURITY-CASES.md is covered here at the capability level (and again through JS in
+// of docs/security.md is covered here at the capability level (and again through JS in
 // tests/bindings/fs_test.cpp).
 //
 // These tests run as root on CI: a regression that followed a symlink could damage the host. Read
@@ -502,7 +502,7 @@ TEST_F(WorkspaceTest, MalformedPathsAreInvalidArgumentForEveryFunction) {
   EXPECT_EQ(read_host(ws() / "a.txt"), "A");
 }
 
-// ---- SECURITY-CASES.md: Workspace ---------------------------------------------------------------------
+// ---- docs/security.md: Workspace ---------------------------------------------------------------------
 
 class WorkspaceSecurityTest : public WorkspaceTest {
  protected:

@@ -570,7 +570,7 @@ TEST_F(HttpCapabilityTest, Ipv6LoopbackIsRefusedUnlessAllowed) {
   expect_untouched(v6);
 }
 
-// ---- SECURITY-CASES.md, Network: parser confusion -----------------------------------------------------
+// ---- docs/security.md, Network: parser confusion -----------------------------------------------------
 
 // allowed.example and evil.example are pinned to two loopback servers and private addresses are
 // allowed, so the URL checks and the allowlist are the only defence being tested.
