@@ -47,7 +47,8 @@ std::string value_json(int i) {
 
 void check(bool ok, const char* what) {
   if (!ok) {
-    std::fprintf(stderr, "store_bench: %s\n", what);
+    // About to abort: if stderr cannot take the reason, there is no better place to report it.
+    (void)std::fprintf(stderr, "store_bench: %s\n", what);
     std::abort();
   }
 }

@@ -231,7 +231,7 @@ JSValue js_decoder_decode(JSContext* ctx, JSValueConst this_val, int argc, JSVal
   state->do_not_flush = stream;
   // Decoded in slices so that the host-side text is charged to the heap as it grows (up to 3 bytes
   // per input byte when every byte is invalid), before it can outgrow the limit.
-  constexpr size_t kSlice = 256 * 1024;
+  constexpr size_t kSlice = size_t{256} * 1024;
   HeapCharge charge(ctx);
   std::string text;
   try {

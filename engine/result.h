@@ -13,7 +13,7 @@
 namespace skillbox::engine {
 
 /// Longest name/message/stack/code text kept from a skill error; longer text ends with "...".
-inline constexpr size_t kMaxErrorTextBytes = 16 * 1024;
+inline constexpr size_t kMaxErrorTextBytes = size_t{16} * 1024;
 
 /// The export's result as JSON text (JSON.stringify semantics, `undefined` -> "null"), or an ErrorInfo
 /// that says why the value cannot be represented (BigInt, a cycle, a function or symbol, a throwing

@@ -128,7 +128,9 @@ Result<std::vector<int>> list_open_fds(pid_t pid) {
   if (dir == nullptr) return Error{Step::close_fds, errno, "cannot read /proc/PID/fd", false};
   const int own = pid == 0 ? dirfd(dir) : -1;
   std::vector<int> fds;
-  while (const dirent* entry = readdir(dir)) {
+  // readdir() is only unsafe for a directory stream shared between threads (glibc: "MT-Unsafe
+  // race:dirstream"; POSIX.1-2024 asks thread safety of it for distinct streams); `dir` is this call's.
+  while (const dirent* entry = readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): stream is local
     const int fd = parse_fd_name(entry->d_name);
     if (fd >= 0 && fd != own) fds.push_back(fd);
   }

@@ -1,7 +1,8 @@
 #include "isolation/status.h"
 
-#include <cstring>
 #include <string>
+
+#include "base/errno_text.h"
 
 namespace skillbox::isolation {
 
@@ -30,7 +31,7 @@ std::string describe(const Error& error) {
   message += error.what;
   if (error.sys_errno != 0) {
     message += " (";
-    message += std::strerror(error.sys_errno);
+    message += base::errno_text(error.sys_errno);
     message += ")";
   }
   if (error.missing_feature) {

@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 #include <vector>
 
+#include "base/errno_text.h"
 #include "base/file_read.h"
 #include "base/unique_fd.h"
 #include "capabilities/fs/beneath.h"
@@ -58,7 +58,7 @@ std::string open_failure(int err) {
   if (err == ENOENT || err == ENOTDIR) return "does not exist in the skill folder";
   if (err == EXDEV || err == ELOOP) return "leads outside the skill folder";
   if (err == EACCES) return "is not readable";
-  return std::string("cannot be opened: ") + std::strerror(err);
+  return std::string("cannot be opened: ") + base::errno_text(err);
 }
 
 /// Reads the whole regular file open as `fd`, at most `max_bytes`. On failure returns false and sets
@@ -100,7 +100,7 @@ class SourceWalk {
     UniqueFd dir;
     if (prefix.empty()) {
       dir.reset(::fcntl(files_.fd(), F_DUPFD_CLOEXEC, 0));
-      if (!dir) return error(std::string("cannot list the skill folder: ") + std::strerror(errno));
+      if (!dir) return error(std::string("cannot list the skill folder: ") + base::errno_text(errno));
     } else {
       const int fd = files_.openat2_fn()(files_.fd(), prefix.c_str(), kDirFlags, kDirResolve);
       if (fd < 0) {
@@ -115,7 +115,7 @@ class SourceWalk {
     if (const int err = capabilities::list_directory(dir.get(), entries); err != 0)
       return error("cannot list " +
                    (prefix.empty() ? std::string("the skill folder") : quote_source_name(prefix)) + ": " +
-                   std::strerror(err));
+                   base::errno_text(err));
     // getdents order differs between file systems; sorted, which cap is hit first is reproducible.
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     for (const capabilities::DirectoryEntry& e : entries) {
@@ -163,7 +163,7 @@ class SourceWalk {
     const UniqueFd file(fd);
     struct stat st {};
     if (fstat(file.get(), &st) != 0)
-      return refuse(name, std::string("cannot be read: ") + std::strerror(errno));
+      return refuse(name, std::string("cannot be read: ") + base::errno_text(errno));
     if (S_ISDIR(st.st_mode))
       return refuse(name,
                     "is a symbolic link to a folder; skillbox does not follow links to folders when it "
@@ -222,7 +222,7 @@ int system_openat2(int dir_fd, const char* name, uint64_t flags, uint64_t resolv
 
 Result<SkillFiles> SkillFiles::open(const std::filesystem::path& dir, Openat2Fn openat2) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) return error("cannot open skill folder " + dir.string() + ": " + std::strerror(errno));
+  if (!fd) return error("cannot open skill folder " + dir.string() + ": " + base::errno_text(errno));
   return SkillFiles(std::move(fd), openat2);
 }
 

@@ -69,14 +69,25 @@ fi
 
 # Only what the build compiles has flags; a header without a .cpp beside it gets flags interpolated
 # from its neighbours by clang-tidy.
+# The database names files by absolute path, which CMake takes with symlinks resolved.
+root="$(pwd -P)"
 files=()
-for f in $(printf '%s\n' "${candidates[@]+"${candidates[@]}"}" | sort -u); do
-  if [[ "$f" == *.h || "$f" == *.hpp ]] || grep -qF "\"$PWD/$f\"" "$db"; then
+skipped=0
+mapfile -t candidates < <(printf '%s\n' "${candidates[@]+"${candidates[@]}"}" | sed '/^$/d' | sort -u)
+for f in "${candidates[@]+"${candidates[@]}"}"; do
+  if [[ "$f" == *.h || "$f" == *.hpp ]] || grep -qF -e "\"$root/$f\"" -e "\"$PWD/$f\"" "$db"; then
     files+=("$f")
-  elif ! $all; then
-    echo "lint.sh: $f is not in $db (a new file? build once to re-glob); skipped" >&2
+  else
+    skipped=$((skipped + 1))
+    $all || echo "lint.sh: $f is not in $db (a new file? build once to re-glob); skipped" >&2
   fi
 done
+# With --all, a database that matches no file (another checkout's, a stale one) must not pass as clean.
+if $all && [[ ${#files[@]} -eq 0 ]]; then
+  echo "lint.sh: none of the tree's ${#candidates[@]} C++ files is in $db (built from another checkout?)" >&2
+  exit 2
+fi
+if $all && [[ $skipped -gt 0 ]]; then echo "lint.sh: $skipped file(s) the build does not compile; skipped" >&2; fi
 
 if [[ ${#files[@]} -eq 0 ]]; then
   echo "lint.sh: no C++ files to check"

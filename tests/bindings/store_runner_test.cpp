@@ -9,6 +9,7 @@
 #include "skill_fixture.h"
 #include "skillbox/skillbox.h"
 #include "skillbox/store.h"
+#include "support/scoped_env.h"
 
 namespace skillbox {
 namespace {
@@ -152,15 +153,14 @@ TEST_F(StoreFromSkills, EnvGivesOnlyGrantedValues) {
 }
 
 TEST_F(StoreFromSkills, EnvWithoutHostValuesReadsTheProcessEnvironment) {
-  ::setenv("SKILLBOX_STORE_TEST_GRANTED", "from-process", 1);
-  ::setenv("SKILLBOX_STORE_TEST_OTHER", "not-granted", 1);
+  testing::ScopedEnv process_env;
+  process_env.set("SKILLBOX_STORE_TEST_GRANTED", "from-process");
+  process_env.set("SKILLBOX_STORE_TEST_OTHER", "not-granted");
   env_names_ = {"SKILLBOX_STORE_TEST_GRANTED"};
   EXPECT_EQ(
       ok("return [env.get('SKILLBOX_STORE_TEST_GRANTED'), env.get('SKILLBOX_STORE_TEST_OTHER') === undefined,"
          " env.get('PATH') === undefined]"),
       R"(["from-process",true,true])");
-  ::unsetenv("SKILLBOX_STORE_TEST_GRANTED");
-  ::unsetenv("SKILLBOX_STORE_TEST_OTHER");
 }
 
 }  // namespace

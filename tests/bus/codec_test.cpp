@@ -71,7 +71,7 @@ std::vector<Reply> sample_replies() {
       OkReply{},
       BytesReply{every_byte_value()},
       BytesReply{{}},
-      BytesReply{random_bytes(2 * 1024 * 1024, 2)},
+      BytesReply{random_bytes(size_t{2} * 1024 * 1024, 2)},
       BoolReply{true},
       BoolReply{false},
       FsReaddirReply{
@@ -152,7 +152,7 @@ TEST(Codec, EncodingIsDeterministic) {
 }
 
 TEST(Codec, LargePayloadIsCarriedAsBinaryWithoutBloat) {
-  const Bytes data = random_bytes(1024 * 1024, 3);
+  const Bytes data = random_bytes(size_t{1024} * 1024, 3);
   Bytes frame = encode_reply(1, BytesReply{data});
   EXPECT_LT(frame.size(), data.size() + 32);  // bin 32 header + envelope, not base64 or an int array
 }

@@ -85,7 +85,7 @@ TEST(Limits, CatchAndFinallyDoNotSurviveALimit) {
 TEST(Limits, CaughtOutOfMemoryIsStillMemoryLimit) {
   InProcessRunner runner;
   Limits limits;
-  limits.memory_bytes = 4 * 1024 * 1024;
+  limits.memory_bytes = uint64_t{4} * 1024 * 1024;
   RunResult r = run_limited(runner,
                             "export default () => { try { const a = []; for (;;) a.push(new "
                             "Array(10000).fill(1)); } catch (e) { return 'survived: ' + e; } }",

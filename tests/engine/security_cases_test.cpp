@@ -166,8 +166,8 @@ TEST_F(SecurityCases, OutOfMemoryAnywhereEndsAsMemoryLimitAndTeardownNeverAborts
   const uint64_t peak = full.usage.heap_peak_bytes;
   ASSERT_GT(peak, Limits::kMinMemoryBytes * 3 / 2);
   int ok = 0, oom = 0;
-  const uint64_t step = (peak + 64 * 1024 - Limits::kMinMemoryBytes) / 60;
-  for (uint64_t heap = Limits::kMinMemoryBytes; heap <= peak + 64 * 1024; heap += step) {
+  const uint64_t step = (peak + uint64_t{64} * 1024 - Limits::kMinMemoryBytes) / 60;
+  for (uint64_t heap = Limits::kMinMemoryBytes; heap <= peak + uint64_t{64} * 1024; heap += step) {
     Limits limits;
     limits.memory_bytes = heap;
     RunResult r = run_js(source, limits);
@@ -189,15 +189,15 @@ TEST_F(SecurityCases, LargeEntryFileWithATinyHeapEndsAsMemoryLimit) {
   source += "].length;";
   ASSERT_LT(source.size(), 256u * 1024);
   Limits limits;
-  limits.memory_bytes = 256 * 1024;
+  limits.memory_bytes = uint64_t{256} * 1024;
   RunResult r = run_js(source, limits);
   EXPECT_EQ(r.outcome, Outcome::memory_limit) << describe(r);
 }
 
 TEST_F(SecurityCases, EntryFileLargerThanTheHeapIsRefusedBeforeParsing) {
-  std::string source = "export default () => '" + std::string(300 * 1024, 'x') + "'.length;";
+  std::string source = "export default () => '" + std::string(size_t{300} * 1024, 'x') + "'.length;";
   Limits limits;
-  limits.memory_bytes = 256 * 1024;
+  limits.memory_bytes = uint64_t{256} * 1024;
   RunResult r = run_js(source, limits);
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->message, "entry file 'index.js' is too large (" + std::to_string(source.size()) +

@@ -72,7 +72,8 @@ const PreparedSandbox& prepared_sandbox() {
   static const PreparedSandbox prepared = [] {
     Result<PreparedSandbox> result = prepare_sandbox();
     if (!result) {
-      std::fprintf(stderr, "%s\n", describe(result.error()).c_str());
+      // About to abort: if stderr cannot take the reason, there is no better place to report it.
+      (void)std::fprintf(stderr, "%s\n", describe(result.error()).c_str());
       std::abort();
     }
     return std::move(result.value());

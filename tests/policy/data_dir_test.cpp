@@ -8,37 +8,12 @@
 #include <string>
 
 #include "skillbox/skillbox.h"
+#include "support/scoped_env.h"
 
 namespace skillbox {
 namespace {
 
-/// Sets environment variables for one test and restores them afterwards.
-class ScopedEnv {
- public:
-  void set(const std::string& name, const char* value) {
-    if (!saved_.count(name)) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    if (value) {
-      ::setenv(name.c_str(), value, 1);
-    } else {
-      ::unsetenv(name.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  std::map<std::string, std::optional<std::string>> saved_;
-};
+using testing::ScopedEnv;
 
 TEST(ResolveDataDir, TheOptionWins) {
   ScopedEnv env;

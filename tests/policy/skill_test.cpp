@@ -123,7 +123,7 @@ TEST_F(SkillLoad, AFifoAsSkillJsonDoesNotHang) {
 }
 
 TEST_F(SkillLoad, AHugeSkillJsonIsRefusedWithoutReadingItAll) {
-  write(dir_ / "skill.json", std::string(10 * 1024 * 1024, ' '));
+  write(dir_ / "skill.json", std::string(size_t{10} * 1024 * 1024, ' '));
   EXPECT_EQ(load_error(dir_),
             "skill.json: larger than 65536 bytes; a manifest is a small JSON object (see docs/manifest.md)");
   write_manifest();

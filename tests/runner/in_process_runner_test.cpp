@@ -37,7 +37,7 @@ TEST(InProcessRunner, EveryOutcomeThroughTheCppApi) {
     // so a loaded machine cannot turn a step or memory limit into a timeout.
     skill.manifest().limits.timeout_ms = c.outcome == Outcome::timeout ? 300 : 20'000;
     skill.manifest().limits.steps = 1'000'000;
-    skill.manifest().limits.memory_bytes = 8 * 1024 * 1024;
+    skill.manifest().limits.memory_bytes = uint64_t{8} * 1024 * 1024;
     RunResult r = run(runner, skill, "41");
     EXPECT_EQ(r.outcome, c.outcome) << c.name << ": " << describe(r);
     EXPECT_EQ(to_string(r.outcome), c.name);

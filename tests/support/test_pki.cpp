@@ -57,7 +57,7 @@ X509* new_cert(EVP_PKEY* key, const std::string& cn) {
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), next_serial());
   X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert), long{24} * 3600);
   X509_set_pubkey(cert, key);
   X509_NAME* name = X509_get_subject_name(cert);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1,

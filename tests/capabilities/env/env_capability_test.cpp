@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "capabilities/log/log_capability.h"
+#include "support/scoped_env.h"
 
 namespace skillbox::capabilities {
 namespace {
@@ -102,22 +103,21 @@ TEST(EnvCapabilityTest, WorksWithoutALogSink) {
 }
 
 TEST(GrantedEnvTest, HostValuesReplaceTheProcessEnvironment) {
-  ::setenv("SKILLBOX_TEST_FROM_PROCESS", "process-value", 1);
+  skillbox::testing::ScopedEnv process_env;
+  process_env.set("SKILLBOX_TEST_FROM_PROCESS", "process-value");
   const std::map<std::string, std::string> host = {{"FROM_FILE", "file-value"}, {"NOT_GRANTED", "x"}};
   const auto granted = granted_env({"FROM_FILE", "SKILLBOX_TEST_FROM_PROCESS", "MISSING"}, host);
   EXPECT_EQ(granted, (std::map<std::string, std::string>{{"FROM_FILE", "file-value"}}));
-  ::unsetenv("SKILLBOX_TEST_FROM_PROCESS");
 }
 
 TEST(GrantedEnvTest, ProcessEnvironmentWhenTheHostSetsNone) {
-  ::setenv("SKILLBOX_TEST_GRANTED", "yes", 1);
-  ::setenv("SKILLBOX_TEST_NOT_GRANTED", "no", 1);
+  skillbox::testing::ScopedEnv process_env;
+  process_env.set("SKILLBOX_TEST_GRANTED", "yes");
+  process_env.set("SKILLBOX_TEST_NOT_GRANTED", "no");
   const auto granted = granted_env(
       {"SKILLBOX_TEST_GRANTED", "SKILLBOX_TEST_MISSING", std::string("SKILLBOX_TEST_GRANTED\0x", 23)},
       std::nullopt);
   EXPECT_EQ(granted, (std::map<std::string, std::string>{{"SKILLBOX_TEST_GRANTED", "yes"}}));
-  ::unsetenv("SKILLBOX_TEST_GRANTED");
-  ::unsetenv("SKILLBOX_TEST_NOT_GRANTED");
 }
 
 }  // namespace

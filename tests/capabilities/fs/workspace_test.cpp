@@ -848,7 +848,7 @@ TEST_F(WorkspaceTest, LeftoverTemporariesAreHiddenNotCountedAndCleanedUp) {
 // ---- concurrency --------------------------------------------------------------------------------------
 
 TEST_F(WorkspaceTest, ConcurrentWritersAlwaysLeaveOneCompleteContent) {
-  const std::string a(64 * 1024, 'a');
+  const std::string a(size_t{64} * 1024, 'a');
   const std::string b(48 * 1024 + 3, 'b');
   {
     auto w = open();
@@ -886,7 +886,7 @@ TEST_F(WorkspaceTest, ConcurrentWritersAlwaysLeaveOneCompleteContent) {
 }
 
 TEST_F(WorkspaceTest, ConcurrentProcessesAlwaysLeaveOneCompleteContent) {
-  const std::string a(32 * 1024, 'A');
+  const std::string a(size_t{32} * 1024, 'A');
   const std::string b(20 * 1024 + 1, 'B');
   std::vector<pid_t> children;
   for (const std::string* content : {&a, &b}) {

@@ -17,9 +17,11 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 
 #include "support/http_test_server.h"
+#include "support/scoped_env.h"
 #include "support/test_pki.h"
 
 namespace skillbox::capabilities {
@@ -277,14 +279,13 @@ TEST_F(HttpCapabilityTest, ConnectionsAreReusedWithinAnInvocationButNotAcrossInv
 
 TEST_F(HttpCapabilityTest, ProxiesFromTheEnvironmentAreIgnored) {
   HttpTestServer proxy;
+  // Declared before the client: restored only after the client (and its I/O thread) is gone.
+  skillbox::testing::ScopedEnv proxy_env;
   for (const char* var : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"})
-    setenv(var, proxy.origin().c_str(), 1);
-  setenv("NO_PROXY", "", 1);
+    proxy_env.set(var, proxy.origin().c_str());
+  proxy_env.set("NO_PROXY", "");
   Client c(loopback_policy({&server}));
   const bus::Reply r = c.get(server.url("/plain"));
-  for (const char* var :
-       {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "NO_PROXY"})
-    unsetenv(var);
   EXPECT_EQ(body(r), "hello from the test server");
   EXPECT_EQ(server.requests(), 1u);
   expect_untouched(proxy);
@@ -618,9 +619,10 @@ std::string encode(const std::string& s) {
     if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_') {
       out.push_back(static_cast<char>(c));
     } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
+      constexpr std::string_view kHex = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
     }
   }
   return out;
