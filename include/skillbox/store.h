@@ -73,7 +73,7 @@ inline constexpr uint64_t kStoreEntryOverheadBytes = 64;
 
 /// Schema version this build writes. A database with a lower version is migrated forward on open; a
 /// higher one is refused (StoreErrc::newer_schema) and never modified.
-inline constexpr int64_t kStoreSchemaVersion = 1;
+inline constexpr int64_t kStoreSchemaVersion = 2;
 
 /// `PRAGMA application_id` of every skillbox store ("SkBx"): a SQLite file with another id is not ours
 /// and is refused rather than written to.
