@@ -1,8 +1,14 @@
 // capabilities/store/sqlite_store.cpp — the SQLite store behind skillbox/store.h.
 //
-// File layout (schema version 1, docs/store.md):
-//   entries(skill, key, value)  WITHOUT ROWID, primary key (skill, key): one row per entry
-//   usage(skill, keys, bytes)   per-skill totals, kept by triggers on `entries` in the same transaction
+// File layout (schema version 2, docs/store.md):
+//   entries(id, skill, key, value_bytes, value)  a rowid table: one row per entry, the value last
+//   entries_by_key(skill, key)                    unique index: every lookup by (skill, key) goes here
+//   usage(skill, keys, bytes)                     per-skill totals, kept by triggers on `entries`
+// No value is ever part of a b-tree key. Version 1 kept entries WITHOUT ROWID, so each row was the key
+// of the primary-key b-tree, and SQLite loads a key's whole payload (overflow chain included) to
+// compare against it: one skill's 60 MiB value made every lookup that passed it read 60 MiB (measured:
+// a neighbour's 10 sets 0.3 ms -> 2.0-2.4 s, 10 gets 0.05 ms -> 1.0-1.3 s). In a rowid table the b-tree
+// compares integers and the index holds only (skill, key, rowid).
 // `usage.bytes` is key bytes + value bytes; the per-entry overhead is added in C++ (keys * overhead), so
 // changing kStoreEntryOverheadBytes never needs a migration.
 #include <fcntl.h>
@@ -13,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <compare>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -21,6 +28,7 @@
 #include <string>
 #include <system_error>
 
+#include "base/escape.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "skillbox/store.h"
@@ -68,6 +76,46 @@ CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
   DELETE FROM usage WHERE skill = old.skill AND keys = 0;
 END;
 )sql",
+    // 1 -> 2: entries becomes a rowid table (see the top of this file). The old table is renamed away
+    // (its triggers first, so the rename rewrites nothing) and the new one created under its own name,
+    // so a migrated file has exactly the schema text of a new one. Rows are copied unchanged; the usage
+    // counters stay valid (same keys, same values).
+    R"sql(
+DROP TRIGGER entries_insert;
+DROP TRIGGER entries_update;
+DROP TRIGGER entries_delete;
+ALTER TABLE entries RENAME TO entries_v1;
+CREATE TABLE entries (
+  id          INTEGER PRIMARY KEY,
+  skill       TEXT NOT NULL,
+  key         TEXT NOT NULL,
+  value_bytes INTEGER NOT NULL GENERATED ALWAYS AS (length(CAST(value AS BLOB))) STORED,
+  value       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX entries_by_key ON entries (skill, key);
+INSERT INTO entries (skill, key, value) SELECT skill, key, value FROM entries_v1 ORDER BY skill, key;
+DROP TABLE entries_v1;
+CREATE TRIGGER entries_insert AFTER INSERT ON entries BEGIN
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + new.value_bytes)
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER entries_update AFTER UPDATE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - old.value_bytes
+    WHERE skill = old.skill;
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + new.value_bytes)
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - old.value_bytes
+    WHERE skill = old.skill;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+)sql",
 };
 
 // Prepared statements, by purpose. Every statement that touches entries or usage binds the skill id as
@@ -93,7 +141,8 @@ constexpr std::array<const char*, kStmtCount> kStmtSql = {
     "COMMIT",
     "ROLLBACK",
     "SELECT value FROM entries WHERE skill = ?1 AND key = ?2",
-    "SELECT length(CAST(value AS BLOB)) FROM entries WHERE skill = ?1 AND key = ?2",
+    // value_bytes sits before the value in the record: reading it never walks the value's overflow chain.
+    "SELECT value_bytes FROM entries WHERE skill = ?1 AND key = ?2",
     "SELECT keys, bytes FROM usage WHERE skill = ?1",
     "INSERT INTO entries (skill, key, value) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (skill, key) DO UPDATE SET value = excluded.value",
@@ -182,11 +231,157 @@ class Use {
   int bind_rc_ = SQLITE_OK;
 };
 
+// One row of sqlite_schema. `sql` is normalised (normalize_sql), so layout-only differences in the
+// text do not count; everything else does.
+struct SchemaObject {
+  std::string type;  // table, index, view, trigger
+  std::string name;
+  std::string tbl_name;
+  std::string sql;
+  auto operator<=>(const SchemaObject&) const = default;
+};
+using Schema = std::set<SchemaObject>;
+
 struct Header {
   int64_t application_id = 0;
   int64_t user_version = 0;
-  std::set<std::string> objects;  // names in sqlite_schema
+  Schema schema;
 };
+
+bool is_word_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x80 || u == '_' || u == '$' || (u >= '0' && u <= '9') ||
+         ((u | 0x20) >= 'a' && (u | 0x20) <= 'z');
+}
+
+// `sql` with comments dropped, each run of whitespace reduced to one space where it separates two
+// words (and dropped elsewhere), and ASCII letters outside quotes lower-cased: two texts that normalise
+// alike are the same SQL statement. Quoted text ('..', "..", `..`, [..]) is kept byte for byte.
+std::string normalize_sql(std::string_view sql) {
+  std::string out;
+  bool gap = false;
+  size_t i = 0;
+  while (i < sql.size()) {
+    const char c = sql[i];
+    const char next = i + 1 < sql.size() ? sql[i + 1] : '\0';
+    if (c == '-' && next == '-') {
+      while (i < sql.size() && sql[i] != '\n') ++i;
+      gap = true;
+      continue;
+    }
+    if (c == '/' && next == '*') {
+      const size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+      gap = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      gap = true;
+      ++i;
+      continue;
+    }
+    if (gap && !out.empty() && is_word_char(out.back()) && is_word_char(c)) out += ' ';
+    gap = false;
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      const char close = c == '[' ? ']' : c;
+      size_t j = i + 1;
+      while (j < sql.size()) {
+        if (sql[j] == close) {
+          if (close != ']' && j + 1 < sql.size() && sql[j + 1] == close) {
+            j += 2;  // a doubled quote inside the quoted text
+            continue;
+          }
+          break;
+        }
+        ++j;
+      }
+      const size_t end = std::min(j + 1, sql.size());
+      out.append(sql.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c;
+    ++i;
+  }
+  return out;
+}
+
+// Reads every row of sqlite_schema.
+StoreResult<Schema> read_schema(sqlite3* db) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM sqlite_schema", -1, &s, nullptr);
+  if (rc != SQLITE_OK) return sqlite_error(db, rc, "reading the database schema");
+  Schema out;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    auto col = [&](int i) {
+      const auto* p = sqlite3_column_text(s, i);
+      return p == nullptr ? std::string()
+                          : std::string(reinterpret_cast<const char*>(p),
+                                        static_cast<size_t>(sqlite3_column_bytes(s, i)));
+    };
+    out.insert(SchemaObject{col(0), col(1), col(2), normalize_sql(col(3))});
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return sqlite_error(db, rc, "reading the database schema");
+  return out;
+}
+
+// The schema of each version 0..kStoreSchemaVersion, as the migrations make it: they are run once per
+// process on an in-memory database, so the expected schema can never drift from what open() creates.
+const std::vector<Schema>& expected_schemas() {
+  static const std::vector<Schema> schemas = [] {
+    std::vector<Schema> out;
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    for (size_t v = 0; rc == SQLITE_OK; ++v) {
+      auto schema = read_schema(db);
+      if (!schema) break;
+      out.push_back(std::move(*schema));
+      if (v == kMigrations.size()) break;
+      rc = sqlite3_exec(db, kMigrations[v], nullptr, nullptr, nullptr);
+    }
+    sqlite3_close(db);
+    // The migrations are constants of this build: if one does not run, the build is broken.
+    if (out.size() != kMigrations.size() + 1) std::abort();
+    return out;
+  }();
+  return schemas;
+}
+
+// `name` for a message: quoted, with control characters escaped (a tampered file chooses it).
+std::string shown_name(const SchemaObject& o) {
+  return o.type + " \"" + base::escape_text(o.name.substr(0, 128)) + "\"";
+}
+
+// Compares a file's schema with version `version`'s exactly. Returns the differences, one phrase per
+// object ("unexpected trigger \"t\"", "missing table \"usage\"", "changed index \"i\""), empty when
+// they are equal.
+std::vector<std::string> schema_differences(const Schema& actual, int64_t version) {
+  const Schema& expected = expected_schemas().at(static_cast<size_t>(version));
+  auto same_name = [](const SchemaObject& a, const SchemaObject& b) {
+    return a.type == b.type && a.name == b.name;
+  };
+  std::vector<std::string> out;
+  for (const SchemaObject& o : actual) {
+    if (expected.count(o) != 0) continue;
+    const bool changed =
+        std::any_of(expected.begin(), expected.end(), [&](const SchemaObject& e) { return same_name(e, o); });
+    out.push_back((changed ? "changed " : "unexpected ") + shown_name(o));
+  }
+  for (const SchemaObject& e : expected) {
+    if (actual.count(e) != 0) continue;
+    if (std::none_of(actual.begin(), actual.end(), [&](const SchemaObject& o) { return same_name(e, o); }))
+      out.push_back("missing " + shown_name(e));
+  }
+  return out;
+}
+
+StoreError schema_error(const std::vector<std::string>& differences, int64_t version) {
+  std::string list;
+  for (const std::string& d : differences) list += (list.empty() ? "" : ", ") + d;
+  return corrupt_error("its schema differs from skillbox's schema version " + std::to_string(version) + ": " +
+                       list);
+}
 
 }  // namespace
 
@@ -264,15 +459,9 @@ struct StoreDatabase::Impl {
     auto version = pragma_int("PRAGMA user_version");
     if (!version) return version.error();
     h.user_version = *version;
-    sqlite3_stmt* s = nullptr;
-    int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema", -1, &s, nullptr);
-    if (rc != SQLITE_OK) return sqlite_error(db, rc, "reading the database schema");
-    {
-      Use use(s);
-      while ((rc = use.step()) == SQLITE_ROW) h.objects.insert(use.column_text(0));
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return sqlite_error(db, rc, "reading the database schema");
+    auto schema = read_schema(db);
+    if (!schema) return schema.error();
+    h.schema = std::move(*schema);
     return h;
   }
 
@@ -424,6 +613,8 @@ StoreResult<std::shared_ptr<Impl>> connect(const std::filesystem::path& file,
   // schema: a tampered file cannot make triggers or views call functions with side effects.
   sqlite3_db_config(impl->db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(impl->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  // A refused file is left byte-identical: closing this connection must not checkpoint its WAL into it.
+  (void)sqlite3_db_config(impl->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   // Extra checks of b-tree cells as pages are read: damage is reported as SQLITE_CORRUPT, not misread.
   if (auto r = impl->exec("PRAGMA cell_size_check = ON", "configuring the connection"); !r) return r.error();
   return impl;
@@ -460,13 +651,16 @@ StoreResult<StoreOk> migrate(Impl& impl) {
   if (auto r = tx.begin(); !r) return r;
   auto h = impl.header();
   if (!h) return h.error();
-  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->objects.empty();
+  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->schema.empty();
   if (!fresh && h->application_id != kStoreApplicationId) return corrupt_error("not a skillbox store");
   if (h->user_version > kStoreSchemaVersion)
     return make_error(StoreErrc::newer_schema,
                       "the store database has schema version " + std::to_string(h->user_version) +
                           ", newer than this skillbox understands (" + std::to_string(kStoreSchemaVersion) +
                           "); it was left untouched: use a newer skillbox");
+  if (h->user_version < 0) return corrupt_error("negative schema version");
+  if (auto d = schema_differences(h->schema, h->user_version); !d.empty())
+    return schema_error(d, h->user_version);
   for (int64_t v = h->user_version; v < kStoreSchemaVersion; ++v) {
     if (auto r = impl.exec(kMigrations[static_cast<size_t>(v)], "migrating the store schema"); !r) return r;
   }
@@ -497,7 +691,7 @@ StoreResult<std::shared_ptr<Impl>> open_existing(const std::filesystem::path& fi
   if (!impl) return impl.error();
   auto h = (*impl)->header();
   if (!h) return h.error();
-  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->objects.empty();
+  const bool fresh = h->application_id == 0 && h->user_version == 0 && h->schema.empty();
   if (!fresh) {
     if (h->application_id != kStoreApplicationId) return corrupt_error("not a skillbox store");
     if (h->user_version > kStoreSchemaVersion)
@@ -505,9 +699,12 @@ StoreResult<std::shared_ptr<Impl>> open_existing(const std::filesystem::path& fi
                         "the store database has schema version " + std::to_string(h->user_version) +
                             ", newer than this skillbox understands (" + std::to_string(kStoreSchemaVersion) +
                             "); it was left untouched: use a newer skillbox");
-    if (h->user_version == kStoreSchemaVersion &&
-        (h->objects.count("entries") == 0 || h->objects.count("usage") == 0))
-      return corrupt_error("tables are missing");
+    if (h->user_version < 0) return corrupt_error("negative schema version");
+    // Exactly our schema, or nothing is run on the file: a planted trigger would run inside the host on
+    // every write (copying one skill's values into another's rows, say), and a planted index on
+    // `value` would put values back into a b-tree key (the noisy-neighbour cost, docs/store.md).
+    if (auto d = schema_differences(h->schema, h->user_version); !d.empty())
+      return schema_error(d, h->user_version);
   }
   if (auto r = make_durable(**impl); !r) return r.error();
   if (fresh || h->user_version < kStoreSchemaVersion) {
@@ -673,6 +870,10 @@ StoreResult<StoreOk> StoreDatabase::check() const {
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) return sqlite_error(db, rc, "checking the database");
     return StoreOk{};
   };
+  auto schema = read_schema(db);
+  if (!schema) return schema.error();
+  if (auto d = schema_differences(*schema, kStoreSchemaVersion); !d.empty())
+    return schema_error(d, kStoreSchemaVersion);
   std::string problems;
   auto r = run_rows("PRAGMA integrity_check", [&](Use& use) -> Result<void, StoreError> {
     const std::string line = use.column_text(0);

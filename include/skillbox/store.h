@@ -73,7 +73,7 @@ inline constexpr uint64_t kStoreEntryOverheadBytes = 64;
 
 /// Schema version this build writes. A database with a lower version is migrated forward on open; a
 /// higher one is refused (StoreErrc::newer_schema) and never modified.
-inline constexpr int64_t kStoreSchemaVersion = 1;
+inline constexpr int64_t kStoreSchemaVersion = 2;
 
 /// `PRAGMA application_id` of every skillbox store ("SkBx"): a SQLite file with another id is not ours
 /// and is refused rather than written to.
@@ -121,7 +121,9 @@ class StoreDatabase {
   /// Opens the store at `file`. A missing file is created (when options.create) fully initialised and
   /// mode 0600, atomically: other processes see either no file or a complete empty store. An existing
   /// file is checked before anything is written to it:
-  ///  - not SQLite, damaged header, or a SQLite file of another application -> StoreErrc::corrupt;
+  ///  - not SQLite, damaged header, a SQLite file of another application, or a schema that is not
+  ///    exactly the one skillbox creates for the file's version (a planted trigger, view, table or
+  ///    index; each is named in the message) -> StoreErrc::corrupt, file left byte-identical;
   ///  - schema version newer than kStoreSchemaVersion -> StoreErrc::newer_schema;
   ///  - older schema -> migrated forward in one transaction.
   /// The connection then uses WAL, synchronous=FULL, the busy timeout, defensive mode and
@@ -146,7 +148,9 @@ class StoreDatabase {
   /// Skill ids that have at least one entry, sorted. For operators.
   [[nodiscard]] StoreResult<std::vector<std::string>> skills() const;
 
-  /// Runs `PRAGMA integrity_check` over the whole file and compares the usage table with the entries.
+  /// Verifies the schema exactly (every sqlite_schema row; differences named by type and name), runs
+  /// `PRAGMA integrity_check` over the whole file, compares the usage table with the entries and checks
+  /// that every value is JSON. Writes nothing. StoreErrc::corrupt names the first kind of problem found.
   /// Cost grows with the file size (a full scan), so it is for operators, not for every invocation.
   [[nodiscard]] StoreResult<StoreOk> check() const;
 

@@ -252,11 +252,34 @@ TEST_F(StoreCli, UsageSkillsAndCheck) {
   EXPECT_EQ(ok({"store", "skills"}).out, "alpha\nbeta\n");
   EXPECT_EQ(ok({"store", "usage", "--skill", "alpha", "--quota-bytes", "1000"}).out,
             "keys  1 of 10000\nbytes 70 of 1000 (keys + values + 64 per entry)\n");
-  EXPECT_EQ(ok({"store", "check"}).out, "ok: schema version 1, journal mode wal\n");
+  EXPECT_EQ(ok({"store", "check"}).out,
+            "ok: schema version " + std::to_string(kStoreSchemaVersion) + ", journal mode wal\n");
   testing::raw_sql(db_file(), "UPDATE usage SET keys = 5 WHERE skill = 'beta'");
   const Exec bad = skillbox({"store", "check"});
   EXPECT_EQ(bad.exit_code, 70);
   EXPECT_NE(bad.err.find("usage counters of skill \"beta\" disagree"), std::string::npos) << bad.err;
+}
+
+TEST_F(StoreCli, CheckReportsEveryForeignSchemaObjectAndLeavesTheFile) {
+  ok({"store", "set", "--skill", "alpha", "k", "1"});
+  testing::raw_sql(
+      db_file(),
+      "CREATE TRIGGER evil AFTER INSERT ON entries BEGIN SELECT load_extension('/tmp/x.so'); END;"
+      "CREATE VIEW peek AS SELECT value FROM entries;"
+      "CREATE TABLE loot (v TEXT);"
+      "CREATE INDEX by_value ON entries (value);");
+  const std::string before = read_bytes(db_file());
+  const Exec r = skillbox({"store", "check"});
+  EXPECT_EQ(r.exit_code, 70) << r.err;
+  EXPECT_EQ(r.out, "");
+  for (const char* shown : {"unexpected trigger \"evil\"", "unexpected view \"peek\"",
+                            "unexpected table \"loot\"", "unexpected index \"by_value\""})
+    EXPECT_NE(r.err.find(shown), std::string::npos) << shown << " in " << r.err;
+  EXPECT_EQ(read_bytes(db_file()), before);
+  // A skill's (or operator's) write is refused too: the trigger never runs.
+  const Exec w = skillbox({"store", "set", "--skill", "alpha", "k2", "2"});
+  EXPECT_EQ(w.exit_code, 70);
+  EXPECT_EQ(read_bytes(db_file()), before);
 }
 
 TEST_F(StoreCli, RunReadsEnvValuesFromAnEnvFile) {

@@ -458,7 +458,9 @@ TEST_F(SqliteStoreTest, NewerSchemaIsRefusedAndLeftUntouched) {
   auto db = StoreDatabase::open(file());
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.error().code, StoreErrc::newer_schema);
-  EXPECT_NE(db.error().message.find("schema version 2"), std::string::npos) << db.error().message;
+  EXPECT_NE(db.error().message.find("schema version " + std::to_string(kStoreSchemaVersion + 1)),
+            std::string::npos)
+      << db.error().message;
   EXPECT_NE(db.error().message.find("newer skillbox"), std::string::npos) << db.error().message;
   EXPECT_EQ(read_bytes(file()), before);
   EXPECT_EQ(raw_query(file(), "PRAGMA user_version"), std::to_string(kStoreSchemaVersion + 1));
@@ -538,6 +540,162 @@ TEST_F(SqliteStoreTest, CheckFindsUsageCountersThatDisagree) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, StoreErrc::corrupt);
   EXPECT_NE(c.error().message.find("usage counters of skill \"x\""), std::string::npos) << c.error().message;
+}
+
+// Version 1 as skillbox 1 wrote it: entries WITHOUT ROWID, usage kept by triggers.
+constexpr const char* kVersion1Schema = R"sql(
+CREATE TABLE entries (
+  skill TEXT NOT NULL,
+  key   TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (skill, key)
+) WITHOUT ROWID;
+CREATE TABLE usage (
+  skill TEXT NOT NULL PRIMARY KEY,
+  keys  INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER entries_insert AFTER INSERT ON entries BEGIN
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)))
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER entries_update AFTER UPDATE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - length(CAST(old.value AS BLOB))
+    WHERE skill = old.skill;
+  INSERT INTO usage (skill, keys, bytes)
+    VALUES (new.skill, 1, length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)))
+    ON CONFLICT (skill) DO UPDATE SET keys = keys + 1, bytes = bytes + excluded.bytes;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
+  UPDATE usage SET keys = keys - 1,
+                   bytes = bytes - length(CAST(old.key AS BLOB)) - length(CAST(old.value AS BLOB))
+    WHERE skill = old.skill;
+  DELETE FROM usage WHERE skill = old.skill AND keys = 0;
+END;
+PRAGMA application_id = 1399538296;
+PRAGMA user_version = 1;
+)sql";
+
+TEST_F(SqliteStoreTest, Version1DatabaseMigratesWithEveryValue) {
+  std::filesystem::create_directories(file().parent_path());
+  raw_sql(file(), std::string(kVersion1Schema) + "PRAGMA journal_mode = WAL;");
+  // Small values, a value with an overflow chain, keys of several skills and non-ASCII keys.
+  const std::string big = "\"" + std::string(300 * 1024, 'b') + "\"";
+  raw_sql(file(),
+          "INSERT INTO entries VALUES ('alpha', 'k1', '1'), ('alpha', 'é😀', '{\"a\":[1,2]}'), "
+          "('beta', 'big', '" +
+              big + "'), ('beta', 'k1', '\"x\"');");
+  auto db = open_db();
+  ASSERT_EQ(db.info()->schema_version, kStoreSchemaVersion);
+  auto alpha = skill(db, "alpha");
+  auto beta = skill(db, "beta");
+  EXPECT_EQ(get_of(alpha, "k1"), "1");
+  EXPECT_EQ(get_of(alpha, "é😀"), "{\"a\":[1,2]}");
+  EXPECT_EQ(get_of(beta, "big"), big);
+  EXPECT_EQ(get_of(beta, "k1"), "\"x\"");
+  EXPECT_EQ(alpha.keys().value(), (std::vector<std::string>{"k1", "é😀"}));
+  EXPECT_EQ(alpha.usage()->keys, 2u);
+  EXPECT_EQ(alpha.usage()->bytes, 2 + 1 + 6 + 11 + 2 * kStoreEntryOverheadBytes);
+  EXPECT_EQ(beta.usage()->bytes, 3 + big.size() + 2 + 3 + 2 * kStoreEntryOverheadBytes);
+  EXPECT_TRUE(db.check().ok());
+  // The migrated file works like a new one, counters included.
+  ASSERT_TRUE(beta.set("big", "2").ok());
+  EXPECT_EQ(beta.usage()->bytes, 3 + 1 + 2 + 3 + 2 * kStoreEntryOverheadBytes);
+  EXPECT_TRUE(db.check().ok());
+}
+
+TEST_F(SqliteStoreTest, MigratedAndNewDatabasesHaveTheSameSchema) {
+  std::filesystem::create_directories(file().parent_path());
+  raw_sql(file(), kVersion1Schema);
+  { auto db = open_db(); }
+  const std::filesystem::path fresh = dir_.path() / "fresh" / "store.sqlite";
+  { ASSERT_TRUE(StoreDatabase::open(fresh).ok()); }
+  const std::string q =
+      "SELECT group_concat(type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, ''), "
+      "char(10)) FROM (SELECT * FROM sqlite_schema ORDER BY type, name)";
+  EXPECT_EQ(raw_query(file(), q), raw_query(fresh, q));
+  EXPECT_NE(raw_query(fresh, q).find("entries_by_key"), std::string::npos);
+}
+
+TEST_F(SqliteStoreTest, Version1DatabaseWithAPlantedTriggerIsRefusedAndLeftUntouched) {
+  std::filesystem::create_directories(file().parent_path());
+  raw_sql(file(), std::string(kVersion1Schema) +
+                      "INSERT INTO entries VALUES ('alpha', 'k', '1');"
+                      "CREATE TRIGGER copy AFTER INSERT ON entries BEGIN "
+                      "INSERT INTO usage VALUES ('spy', 0, 0); END;");
+  const std::string before = read_bytes(file());
+  auto db = StoreDatabase::open(file());
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.error().code, StoreErrc::corrupt);
+  EXPECT_NE(db.error().message.find("unexpected trigger \"copy\""), std::string::npos) << db.error().message;
+  db = StoreResult<StoreDatabase>(StoreError{});
+  EXPECT_EQ(read_bytes(file()), before);
+}
+
+// Objects someone could add to store.sqlite, each with what it would do.
+const std::vector<std::pair<std::string, std::string>> kForeignObjects = {
+    // runs inside the host on every write (load_extension is disabled, but the copy would work)
+    {"trigger \"evil\"",
+     "CREATE TRIGGER evil AFTER INSERT ON entries BEGIN SELECT load_extension('/tmp/x.so'); "
+     "INSERT INTO usage VALUES ('spy', 0, 0); END;"},
+    {"view \"peek\"", "CREATE VIEW peek AS SELECT skill, key, value FROM entries;"},
+    {"table \"loot\"", "CREATE TABLE loot (v TEXT);"},
+    {"index \"by_value\"", "CREATE INDEX by_value ON entries (value);"},  // values back in a b-tree key
+};
+
+TEST_F(SqliteStoreTest, ForeignSchemaObjectsAreReportedByTypeAndNameAndLeftUntouched) {
+  for (const auto& [shown, sql] : kForeignObjects) {
+    std::filesystem::remove_all(file().parent_path());
+    {
+      auto db = open_db();
+      auto s = skill(db, "alpha");
+      ASSERT_TRUE(s.set("k", "1").ok());
+      // An embedder's long-lived connection: check() finds what was added after it opened.
+      raw_sql(file(), sql);
+      auto c = db.check();
+      ASSERT_FALSE(c.ok()) << shown;
+      EXPECT_EQ(c.error().code, StoreErrc::corrupt);
+      EXPECT_NE(c.error().message.find("unexpected " + shown), std::string::npos) << c.error().message;
+    }
+    raw_sql(file(), "PRAGMA wal_checkpoint(TRUNCATE)");
+    const std::string before = read_bytes(file());
+    // A new connection (a skill's invocation) refuses the file before running anything on it.
+    auto db = StoreDatabase::open(file());
+    ASSERT_FALSE(db.ok()) << shown;
+    EXPECT_EQ(db.error().code, StoreErrc::corrupt);
+    EXPECT_NE(db.error().message.find("unexpected " + shown), std::string::npos) << db.error().message;
+    db = StoreResult<StoreDatabase>(StoreError{});
+    EXPECT_EQ(read_bytes(file()), before) << shown;
+    EXPECT_EQ(raw_query(file(), "SELECT count(*) FROM usage WHERE skill = 'spy'"), "0");
+  }
+}
+
+TEST_F(SqliteStoreTest, ChangedOrMissingSchemaObjectsAreReported) {
+  { auto db = open_db(); }
+  raw_sql(file(),
+          "DROP INDEX entries_by_key; CREATE INDEX entries_by_key ON entries (key);"
+          "DROP TRIGGER entries_delete;");
+  auto db = StoreDatabase::open(file());
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.error().code, StoreErrc::corrupt);
+  EXPECT_NE(db.error().message.find("changed index \"entries_by_key\""), std::string::npos)
+      << db.error().message;
+  EXPECT_NE(db.error().message.find("missing trigger \"entries_delete\""), std::string::npos)
+      << db.error().message;
+}
+
+TEST_F(SqliteStoreTest, SchemaTextDiffersOnlyInLayoutIsAccepted) {
+  { auto db = open_db(); }
+  // The same index, written differently: upper/lower case, spaces, a comment.
+  raw_sql(
+      file(),
+      "DROP INDEX entries_by_key; CREATE   UNIQUE index entries_by_key /* same */ ON entries(skill,key);");
+  auto db = StoreDatabase::open(file());
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_TRUE(db->check().ok());
 }
 
 }  // namespace
