@@ -35,11 +35,11 @@ int Limiter::interrupt() {
   armed_ = 0;
   if (tripped_ == LimitKind::none) {
     if (JS_HasCallStackOverflowed(rt_)) {
-      tripped_ = LimitKind::stack;
+      record(LimitKind::stack);
     } else if (steps_ > limits_.steps) {
-      tripped_ = LimitKind::steps;
+      record(LimitKind::steps);
     } else if (deadline_passed()) {
-      tripped_ = LimitKind::timeout;
+      record(LimitKind::timeout);
     }
   }
   if (tripped_ != LimitKind::none) {
@@ -53,8 +53,14 @@ int Limiter::interrupt() {
   return 0;
 }
 
-void Limiter::trip(LimitKind kind) {
+// The one place a limit becomes the invocation's: from here on the host serves none of its requests.
+void Limiter::record(LimitKind kind) {
   if (tripped_ == LimitKind::none) tripped_ = kind;
+  if (stop_ != nullptr) stop_->raise();
+}
+
+void Limiter::trip(LimitKind kind) {
+  record(kind);
   if (kind == LimitKind::timeout) deadline_flag_.passed.store(true, std::memory_order_relaxed);
   if (ctx_ != nullptr && armed_ != 1) {
     // Account the ticks of the interrupted countdown, then poll at the next tick.
@@ -79,6 +85,7 @@ bool Limiter::deadline_passed() const {
   if (deadline_flagged()) return true;
   if (Clock::now() >= deadline_) {
     deadline_flag_.passed.store(true, std::memory_order_relaxed);
+    if (stop_ != nullptr) stop_->raise();
     return true;
   }
   return false;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 
 namespace skillbox::engine {
@@ -67,8 +68,12 @@ class Limiter {
   /// from this value unless the handler sets another one (JS_INTERRUPT_COUNTER_INIT in quickjs.c).
   static constexpr int kTicksPerPoll = 10'000;
 
-  Limiter(const Limits& limits, Clock::time_point deadline, DeadlineFlag& deadline_flag)
-      : limits_(limits), deadline_(deadline), deadline_flag_(deadline_flag) {}
+  /// `stop`, when given, is raised as soon as any limit is recorded (or the deadline is seen to have
+  /// passed), so the host side refuses the invocation's requests from then on (bus/stop_token.h). It
+  /// must outlive the Limiter.
+  Limiter(const Limits& limits, Clock::time_point deadline, DeadlineFlag& deadline_flag,
+          bus::StopToken* stop = nullptr)
+      : limits_(limits), deadline_(deadline), deadline_flag_(deadline_flag), stop_(stop) {}
   Limiter(const Limiter&) = delete;
   Limiter& operator=(const Limiter&) = delete;
 
@@ -117,10 +122,12 @@ class Limiter {
   static int on_interrupt(JSRuntime* rt, void* opaque);
   int interrupt();
   void arm();
+  void record(LimitKind kind);
 
   Limits limits_;
   Clock::time_point deadline_;
   DeadlineFlag& deadline_flag_;
+  bus::StopToken* stop_;  // raised with the first recorded limit; may be null
   JSRuntime* rt_ = nullptr;
   JSContext* ctx_ = nullptr;
   LimitKind tripped_ = LimitKind::none;

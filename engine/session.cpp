@@ -59,7 +59,7 @@ RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox&
 
 Session::Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox)
     : params_(std::move(params)),
-      limiter_(params_.limits, params_.deadline, *params_.deadline_flag),
+      limiter_(params_.limits, params_.deadline, *params_.deadline_flag, params_.stop_token),
       heap_(limiter_),
       endpoint_(endpoint),
       inbox_(inbox) {}
@@ -417,7 +417,9 @@ void Session::settle(uint64_t id, bus::Reply reply) {
 }
 
 bus::Reply Session::call(bus::Request request) {
-  if (limiter_.tripped() != LimitKind::none)
+  // check(), not tripped(): a deadline that passed while the skill was inside a native call is
+  // recorded here, before the request could take effect (the Endpoint refuses it too).
+  if (limiter_.check())
     return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
   std::optional<bus::Reply> reply = dispatch(next_request_id_++, std::move(request));
   if (reply) return std::move(*reply);
@@ -426,8 +428,7 @@ bus::Reply Session::call(bus::Request request) {
 }
 
 JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) {
-  if (limiter_.tripped() != LimitKind::none)
-    return JS_ThrowInternalError(ctx, "the invocation is ending: a limit was reached");
+  if (limiter_.check()) return JS_ThrowInternalError(ctx, "the invocation is ending: a limit was reached");
   JSValue funcs[2];
   JSValue promise = JS_NewPromiseCapability(ctx, funcs);
   if (JS_IsException(promise)) return promise;

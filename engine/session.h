@@ -29,6 +29,7 @@
 #include "bindings/bridge.h"
 #include "bus/endpoint.h"
 #include "bus/skill_sources.h"
+#include "bus/stop_token.h"
 #include "engine/handles.h"
 #include "engine/heap.h"
 #include "engine/limiter.h"
@@ -50,6 +51,7 @@ struct SessionParams {
   Clock::time_point start;                // when the invocation was accepted (usage.wall_ms counts from here)
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
+  bus::StopToken* stop_token = nullptr;   // raised with the first limit (bus/stop_token.h); may be null
   bus::SkillSources sources;              // read by the host (runner/skill_reader.h)
 
   // Testing hooks (not used by the runners).

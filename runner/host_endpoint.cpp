@@ -30,7 +30,8 @@ struct HostEndpoint::Router {
 
   capabilities::Workspace& fs() const {
     if (!caps().fs)
-      caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs);
+      caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
+                                                            self.stop_);
     return *caps().fs;
   }
   capabilities::StoreCapability& store() const {
@@ -54,7 +55,8 @@ struct HostEndpoint::Router {
   std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
     if (!caps().http)
       caps().http = std::make_unique<capabilities::HttpCapability>(ctx().policy.http, ctx().extra_ca_file,
-                                                                   self.sink_, self.counters_);
+                                                                   self.sink_, self.counters_,
+                                                                   capabilities::HttpTuning{}, self.stop_);
     return caps().http->start(request_id, std::move(r));
   }
 
@@ -73,8 +75,8 @@ struct HostEndpoint::Router {
   }
 };
 
-HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink)
-    : context_(std::move(context)), sink_(sink), caps_(std::make_unique<Capabilities>()) {}
+HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop)
+    : context_(std::move(context)), sink_(sink), stop_(stop), caps_(std::make_unique<Capabilities>()) {}
 
 HostEndpoint::~HostEndpoint() {
   cancel_all();
@@ -100,6 +102,13 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
   if (request.valueless_by_exception())
     return bus::ErrorReply{bus::ErrorCode::IoError,
                            "internal error: the host received a request without a type and served nothing"};
+  // Nothing happens after a limit: checked here, before any capability sees the request, and not in
+  // each binding. The token also reads the clock, so a deadline the engine has not noticed yet (it
+  // was inside a native call) already counts.
+  if (stop_.stop_requested())
+    return bus::ErrorReply{bus::ErrorCode::Timeout,
+                           "the invocation is ending (a limit was reached or its deadline passed); the host "
+                           "served nothing"};
   return std::visit(Router{*this, request_id}, request);
 }
 

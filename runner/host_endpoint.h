@@ -23,6 +23,7 @@
 
 #include "bus/endpoint.h"
 #include "bus/messages.h"
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 #include "skillbox/skillbox.h"
 
@@ -40,15 +41,20 @@ struct InvocationContext {
 class HostEndpoint final : public bus::Endpoint {
  public:
   /// Serves the invocation described by `context`; asynchronous replies go to `sink`, which must
-  /// outlive this object (or cancel_all() must have returned before it goes away).
-  HostEndpoint(InvocationContext context, bus::CompletionSink& sink);
+  /// outlive this object (or cancel_all() must have returned before it goes away). `stop` says when
+  /// the invocation is ending (a limit tripped or its deadline passed); it must outlive this object.
+  HostEndpoint(InvocationContext context, bus::CompletionSink& sink,
+               const bus::StopToken& stop = bus::StopToken::never());
   ~HostEndpoint() override;  // cancel_all()
   HostEndpoint(const HostEndpoint&) = delete;
   HostEndpoint& operator=(const HostEndpoint&) = delete;
 
   /// bus::Endpoint. log, fs, store and env reply synchronously; http returns std::nullopt unless
   /// refused at once. The note of a refused env name goes to the run's log. Counts every request in
-  /// counters().host_calls. A request with no type (a valueless variant) is an IoError reply.
+  /// counters().host_calls. A request with no type (a valueless variant) is an IoError reply. Once
+  /// `stop` is requested, every request is answered ErrorReply{Timeout} without reaching any
+  /// capability ("nothing happens after a limit"); the capabilities also check `stop` between the
+  /// steps of a long operation (fs recursive remove, appends; http transfers are aborted).
   std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override;
   /// bus::Endpoint: cancels the pending http requests; none completes after this returns.
   void cancel_all() override;
@@ -70,6 +76,7 @@ class HostEndpoint final : public bus::Endpoint {
 
   InvocationContext context_;
   bus::CompletionSink& sink_;
+  const bus::StopToken& stop_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
 };

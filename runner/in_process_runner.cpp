@@ -11,19 +11,31 @@
 // has not finished kAbandonGrace later (a native loop that neither allocates nor polls, see
 // docs/limits.md), run() returns `timeout` without it; the thread finishes on its own, then frees its
 // runtime and returns to the pool. Everything the abandoned thread uses is owned by its Job.
+//
+// An abandoned run keeps a core busy and its heap allocated until its native call returns, so the
+// runner counts them (abandoned_runs()) and, at HostOptions::max_abandoned_runs, refuses to start more
+// runs until one finishes: a skill that is abandoned on every call cannot pile up stray threads.
+//
+// Nothing happens after a limit: every invocation has a bus::StopToken (its deadline, raised by the
+// engine's Limiter at the first limit and by the watchdog), which the HostEndpoint checks before it
+// dispatches a request and the capabilities check between the steps of a long operation.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "bus/stop_token.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
 #include "runner/skill_reader.h"
+#include "runner/testing_hooks.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
@@ -32,15 +44,39 @@ namespace {
 /// How long after the deadline the caller still waits for the JS thread to stop by itself.
 constexpr std::chrono::milliseconds kAbandonGrace{1000};
 
+/// Abandoned runs still executing, shared by a runner and its jobs (a job may outlive the runner).
+using AbandonedCount = std::shared_ptr<std::atomic<size_t>>;
+
 struct Job {
-  explicit Job(const Invocation& inv) : invocation(inv) {}
+  Job(const Invocation& inv, engine::Clock::time_point deadline, AbandonedCount count)
+      : invocation(inv), stop_token(deadline), abandoned_count(std::move(count)) {}
   Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
   engine::DeadlineFlag deadline_flag;
+  bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
+  bool abandoned = false;  // guarded by mutex: set by the watchdog when it gives up waiting
+  AbandonedCount abandoned_count;
   RunResult result;
 };
+
+// Testing hook (runner/testing_hooks.h): added to every invocation's SessionParams.
+struct ExtraApiHook {
+  std::mutex mutex;
+  std::function<void(JSContext*)> install;  // guarded by mutex
+};
+
+ExtraApiHook& extra_api_hook() {
+  static ExtraApiHook hook;
+  return hook;
+}
+
+std::function<void(JSContext*)> extra_api() {
+  ExtraApiHook& hook = extra_api_hook();
+  std::lock_guard<std::mutex> lock(hook.mutex);
+  return hook.install;
+}
 
 // Limits are validated by the manifest parser; this guards the ceilings the engine's safety rests on
 // (the JS stack must fit the pool thread's stack) against a Skill built in code with other values.
@@ -71,7 +107,7 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   }
   params.sources = std::move(*sources);
   engine::ReplyInbox inbox;  // outlives the endpoint, which completes into it
-  runner::HostEndpoint endpoint(std::move(context), inbox);
+  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
   return r;
@@ -83,6 +119,7 @@ struct InProcessRunner::Impl {
   explicit Impl(HostOptions o)
       : options(std::move(o)),
         data_dir(resolve_data_dir(options)),
+        abandoned(std::make_shared<std::atomic<size_t>>(0)),
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
   runner::InvocationContext invocation_context(const Skill& skill) const {
@@ -106,6 +143,7 @@ struct InProcessRunner::Impl {
 
   HostOptions options;
   std::filesystem::path data_dir;
+  AbandonedCount abandoned;
   runner::JsThreadPool pool;
 };
 
@@ -113,13 +151,27 @@ InProcessRunner::InProcessRunner(HostOptions options) : impl_(std::make_unique<I
 
 InProcessRunner::~InProcessRunner() = default;
 
+size_t InProcessRunner::abandoned_runs() const {
+  return impl_->abandoned->load(std::memory_order_acquire);
+}
+
 RunResult InProcessRunner::run(const Invocation& invocation) {
   try {
-    auto job = std::make_shared<Job>(invocation);
+    const size_t cap = std::max<size_t>(1, impl_->options.max_abandoned_runs);
+    if (const size_t stray = abandoned_runs(); stray >= cap) {
+      RunResult r = internal_result(
+          std::to_string(stray) + " abandoned run" + (stray == 1 ? " is" : "s are") +
+          " still executing a native operation past its deadline (limit is " + std::to_string(cap) +
+          ", HostOptions::max_abandoned_runs); no new run starts until one finishes. Raise the limit to "
+          "accept more stray CPU use, or run skills in worker processes, which are killed at the deadline");
+      r.error->name = "TooManyAbandonedRuns";
+      return r;
+    }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
+    auto job = std::make_shared<Job>(invocation, deadline, impl_->abandoned);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
@@ -127,6 +179,8 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.start = start;
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
+    params.stop_token = &job->stop_token;
+    params.install_extra_api = extra_api();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
     const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
@@ -134,14 +188,20 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       std::lock_guard<std::mutex> lock(job->mutex);
       job->result = std::move(r);
       job->done = true;
+      if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
       job->cv.notify_all();
     });
     if (!started) return internal_result("could not start a thread to run the skill");
 
     std::unique_lock<std::mutex> lock(job->mutex);
     if (!job->cv.wait_until(lock, deadline, [&] { return job->done; })) {
+      job->stop_token.raise();     // the host serves no more requests of this invocation
       job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
       if (!job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done; })) {
+        // Under the job's mutex, so the JS thread, which marks the job done under it, either finished
+        // already (the predicate above saw it) or sees `abandoned` and takes it off the count.
+        job->abandoned = true;
+        job->abandoned_count->fetch_add(1, std::memory_order_acq_rel);
         RunResult r;
         r.outcome = Outcome::timeout;
         r.error =
@@ -159,5 +219,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     return internal_result(std::string("skillbox failed to run the skill: ") + e.what());
   }
 }
+
+namespace runner::testing {
+
+void set_extra_api(std::function<void(JSContext*)> install) {
+  ExtraApiHook& hook = extra_api_hook();
+  std::lock_guard<std::mutex> lock(hook.mutex);
+  hook.install = std::move(install);
+}
+
+}  // namespace runner::testing
 
 }  // namespace skillbox

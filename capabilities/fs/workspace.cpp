@@ -45,30 +45,44 @@ using workspace_io::temporary_name;
 using workspace_io::write_all;
 
 /// Deletes everything below a directory without following symlinks (links are removed, never
-/// their targets).
+/// their targets). Stops with ECANCELED before the next unlink once the invocation must stop: each
+/// unlink is one atomic step, so what is left is a valid (partly removed) tree.
 class RemoveVisitor : public TreeVisitor {
  public:
+  explicit RemoveVisitor(const bus::StopToken& stop) : stop_(stop) {}
   int entry(int dir, const std::string& name, const struct stat& st, bool& descend) override {
     if (S_ISDIR(st.st_mode)) {
       descend = true;
       return 0;
     }
+    if (stop_.stop_requested()) return ECANCELED;
     return unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT ? 0 : errno;
   }
   int leave(int dir, const std::string& name, const struct stat&) override {
+    if (stop_.stop_requested()) return ECANCELED;
     return unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : errno;
   }
+
+ private:
+  const bus::StopToken& stop_;
 };
+
+/// The reply of a mutation cut short because the invocation reached a limit (bus/stop_token.h).
+ErrorReply stopped(const Call& call, const char* left) {
+  return fail(ErrorCode::Timeout, call, std::string("stopped: the invocation reached a limit; ") + left);
+}
 
 }  // namespace
 
 // ---- construction --------------------------------------------------------------------------------------
 
-Workspace::Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy)
+Workspace::Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy,
+                     const bus::StopToken& stop)
     : impl_(std::make_unique<Impl>()) {
   impl_->data_dir = std::move(data_dir);
   impl_->skill_id = std::move(skill_id);
   impl_->policy = policy;
+  impl_->stop = &stop;
 }
 
 Workspace::~Workspace() = default;
@@ -278,9 +292,13 @@ bus::Reply Workspace::handle(const bus::FsWriteFileRequest& r) {
   if (!err) err = write_all(out.get(), r.data.data(), r.data.size());
   if (!err && fsync(out.get()) != 0) err = errno;
   out.reset();
+  // The copy and the write may take long (an append copies the whole file): the rename is the one
+  // effect, so a limit reached meanwhile cancels it and the target keeps its old content.
+  if (!err && w.stop->stop_requested()) err = ECANCELED;
   if (!err && renameat(parent, temp.c_str(), parent, name.c_str()) != 0) err = errno;
   if (err) {
     unlinkat(parent, temp.c_str(), 0);
+    if (err == ECANCELED) return stopped(call, "the file was not changed");
     return errno_error(err, call);
   }
   w.usage->bytes = bytes;
@@ -385,8 +403,12 @@ bus::Reply Workspace::handle(const bus::FsRemoveRequest& r) {
       // Recount at the next mutation rather than tracking every unlink: exact even when the walk
       // stops half-way.
       w.usage.reset();
-      RemoveVisitor remover;
-      if (int err = walk_tree(dir.get(), remover)) return errno_error(err, call);
+      RemoveVisitor remover(*w.stop);
+      if (int err = walk_tree(dir.get(), remover)) {
+        if (err == ECANCELED) return stopped(call, "the directory is partly removed (still a valid tree)");
+        return errno_error(err, call);
+      }
+      if (w.stop->stop_requested()) return stopped(call, "the directory is emptied but not removed");
     } else if (auto ok = w.begin_change(call); !ok) {
       return ok.error();
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bus/messages.h"
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 
 namespace skillbox::capabilities {
@@ -35,7 +36,11 @@ namespace skillbox::capabilities {
 /// Workspace objects, in any threads or processes, may share a workspace.
 class Workspace {
  public:
-  Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy);
+  /// `stop` (must outlive the Workspace) is checked between the steps of a long mutation: a recursive
+  /// remove stops before its next unlink, and a write or append stops before its rename (the
+  /// temporary file is deleted, the target keeps its old content); either returns Timeout.
+  Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy,
+            const bus::StopToken& stop = bus::StopToken::never());
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;

@@ -48,6 +48,7 @@ struct Workspace::Impl {
   std::filesystem::path data_dir;
   std::string skill_id;
   FsPolicy policy;
+  const bus::StopToken* stop = &bus::StopToken::never();  // the invocation's (Workspace's constructor)
 
   base::UniqueFd root;                      // the workspace directory, opened once
   base::UniqueFd lock;                      // workspace.lock, when the mode permits writing

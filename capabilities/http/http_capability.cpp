@@ -286,12 +286,14 @@ struct Transfer {
 // ---- the capability -------------------------------------------------------------------------------
 
 struct HttpCapability::Impl {
-  Impl(HttpPolicy p, std::filesystem::path ca, bus::CompletionSink& s, bus::BusCounters& c, HttpTuning t)
+  Impl(HttpPolicy p, std::filesystem::path ca, bus::CompletionSink& s, bus::BusCounters& c, HttpTuning t,
+       const bus::StopToken& st)
       : policy(std::move(p)),
         extra_ca_file(std::move(ca)),
         sink(s),
         counters(c),
         tuning(std::move(t)),
+        stop_token(st),
         allowlist(policy.allow) {
     for (const std::string& m : policy.methods) {
       auto normalized = http::normalize_method(m);
@@ -305,6 +307,7 @@ struct HttpCapability::Impl {
   bus::CompletionSink& sink;
   bus::BusCounters& counters;
   const HttpTuning tuning;
+  const bus::StopToken& stop_token;  // the invocation's: a limit reached ends every transfer
   const http::Allowlist allowlist;
   std::vector<std::string> methods;  // policy.methods, normalised like request methods
   uint32_t max_concurrent = 1;
@@ -338,6 +341,8 @@ struct HttpCapability::Impl {
   void follow_redirect(Transfer& t);
   void release_easy(Transfer& t);
   void complete(Transfer& t, bus::Reply reply);
+  void stop_all();
+  int poll_timeout_ms() const;
   void load_ca();
 };
 
@@ -434,6 +439,7 @@ void HttpCapability::Impl::run() {
       for (auto& t : incoming) waiting.push_back(std::move(t));
       incoming.clear();
     }
+    if (stop_token.stop_requested()) stop_all();
     while (active.size() < max_concurrent && !waiting.empty()) {
       std::unique_ptr<Transfer> t = std::move(waiting.front());
       waiting.pop_front();
@@ -451,12 +457,37 @@ void HttpCapability::Impl::run() {
       finish_hop(*static_cast<Transfer*>(priv), msg->data.result);
     }
     if (active.size() < max_concurrent && !waiting.empty()) continue;
-    curl_multi_poll(multi, nullptr, 0, kIdlePollMs, nullptr);
+    curl_multi_poll(multi, nullptr, 0, poll_timeout_ms(), nullptr);
   }
   // Cancelled: abort every transfer and close its connection now, so servers see the close.
   for (auto& [raw, t] : active) release_easy(*t);
   active.clear();
   waiting.clear();
+}
+
+// The invocation reached a limit: a transfer in flight is cancelled rather than finished (its
+// connection is closed now, so the server sees no more of it), and nothing waiting starts.
+void HttpCapability::Impl::stop_all() {
+  const auto reply = [] {
+    return error(ErrorCode::Timeout, "cancelled: the invocation reached a limit (or its deadline passed)");
+  };
+  while (!active.empty()) complete(*active.begin()->second, reply());
+  while (!waiting.empty()) {
+    std::unique_ptr<Transfer> t = std::move(waiting.front());
+    waiting.pop_front();
+    Transfer* raw = t.get();
+    active.emplace(raw, std::move(t));
+    complete(*raw, reply());
+  }
+}
+
+// Sleeps no longer than the idle interval, nor past the invocation's deadline (the stop token is
+// checked at every wake-up). Once stopped, nothing is left to wake for but cancel_all().
+int HttpCapability::Impl::poll_timeout_ms() const {
+  const Clock::time_point deadline = stop_token.deadline();
+  if (deadline == Clock::time_point::max() || stop_token.stop_requested()) return kIdlePollMs;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, kIdlePollMs));
 }
 
 void HttpCapability::Impl::load_ca() {
@@ -727,9 +758,10 @@ void HttpCapability::Impl::complete(Transfer& t, bus::Reply reply) {
 // ---- public surface -------------------------------------------------------------------------------
 
 HttpCapability::HttpCapability(HttpPolicy policy, std::filesystem::path extra_ca_file,
-                               bus::CompletionSink& sink, bus::BusCounters& counters, HttpTuning tuning)
+                               bus::CompletionSink& sink, bus::BusCounters& counters, HttpTuning tuning,
+                               const bus::StopToken& stop)
     : impl_(std::make_unique<Impl>(std::move(policy), std::move(extra_ca_file), sink, counters,
-                                   std::move(tuning))) {}
+                                   std::move(tuning), stop)) {}
 
 HttpCapability::~HttpCapability() {
   cancel_all();

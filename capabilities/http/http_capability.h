@@ -17,6 +17,7 @@
 
 #include "bus/endpoint.h"
 #include "bus/messages.h"
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 
 namespace skillbox::capabilities {
@@ -55,8 +56,12 @@ struct HttpTuning {
 class HttpCapability {
  public:
   /// `extra_ca_file`: tests only, a PEM CA trusted in addition to the system bundle (empty: none).
+  /// `stop` (must outlive this object): once it is requested, every transfer in flight is aborted
+  /// (its connection closed) and every waiting request fails with Timeout; the I/O thread wakes at
+  /// the token's deadline for that, so a transfer does not outlive the invocation's deadline.
   HttpCapability(HttpPolicy policy, std::filesystem::path extra_ca_file, bus::CompletionSink& sink,
-                 bus::BusCounters& counters, HttpTuning tuning = {});
+                 bus::BusCounters& counters, HttpTuning tuning = {},
+                 const bus::StopToken& stop = bus::StopToken::never());
   ~HttpCapability();  // cancel_all()
   HttpCapability(const HttpCapability&) = delete;
   HttpCapability& operator=(const HttpCapability&) = delete;

@@ -14,6 +14,7 @@
 // "Contracts".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -119,6 +120,11 @@ struct HostOptions {
   std::optional<std::map<std::string, std::string>> env;
   /// Extra CA certificate file (PEM) trusted in addition to the system bundle. Tests only.
   std::filesystem::path extra_ca_file;
+  /// InProcessRunner only: how many abandoned runs (see InProcessRunner::abandoned_runs) may still be
+  /// executing before run() refuses to start another. Each one keeps a core busy and its heap (up to
+  /// its memory limit) allocated until its native call returns, so the default of 2 bounds that stray
+  /// use to two cores while tolerating a rare abandoned run. Values below 1 count as 1.
+  size_t max_abandoned_runs = 2;
 };
 
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
@@ -155,7 +161,19 @@ class InProcessRunner final : public Runner {
   InProcessRunner(const InProcessRunner&) = delete;
   InProcessRunner& operator=(const InProcessRunner&) = delete;
 
+  /// Runs one invocation (Runner::run). If the deadline passes and the JS thread has still not
+  /// stopped 1 s later (a native operation that cannot be interrupted, docs/limits.md), returns
+  /// `timeout` without it: the run is *abandoned* and keeps executing on its thread until that
+  /// operation returns. While abandoned_runs() is at least HostOptions::max_abandoned_runs, returns at
+  /// once, without starting the skill, outcome `internal` with error name "TooManyAbandonedRuns" and a
+  /// message naming the limit; runs work again as soon as an abandoned run finishes. (Runs already
+  /// started may still be abandoned, so the count can exceed the limit by the number of concurrent
+  /// run() calls.)
   RunResult run(const Invocation& invocation) override;
+
+  /// Abandoned runs of this runner still executing (a count, thread-safe). Drops when their native
+  /// operation returns and they free their runtime.
+  [[nodiscard]] size_t abandoned_runs() const;
 
  private:
   struct Impl;

@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <variant>
+
+#include "capabilities/store/store_test_util.h"
 
 namespace skillbox::runner {
 namespace {
@@ -62,6 +66,96 @@ TEST(HostEndpoint, EnvNotesGoToTheRunsLogAndTheReportCarriesLogsAndCounters) {
   EXPECT_EQ(result.logs[0].level, LogEntry::Level::debug);
   EXPECT_NE(result.logs[0].message.find("permissions.env"), std::string::npos) << result.logs[0].message;
   EXPECT_EQ(result.logs[1].message, "hello");
+}
+
+// ---- nothing happens after a limit (issue 9, item 2) -----------------------------------------------------
+
+InvocationContext stop_context(const std::filesystem::path& data_dir) {
+  InvocationContext c;
+  c.skill_id = "stopper";
+  c.policy.fs.mode = FsMode::readwrite;
+  c.policy.env = {"GRANTED"};
+  c.env = {{"GRANTED", "value"}};
+  c.data_dir = data_dir;
+  return c;
+}
+
+bus::Bytes bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
+void expect_stopped(const std::optional<bus::Reply>& reply) {
+  ASSERT_TRUE(reply);
+  const auto* error = std::get_if<bus::ErrorReply>(&*reply);
+  ASSERT_NE(error, nullptr) << "a request was served after the invocation had to stop";
+  EXPECT_EQ(error->code, bus::ErrorCode::Timeout);
+  EXPECT_NE(error->message.find("served nothing"), std::string::npos) << error->message;
+}
+
+// The state every stopped endpoint below must leave untouched.
+void prepare(const std::filesystem::path& data_dir) {
+  NoCompletions sink;
+  HostEndpoint endpoint(stop_context(data_dir), sink);
+  ASSERT_TRUE(std::holds_alternative<bus::OkReply>(*endpoint.send(1, bus::StoreSetRequest{"a", "1"})));
+  ASSERT_TRUE(std::holds_alternative<bus::OkReply>(*endpoint.send(2, bus::FsMkdirRequest{"d", false})));
+  ASSERT_TRUE(std::holds_alternative<bus::OkReply>(
+      *endpoint.send(3, bus::FsWriteFileRequest{"d/f", bytes("old"), false})));
+}
+
+// Every kind of request, each of which would change something or answer something if served.
+void send_everything(HostEndpoint& endpoint) {
+  expect_stopped(endpoint.send(1, bus::StoreSetRequest{"b", "2"}));
+  expect_stopped(endpoint.send(2, bus::StoreDeleteRequest{"a"}));
+  expect_stopped(endpoint.send(3, bus::StoreGetRequest{"a"}));
+  expect_stopped(endpoint.send(4, bus::FsWriteFileRequest{"d/f", bytes("new"), true}));
+  expect_stopped(endpoint.send(5, bus::FsRemoveRequest{"d", true}));
+  expect_stopped(endpoint.send(6, bus::FsMkdirRequest{"e", false}));
+  expect_stopped(endpoint.send(7, bus::EnvGetRequest{"GRANTED"}));
+  expect_stopped(endpoint.send(8, bus::LogRequest{bus::LogLevel::info, "after the limit"}));
+  bus::HttpRequest http;
+  http.method = "GET";
+  http.url = "http://127.0.0.1:9/";
+  expect_stopped(endpoint.send(9, std::move(http)));
+}
+
+void expect_unchanged(const std::filesystem::path& data_dir) {
+  NoCompletions sink;
+  HostEndpoint endpoint(stop_context(data_dir), sink);
+  EXPECT_EQ(std::get<bus::StringListReply>(*endpoint.send(1, bus::StoreKeysRequest{})).values,
+            std::vector<std::string>{"a"});
+  const auto content = std::get<bus::BytesReply>(*endpoint.send(2, bus::FsReadFileRequest{"d/f"}));
+  EXPECT_EQ(std::string(content.data.begin(), content.data.end()), "old");
+  EXPECT_FALSE(std::get<bus::BoolReply>(*endpoint.send(3, bus::FsExistsRequest{"e"})).value);
+}
+
+TEST(HostEndpoint, OnceALimitTrippedNoRequestIsServedByAnyCapability) {
+  testing::TempDir data;
+  prepare(data.path());
+  bus::StopToken stop;  // no deadline: only raise() stops it
+  NoCompletions sink;
+  HostEndpoint endpoint(stop_context(data.path()), sink, stop);
+  EXPECT_TRUE(
+      std::holds_alternative<bus::OkReply>(*endpoint.send(1, bus::LogRequest{bus::LogLevel::info, "x"})));
+  stop.raise();  // what the Limiter does when it records a limit
+  send_everything(endpoint);
+  endpoint.cancel_all();
+  RunResult result;
+  endpoint.report(result);
+  EXPECT_EQ(result.usage.host_calls, 10u);  // refused requests are still requests received
+  ASSERT_EQ(result.logs.size(), 1u);        // only the line from before the limit
+  EXPECT_EQ(result.logs[0].message, "x");
+  expect_unchanged(data.path());
+}
+
+TEST(HostEndpoint, APassedDeadlineStopsRequestsEvenBeforeAnyoneNoticedIt) {
+  testing::TempDir data;
+  prepare(data.path());
+  // Nobody raised the token: the engine is inside a native call and the watchdog has not woken yet.
+  const bus::StopToken stop(bus::StopToken::Clock::now() - std::chrono::milliseconds(1));
+  NoCompletions sink;
+  HostEndpoint endpoint(stop_context(data.path()), sink, stop);
+  send_everything(endpoint);
+  expect_unchanged(data.path());
 }
 
 }  // namespace
