@@ -35,6 +35,9 @@ class NothingAfterALimit : public ::testing::Test {
     TempSkill skill({{"index.js", source}});
     skill.manifest().id = id;
     skill.manifest().limits.timeout_ms = timeout_ms;
+    // The deadline is the limit under test: the step budget must not run out first on a fast machine
+    // (patch 0011 charges the costly search about a million steps per call).
+    skill.manifest().limits.steps = Limits::kMaxSteps;
     skill.manifest().permissions.fs.mode = fs_mode;
     skill.manifest().permissions.fs.max_files = 100'000;
     skill.manifest().permissions.http = http;
