@@ -56,20 +56,6 @@ std::string limit_explanation(Outcome outcome, const Limits& limits) {
   }
 }
 
-std::string_view fs_mode_name(FsMode mode) {
-  switch (mode) {
-    case FsMode::none:
-      return "none";
-    case FsMode::read:
-      return "read";
-    case FsMode::write:
-      return "write";
-    case FsMode::readwrite:
-      return "readwrite";
-  }
-  return "none";
-}
-
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
   for (const std::string& item : items) {
@@ -186,7 +172,7 @@ json manifest_json(const Manifest& m) {
                    {"stack_kb", l.stack_bytes / kKiB},
                    {"timeout_ms", l.timeout_ms}};
   out["permissions"] = {{"fs",
-                         {{"mode", std::string(fs_mode_name(p.fs.mode))},
+                         {{"mode", std::string(to_string(p.fs.mode))},
                           {"quota_bytes", p.fs.quota_bytes},
                           {"max_files", p.fs.max_files},
                           {"max_file_bytes", p.fs.max_file_bytes}}},
@@ -225,7 +211,7 @@ std::string skill_report(const Skill& skill) {
   if (p.fs.mode == FsMode::none) {
     out += "  fs       none\n";
   } else {
-    out += "  fs       " + std::string(fs_mode_name(p.fs.mode)) + ", quota " + exact_bytes(p.fs.quota_bytes) +
+    out += "  fs       " + std::string(to_string(p.fs.mode)) + ", quota " + exact_bytes(p.fs.quota_bytes) +
            ", at most " + plural(p.fs.max_files, "file", "files") + ", " + exact_bytes(p.fs.max_file_bytes) +
            " per file\n";
   }

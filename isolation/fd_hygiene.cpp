@@ -13,23 +13,10 @@
 #include <cstring>
 #include <string>
 
+#include "base/unique_fd.h"
+
 namespace skillbox::isolation {
 namespace {
-
-// Closes `fd` on scope exit; the one private descriptor owner of this layer until base/UniqueFd lands.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 struct KeptSet {
   std::array<int, kMaxKeptFds> fds{};
@@ -100,7 +87,7 @@ Status close_fds_except_by_listing(std::span<const int> keep) {
   KeptSet kept;
   if (!make_kept_set(keep, kept))
     return Status::failure(fd_error(EINVAL, "invalid set of descriptors to keep"));
-  const ScopedFd dir(open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const base::UniqueFd dir(open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0)
     return Status::failure(fd_error(errno, "cannot list /proc/self/fd to close descriptors"));
   // /proc/PID/fd lists the descriptor table by position, so closing entries while reading it skips

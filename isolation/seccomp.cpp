@@ -14,6 +14,8 @@
 #include <span>
 #include <utility>
 
+#include "base/unique_fd.h"
+
 namespace skillbox::isolation {
 namespace {
 
@@ -25,20 +27,6 @@ struct ContextDeleter {
   void operator()(void* ctx) const { seccomp_release(ctx); }
 };
 using Context = std::unique_ptr<void, ContextDeleter>;
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Advice values glibc malloc and the kernel's own defaults use. Everything else (MADV_HWPOISON,
 // MADV_SOFT_OFFLINE: memory-failure injection, allowed to a root worker; MADV_PAGEOUT, ...) kills.
@@ -138,7 +126,7 @@ Result<SeccompProgram> SeccompProgram::compile(std::span<const SyscallRule> poli
     if (rc < 0) return seccomp_error(-rc, "seccomp_rule_add");
   }
   // libseccomp 2.5 exports only to a descriptor (seccomp_export_bpf_mem is 2.6+).
-  const ScopedFd memfd(static_cast<int>(syscall(SYS_memfd_create, "skillbox-seccomp", MFD_CLOEXEC)));
+  const base::UniqueFd memfd(static_cast<int>(syscall(SYS_memfd_create, "skillbox-seccomp", MFD_CLOEXEC)));
   if (memfd.get() < 0) return seccomp_error(errno, "memfd_create for the BPF export");
   if (const int rc = seccomp_export_bpf(ctx.get(), memfd.get()); rc < 0)
     return seccomp_error(-rc, "seccomp_export_bpf");

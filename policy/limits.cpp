@@ -20,4 +20,18 @@ Limits LimitOverrides::apply(Limits base) const {
   return base;
 }
 
+std::string_view to_string(FsMode mode) {
+  switch (mode) {
+    case FsMode::none:
+      return "none";
+    case FsMode::read:
+      return "read";
+    case FsMode::write:
+      return "write";
+    case FsMode::readwrite:
+      return "readwrite";
+  }
+  return "none";
+}
+
 }  // namespace skillbox

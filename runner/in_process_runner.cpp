@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "bus/stop_token.h"
+#include "capabilities/env/env_capability.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
@@ -130,14 +131,7 @@ struct InProcessRunner::Impl {
     c.extra_ca_file = options.extra_ca_file;
     // Only the names the manifest grants are looked up: the rest of the environment never reaches
     // the invocation.
-    for (const std::string& name : c.policy.env) {
-      if (options.env) {
-        auto it = options.env->find(name);
-        if (it != options.env->end()) c.env.emplace(name, it->second);
-      } else if (const char* v = std::getenv(name.c_str())) {  // NOLINT(concurrency-mt-unsafe): read-only use
-        c.env.emplace(name, v);
-      }
-    }
+    c.env = capabilities::granted_env(c.policy.env, options.env);
     return c;
   }
 

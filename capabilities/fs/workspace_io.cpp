@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/errno_text.h"
 #include "base/quote.h"
 #include "capabilities/fs/workspace_path.h"
 
@@ -26,11 +27,6 @@ ErrorReply fail(ErrorCode code, const Call& call, std::string_view what) {
   message += ": ";
   message += what;
   return ErrorReply{code, std::move(message)};
-}
-
-std::string describe_errno(int err) {
-  const char* text = strerrordesc_np(err);
-  return text ? text : "error " + std::to_string(err);
 }
 
 ErrorReply errno_error(int err, const Call& call) {
@@ -59,22 +55,8 @@ ErrorReply errno_error(int err, const Call& call) {
     case EDQUOT:
       return fail(ErrorCode::IoError, call, "the host is out of disk space");
     default:
-      return fail(ErrorCode::IoError, call, "host I/O error (" + describe_errno(err) + ")");
+      return fail(ErrorCode::IoError, call, "host I/O error (" + base::errno_text(err) + ")");
   }
-}
-
-const char* mode_name(FsMode mode) {
-  switch (mode) {
-    case FsMode::none:
-      return "none";
-    case FsMode::read:
-      return "read";
-    case FsMode::write:
-      return "write";
-    case FsMode::readwrite:
-      return "readwrite";
-  }
-  return "none";
 }
 
 double mtime_ms(const struct stat& st) {

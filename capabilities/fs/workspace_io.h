@@ -34,16 +34,10 @@ struct Call {
 /// ErrorReply{code, "<op> \"<path>\": <what>"}: the path quoted as the skill gave it (base::quote).
 bus::ErrorReply fail(bus::ErrorCode code, const Call& call, std::string_view what);
 
-/// strerror-like text of `err` ("No such file or directory"), thread-safe.
-std::string describe_errno(int err);
-
 /// Maps an errno from resolving or acting on `call.path` to what the skill sees: ENOENT/ENOTDIR are
 /// NotFound, ELOOP/EXDEV/EACCES/EPERM PermissionDenied, EEXIST AlreadyExists, ENOTEMPTY NotEmpty,
 /// EISDIR/ENAMETOOLONG InvalidArgument, anything else IoError naming the errno.
 bus::ErrorReply errno_error(int err, const Call& call);
-
-/// The manifest spelling of `mode` ("readwrite").
-const char* mode_name(FsMode mode);
 
 /// The modification time of `st` in milliseconds since the epoch.
 double mtime_ms(const struct stat& st);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/errno_text.h"
 #include "base/skill_id.h"
 #include "capabilities/fs/beneath.h"
 
@@ -53,7 +54,7 @@ Result<void, ErrorReply> Workspace::Impl::allow(Access access, const Call& call)
                            : policy.mode == FsMode::write || policy.mode == FsMode::readwrite;
   if (granted) return {};
   std::string message = "permissions.fs.mode is \"";
-  message += workspace_io::mode_name(policy.mode);
+  message += to_string(policy.mode);
   message += "\"; ";
   message += call.op;
   message +=
@@ -85,7 +86,7 @@ std::string Workspace::Impl::try_open() {
         openat(skill.get(), kLockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, workspace_io::kFileMode));
     if (!lock) err = errno;
   }
-  if (err) return "the workspace could not be opened (" + workspace_io::describe_errno(err) + ")";
+  if (err) return "the workspace could not be opened (" + base::errno_text(err) + ")";
   root = std::move(workspace);
   return "";
 }
@@ -114,7 +115,7 @@ Result<void, ErrorReply> Workspace::Impl::acquire(const Call& call) {
     if (int err = walk_tree(root.get(), scan)) {
       release();
       return fail(ErrorCode::IoError, call,
-                  "the workspace could not be scanned (" + workspace_io::describe_errno(err) + ")");
+                  "the workspace could not be scanned (" + base::errno_text(err) + ")");
     }
     usage = Usage{scan.bytes, scan.entries};
     token = current;

@@ -28,6 +28,7 @@
 #include <string>
 #include <system_error>
 
+#include "base/errno_text.h"
 #include "base/escape.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
@@ -156,11 +157,6 @@ constexpr std::array<const char*, kStmtCount> kStmtSql = {
 };
 
 // ---- errors -----------------------------------------------------------------------------------------
-
-// strerror() is not thread-safe; the error category's message is.
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 StoreError make_error(StoreErrc code, std::string message) {
   return StoreError{code, std::move(message)};
@@ -732,7 +728,7 @@ StoreResult<StoreOk> ensure_directory(const std::filesystem::path& dir) {
   }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return make_error(StoreErrc::io_error,
-                      std::string("cannot create the data directory: ") + errno_text(errno));
+                      std::string("cannot create the data directory: ") + base::errno_text(errno));
   return StoreOk{};
 }
 
@@ -751,7 +747,7 @@ StoreResult<StoreOk> create_fresh(const std::filesystem::path& file, const Store
   const int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return make_error(StoreErrc::io_error,
-                      std::string("cannot create the store database: ") + errno_text(errno));
+                      std::string("cannot create the store database: ") + base::errno_text(errno));
   ::close(fd);
   {
     auto impl = connect(tmp, options);
@@ -773,7 +769,7 @@ StoreResult<StoreOk> create_fresh(const std::filesystem::path& file, const Store
     const int err = errno;
     cleanup();
     return make_error(StoreErrc::io_error,
-                      std::string("cannot create the store database: ") + errno_text(err));
+                      std::string("cannot create the store database: ") + base::errno_text(err));
   }
   cleanup();
   // The new directory entry must survive power loss too.
@@ -817,7 +813,7 @@ StoreResult<StoreDatabase> StoreDatabase::open(const std::filesystem::path& file
   if (::stat(file.c_str(), &st) != 0) {
     if (errno != ENOENT)
       return make_error(StoreErrc::io_error,
-                        std::string("cannot open the store database: ") + errno_text(errno));
+                        std::string("cannot open the store database: ") + base::errno_text(errno));
     if (!options.create) return make_error(StoreErrc::io_error, "the store database does not exist");
     if (auto r = create_fresh(file, options); !r) return r.error();
   } else if (!S_ISREG(st.st_mode)) {

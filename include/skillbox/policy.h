@@ -52,6 +52,8 @@ struct LimitOverrides {
 
 /// Workspace access mode (`permissions.fs.mode`).
 enum class FsMode : uint8_t { none, read, write, readwrite };
+/// The manifest spelling of `mode` (`permissions.fs.mode`): "none", "read", "write" or "readwrite".
+[[nodiscard]] std::string_view to_string(FsMode mode);
 
 /// `permissions.fs`. Quotas cover the whole workspace across invocations.
 struct FsPolicy {
