@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/escape.h"
 #include "cli/commands.h"
@@ -16,36 +17,111 @@ struct CheckOptions {
   bool json = false;
 };
 
+/// Loopback, private, link-local and other non-public hosts, which the http capability refuses
+/// unless permissions.http.allow_private_addresses is set (docs/http.md): an allow entry naming one is
+/// dead weight, or a sign the author expects it to work. Names are judged by their text only
+/// ("localhost", "*.localhost", ".local", ".internal"); addresses by their value.
+bool private_host(const std::string& host) {
+  if (host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") ||
+      host.ends_with(".internal") || host.ends_with(".lan") || host.ends_with(".home.arpa"))
+    return true;
+  if (host.starts_with("[")) {
+    const std::string a = host.substr(1, host.size() - 2);
+    return a == "::1" || a == "::" || a.starts_with("fc") || a.starts_with("fd") || a.starts_with("fe8") ||
+           a.starts_with("fe9") || a.starts_with("fea") || a.starts_with("feb") || a.starts_with("::ffff:");
+  }
+  unsigned b[4] = {0, 0, 0, 0};
+  char tail = 0;
+  if (std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &b[0], &b[1], &b[2], &b[3], &tail) != 4) return false;
+  return b[0] == 127 || b[0] == 10 || b[0] == 0 || (b[0] == 172 && b[1] >= 16 && b[1] <= 31) ||
+         (b[0] == 192 && b[1] == 168) || (b[0] == 169 && b[1] == 254) ||
+         (b[0] == 100 && b[1] >= 64 && b[1] <= 127);
+}
+
+std::vector<std::string> warnings_of(const Skill& skill) {
+  std::vector<std::string> out;
+  const HttpPolicy& http = skill.manifest().permissions.http;
+  if (!http.allow_private_addresses) {
+    for (const HttpAllowEntry& e : http.allow.entries()) {
+      if (!private_host(e.host)) continue;
+      out.push_back("skill.json: permissions.http.allow: " + e.text +
+                    " names a loopback or private host, which "
+                    "is refused at connect time unless permissions.http.allow_private_addresses is true; set "
+                    "it (only if the skill must reach this network) or remove the entry");
+    }
+  }
+  return out;
+}
+
+std::string where(const CodeProblem& p) {
+  return p.line > 0 ? p.file + ":" + std::to_string(p.line) : p.file;
+}
+
 int check_skill(const CheckOptions& o) {
   Result<Skill> skill = Skill::load(o.dir);
+  std::vector<CodeProblem> problems;
+  std::vector<std::string> warnings;
+  std::string ts_note;
+  if (skill) {
+    const std::string& entry = skill->manifest().entry;
+    if (entry.ends_with(".ts") || entry.ends_with(".mts") || entry.ends_with(".tsx")) {
+      ts_note = "skill.json: entry " + entry +
+                " is TypeScript, which skillbox does not run: compile it to "
+                "JavaScript first (e.g. npx esbuild " +
+                entry +
+                " --format=esm --outfile=index.js, or tsc) "
+                "and set \"entry\" to the .js file";
+      problems.push_back({entry, 0, ts_note});
+    } else {
+      problems = check_code(*skill);
+    }
+    warnings = warnings_of(*skill);
+  }
+  const bool valid = skill.ok() && problems.empty();
   if (o.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
-    out["valid"] = skill.ok();
+    out["valid"] = valid;
     if (skill) {
       out["dir"] = skill->dir().string();
       out["manifest"] = manifest_json(skill->manifest());
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const CodeProblem& p : problems)
+        list.push_back({{"file", p.file}, {"line", p.line}, {"message", p.message}});
+      out["problems"] = std::move(list);
+      out["warnings"] = warnings;
+      if (!problems.empty()) out["error"] = where(problems.front()) + ": " + problems.front().message;
     } else {
       out["error"] = skill.error().message;
     }
     emit(stdout, dump_json(out, 2, /*ascii=*/true) + "\n");
-  } else if (skill) {
-    emit(stdout, skill_report(*skill));
-  } else {
+  } else if (!skill) {
     emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
+  } else if (!problems.empty()) {
+    for (const CodeProblem& p : problems) {
+      const std::string text = p.message == ts_note ? p.message : where(p) + ": " + p.message;
+      emit(stderr, base::escape_text(text) + "\n");
+    }
+    emit(stderr, "invalid: the skill's code does not compile or load; fix the problems above\n");
+  } else {
+    emit(stdout, skill_report(*skill));
   }
-  return skill ? 0 : exit_code(Outcome::invalid);
+  if (!o.json)
+    for (const std::string& w : warnings) emit(stderr, "warning: " + base::escape_text(w) + "\n");
+  return valid ? 0 : exit_code(Outcome::invalid);
 }
 
 }  // namespace
 
 void add_check_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<CheckOptions>();
-  CLI::App* check =
-      app.add_subcommand("check", "Validate a skill and show its effective limits and permissions.");
+  CLI::App* check = app.add_subcommand(
+      "check",
+      "Validate a skill: its manifest, and that its code compiles and its imports resolve (nothing runs).");
   check->add_option("DIR", o->dir, "Skill folder (the one that holds skill.json)")->required()->type_name("");
   check->add_flag(
       "--json", o->json,
-      "Print {valid, dir, manifest} or {valid, error} as JSON; manifest is a complete skill.json");
+      "Print {valid, dir, manifest, problems, warnings} or {valid, error} as JSON; manifest is a complete "
+      "skill.json");
   check->footer("Exit codes: 0 the skill is valid, 2 it is not (every problem is listed, one per line).");
   check->callback([o, &status] { status.exit_code = check_skill(*o); });
 }

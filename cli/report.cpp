@@ -125,15 +125,17 @@ std::string run_result_value(const RunResult& result) {
   return dump_json(value, 2, /*ascii=*/false) + "\n";
 }
 
+std::string log_line(const LogEntry& entry) {
+  return "[" + std::string(to_string(entry.level)) + "] " + base::escape_text(entry.message) + "\n";
+}
+
 std::string run_result_logs(const RunResult& result) {
   std::string out;
-  for (const LogEntry& entry : result.logs) {
-    out += "[" + std::string(to_string(entry.level)) + "] " + base::escape_text(entry.message) + "\n";
-  }
+  for (const LogEntry& entry : result.logs) out += log_line(entry);
   return out;
 }
 
-std::string run_result_report(const RunResult& result, const Limits& limits) {
+std::string run_result_error(const RunResult& result) {
   std::string out;
   if (result.error) {
     const ErrorInfo& e = *result.error;
@@ -144,6 +146,11 @@ std::string run_result_report(const RunResult& result, const Limits& limits) {
     while (!stack.empty() && stack.back() == '\n') stack.pop_back();
     if (!stack.empty()) out += stack + "\n";
   }
+  return out;
+}
+
+std::string run_result_report(const RunResult& result, const Limits& limits) {
+  std::string out = run_result_error(result);
   out += "outcome: " + std::string(to_string(result.outcome)) + " (exit " +
          std::to_string(exit_code(result.outcome)) + ")";
   const std::string why = limit_explanation(result.outcome, limits);

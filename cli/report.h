@@ -20,6 +20,10 @@ namespace skillbox::cli {
 
 /// The skill's log lines for stderr, one "[level] message" each, escaped for terminals.
 [[nodiscard]] std::string run_result_logs(const RunResult& result);
+/// One of those lines.
+[[nodiscard]] std::string log_line(const LogEntry& entry);
+/// The error part of run_result_report: "error: name [code]: message" and the stack; "" without error.
+[[nodiscard]] std::string run_result_error(const RunResult& result);
 
 /// What ended the run, for stderr: the error (name [code]: message, then the stack), the outcome line
 /// (with the limit that was hit, from `limits`) and the usage line. Skill-controlled text is escaped.

@@ -1,4 +1,6 @@
 // cli/run_command.cpp — `skillbox run DIR [...]`: one invocation of a skill, reported.
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -22,6 +24,8 @@ struct RunOptions {
   std::optional<std::string> input;
   std::optional<std::string> input_file;
   bool json = false;
+  bool json_stream = false;  // NDJSON: one object per log line and event, then the result
+  bool quiet = false;        // -q: no outcome and usage lines
   LimitFlags limits;
   std::string data_dir;
   std::optional<std::string> env_file;
@@ -39,12 +43,27 @@ void write_err(const std::string& text) {
 
 /// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
 /// result with outcome `invalid`, else as the message lines on stderr. Returns the exit code.
+/// The last line of --json-stream: the --json object with "type": "result" first.
+std::string result_line(const RunResult& r) {
+  nlohmann::ordered_json line = nlohmann::ordered_json::object();
+  line["type"] = "result";
+  const nlohmann::ordered_json result = run_result_json(r);
+  for (const auto& [key, value] : result.items()) line[key] = value;
+  return dump_json(line, -1, /*ascii=*/true) + "\n";
+}
+
+/// Milliseconds from `origin` to `at` on the monotonic clock, to the microsecond.
+double ms_since(Timestamp origin, Timestamp at) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(at - origin).count();
+  return static_cast<double>(us) / 1000.0;
+}
+
 int report_invalid(const RunOptions& o, const std::string& error_name, const std::string& message) {
-  if (o.json) {
+  if (o.json || o.json_stream) {
     RunResult r;
     r.outcome = Outcome::invalid;
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
-    write_out(dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
+    write_out(o.json_stream ? result_line(r) : dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
   } else {
     write_err(base::escape_text(message, /*keep_newlines=*/true) + "\n");
   }
@@ -103,7 +122,7 @@ int run_skill(const RunOptions& o) {
 
   const LimitOverrides overrides = o.limits.overrides();
   const Limits effective = overrides.apply(skill->manifest().limits);
-  if (!o.json) write_err(override_notes(o.limits, skill->manifest().limits));
+  if (!o.json && !o.json_stream) write_err(override_notes(o.limits, skill->manifest().limits));
 
   HostOptions host;
   host.data_dir = o.data_dir;
@@ -121,15 +140,47 @@ int run_skill(const RunOptions& o) {
                         .input_json = std::move(input),
                         .overrides = overrides,
                         .cancel = cancel};
-  const RunResult result = runner.run(invocation);
+  // Live output: human mode prints each log line on stderr as the skill writes it; --json-stream
+  // prints one NDJSON object per line and event on stdout, stamped with milliseconds since the start.
+  size_t streamed = 0;  // log lines already printed (all of them, unless a runner streams fewer)
+  const Timestamp origin = Timestamp::clock::now();
+  if (o.json_stream) {
+    invocation.observer.on_log = [&](const LogEntry& e, Timestamp at) {
+      ++streamed;
+      const nlohmann::ordered_json line = {{"type", "log"},
+                                           {"t_ms", ms_since(origin, at)},
+                                           {"level", std::string(to_string(e.level))},
+                                           {"message", e.message}};
+      write_out(dump_json(line, -1, /*ascii=*/true) + "\n");
+    };
+    invocation.observer.on_event = [&](const RunEvent& ev, Timestamp at) {
+      const nlohmann::ordered_json line = {{"type", "event"},
+                                           {"t_ms", ms_since(origin, at)},
+                                           {"kind", std::string(to_string(ev.kind))},
+                                           {"detail", ev.detail}};
+      write_out(dump_json(line, -1, /*ascii=*/true) + "\n");
+    };
+  } else if (!o.json) {
+    invocation.observer.on_log = [&](const LogEntry& e, Timestamp /*at*/) {
+      ++streamed;
+      write_err(log_line(e));
+    };
+  }
+  RunResult result = runner.run(invocation);
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
+  } else if (o.json_stream) {
+    write_out(result_line(result));
   } else {
-    // Logs first (they happened first), then the value on stdout, then what ended the run.
-    write_err(run_result_logs(result));
+    // Logs first (they happened first: printed live), then the value on stdout, then what ended the run.
+    for (size_t i = streamed; i < result.logs.size(); ++i) write_err(log_line(result.logs[i]));
     write_out(run_result_value(result));
-    write_err(run_result_report(result, effective));
+    if (!o.quiet) {
+      write_err(run_result_report(result, effective));
+    } else if (result.error) {
+      write_err(run_result_error(result));
+    }
   }
   return exit_code(result.outcome);
 }
@@ -150,7 +201,16 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                                 ->type_name("FILE");
   input->excludes(input_file);
   input_file->excludes(input);
-  run->add_flag("--json", o->json, "Print one JSON object {outcome, value, error, logs, usage} on stdout");
+  CLI::Option* json = run->add_flag("--json", o->json,
+                                    "Print one JSON object {outcome, value, error, logs, usage} on stdout");
+  CLI::Option* json_stream = run->add_flag(
+      "--json-stream", o->json_stream,
+      "Print NDJSON on stdout while the skill runs: one object per log line and event (with t_ms, "
+      "milliseconds since the start on a monotonic clock), then the result object (type \"result\")");
+  json->excludes(json_stream);
+  json_stream->excludes(json);
+  run->add_flag("-q,--quiet", o->quiet,
+                "Human mode: leave out the outcome and usage lines (the error stays)");
   add_limit_flags(*run, o->limits);
   add_data_dir_option(*run, o->data_dir);
   run->add_option("--env-file", o->env_file,

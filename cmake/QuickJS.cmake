@@ -103,7 +103,7 @@ set(QJS_VERSION "${QJS_VERSION}" CACHE INTERNAL "QuickJS version")
 # in but never added to a skill's context.
 target_compile_definitions(quickjs PRIVATE _GNU_SOURCE CONFIG_VERSION="${QJS_VERSION}" PUBLIC CONFIG_BIGNUM)
 target_compile_options(quickjs PRIVATE -w)
-target_include_directories(quickjs SYSTEM PUBLIC "${QJS_DIR}")
+target_include_directories(quickjs SYSTEM PUBLIC "$<BUILD_INTERFACE:${QJS_DIR}>")
 set_target_properties(quickjs PROPERTIES POSITION_INDEPENDENT_CODE ON C_STANDARD 11)
 find_package(Threads REQUIRED)
 target_link_libraries(quickjs PUBLIC m Threads::Threads)

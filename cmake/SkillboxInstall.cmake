@@ -1,0 +1,64 @@
+# Install rules: `cmake --install build --prefix P` puts into P
+#   lib/                      the layer libraries (static) and the patched QuickJS engine they need
+#   include/skillbox/         the public headers, the generated version.h among them
+#   bin/skillbox              the CLI (when SKILLBOX_BUILD_CLI)
+#   lib/cmake/skillbox/       skillboxConfig.cmake, its version file and the exported targets:
+#                             find_package(skillbox) gives `skillbox::skillbox`, one target to link
+#   lib/pkgconfig/skillbox.pc the same for pkg-config users
+#
+# Embedders link one target, skillbox::skillbox: it brings every layer in link order and, through
+# find_dependency in skillboxConfig.cmake, the libraries the layers use privately (libcurl, SQLite,
+# libseccomp, nlohmann_json's headers, threads).
+include(CMakePackageConfigHelpers)
+
+set(SKILLBOX_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/skillbox")
+# Every layer library (cmake/SkillboxLayers.cmake), bottom up, plus the engine.
+set(SKILLBOX_INSTALL_LAYERS base policy bus capabilities isolation bindings engine runner)
+
+set(_skillbox_targets skillbox skillbox_public_headers quickjs)
+foreach(layer IN LISTS SKILLBOX_INSTALL_LAYERS)
+  list(APPEND _skillbox_targets skillbox_${layer})
+endforeach()
+
+install(TARGETS ${_skillbox_targets}
+        EXPORT skillboxTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/skillbox" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        FILES_MATCHING PATTERN "*.h")
+install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/skillbox")
+
+if(SKILLBOX_BUILD_CLI)
+  install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endif()
+# The worker executable (issue 10, branch `worker`) is installed here, beside the CLI:
+#   install(TARGETS skillbox_worker RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# (or, if it is not meant to be run by hand, DESTINATION "${CMAKE_INSTALL_LIBEXECDIR}/skillbox", with the
+# runner told where to find it).
+
+install(EXPORT skillboxTargets NAMESPACE skillbox:: DESTINATION "${SKILLBOX_CMAKE_DIR}")
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/skillboxConfig.cmake.in"
+                              "${PROJECT_BINARY_DIR}/packaging/skillboxConfig.cmake"
+                              INSTALL_DESTINATION "${SKILLBOX_CMAKE_DIR}")
+# 0.x: a minor version may break the API, so only the same minor version is compatible.
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/packaging/skillboxConfigVersion.cmake"
+                                 VERSION "${PROJECT_VERSION}" COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/packaging/skillboxConfig.cmake"
+              "${PROJECT_BINARY_DIR}/packaging/skillboxConfigVersion.cmake"
+        DESTINATION "${SKILLBOX_CMAKE_DIR}")
+
+# pkg-config: static libraries, so the layers come in link order (each before the ones it uses) and the
+# system libraries they use are required publicly.
+set(SKILLBOX_PC_LIBS "")
+foreach(layer runner engine bindings capabilities bus policy isolation base)
+  string(APPEND SKILLBOX_PC_LIBS " -lskillbox_${layer}")
+endforeach()
+string(APPEND SKILLBOX_PC_LIBS " -lquickjs -lm -pthread")
+# The prefix is given at install time (`cmake --install --prefix P`), so the file finds it from its own
+# place: ${pcfiledir} is lib/pkgconfig under the prefix.
+file(RELATIVE_PATH SKILLBOX_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+configure_file("${PROJECT_SOURCE_DIR}/cmake/skillbox.pc.in" "${PROJECT_BINARY_DIR}/packaging/skillbox.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/packaging/skillbox.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -1,0 +1,220 @@
+#include "engine/code_check.h"
+
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "engine/handles.h"
+#include "engine/heap.h"
+#include "engine/limiter.h"
+#include "engine/realm.h"
+#include "engine/result.h"
+#include "engine/skill_files.h"
+
+namespace skillbox::engine {
+namespace {
+
+/// What the module loader saw fail last: the importing module and the specifier.
+struct LoaderState {
+  const bus::SkillSources* sources = nullptr;
+  std::string importer;
+  std::string specifier;
+  std::string message;
+};
+
+char* normalize(JSContext* ctx, const char* base, const char* name, void* opaque) {
+  auto* state = static_cast<LoaderState*>(opaque);
+  auto resolved = resolve_specifier(base, name);
+  if (!resolved) {
+    state->importer = base;
+    state->specifier = name;
+    state->message = resolved.error().message;
+    JS_ThrowTypeError(ctx, "%s", resolved.error().message.c_str());
+    return nullptr;
+  }
+  auto* out = static_cast<char*>(js_malloc(ctx, resolved->size() + 1));
+  if (out == nullptr) return nullptr;
+  std::memcpy(out, resolved->c_str(), resolved->size() + 1);
+  return out;
+}
+
+JSModuleDef* load(JSContext* ctx, const char* name, void* opaque) {
+  auto* state = static_cast<LoaderState*>(opaque);
+  auto found = find_module_source(*state->sources, name);
+  if (!found) {
+    // The importer is not known here; the specifier's resolved name is.
+    state->importer.clear();
+    state->specifier = name;
+    state->message = "cannot load module: " + found.error().message;
+    JS_ThrowReferenceError(ctx, "%s", state->message.c_str());
+    return nullptr;
+  }
+  const std::string& source = **found;
+  Value compiled(ctx, JS_Eval(ctx, source.c_str(), source.size(), name,
+                              JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
+  if (compiled.is_exception()) return nullptr;
+  return static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get()));
+}
+
+/// The first "name:line" in a stack whose name is one of the skill's files.
+std::optional<std::pair<std::string, uint32_t>> location(const std::string& stack,
+                                                         const bus::SkillSources& sources) {
+  for (size_t at = stack.find(':'); at != std::string::npos; at = stack.find(':', at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && stack[begin - 1] != ' ' && stack[begin - 1] != '(' && stack[begin - 1] != '\n')
+      --begin;
+    const std::string name = stack.substr(begin, at - begin);
+    if (sources.files.count(name) == 0) continue;
+    uint32_t line = 0;
+    const char* first = stack.data() + at + 1;
+    const auto [end, ec] = std::from_chars(first, stack.data() + stack.size(), line);
+    if (ec == std::errc() && end != first) return std::make_pair(name, line);
+  }
+  return std::nullopt;
+}
+
+/// 1-based line of the first quoted occurrence of `specifier` in `source`, or 0.
+uint32_t line_of_specifier(const std::string& source, const std::string& specifier) {
+  for (const char quote : {'\'', '"', '`'}) {
+    const std::string needle = quote + specifier + quote;
+    const size_t at = source.find(needle);
+    if (at == std::string::npos) continue;
+    uint32_t line = 1;
+    for (size_t i = 0; i < at; ++i) line += source[i] == '\n' ? 1u : 0u;
+    return line;
+  }
+  return 0;
+}
+
+class Checker {
+ public:
+  Checker(const bus::SkillSources& sources, const Limits& limits)
+      : sources_(sources),
+        limits_(limits),
+        limiter_(limits_, Clock::now() + std::chrono::milliseconds(kCodeCheckTimeoutMs), flag_),
+        heap_(limiter_) {
+    state_.sources = &sources_;
+  }
+  ~Checker() {
+    limiter_.detach();
+    ctx_.reset();
+    rt_.reset();
+  }
+  Checker(const Checker&) = delete;
+  Checker& operator=(const Checker&) = delete;
+
+  std::vector<CodeProblem> run() {
+    if (!start()) return std::move(problems_);
+    check_file(sources_.entry, /*is_entry=*/true);
+    for (const auto& [name, text] : sources_.files) {
+      if (name != sources_.entry) check_file(name, /*is_entry=*/false);
+    }
+    return std::move(problems_);
+  }
+
+ private:
+  bool start() {
+    rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, &heap_));
+    if (rt_) ctx_.reset(new_skill_context(rt_.get()));
+    if (!rt_ || !ctx_) {
+      problems_.push_back(
+          {sources_.entry, 0, "could not create a JS runtime to compile the skill (host out of memory)"});
+      return false;
+    }
+    JS_SetMaxStackSize(rt_.get(), static_cast<size_t>(limits_.stack_bytes));
+    JS_SetModuleLoaderFunc(rt_.get(), &normalize, &load, &state_);
+    limiter_.attach(rt_.get(), ctx_.get());
+    JS_SetMemoryLimit(rt_.get(), static_cast<size_t>(limits_.memory_bytes));
+    heap_.enforce();
+    return true;
+  }
+
+  void check_file(const std::string& name, bool is_entry) {
+    JSContext* ctx = ctx_.get();
+    auto found = find_module_source(sources_, name);
+    if (!found) {
+      problems_.push_back({name, 0, found.error().message});
+      return;
+    }
+    const std::string& source = **found;
+    const std::string_view n = name;
+    bool is_module = !n.ends_with(".cjs");
+    if (is_entry && !n.ends_with(".mjs") && !n.ends_with(".cjs")) {
+      // Session::load_entry's rule: a module if it says so, or if it compiles only as one.
+      is_module = JS_DetectModule(source.c_str(), source.size()) != 0;
+      if (!is_module) {
+        Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
+                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+        if (!script.is_exception()) return;
+        Value ignored(ctx, JS_GetException(ctx));
+        is_module = true;  // report the module's error if it is not one either
+      }
+    }
+    Value compiled(
+        ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
+                     (is_module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL) | JS_EVAL_FLAG_COMPILE_ONLY));
+    if (compiled.is_exception()) {
+      add_exception(name);
+      return;
+    }
+    if (!is_module) return;
+    state_.message.clear();
+    if (JS_ResolveModule(ctx, compiled.get()) < 0) {
+      if (state_.message.empty()) {
+        add_exception(name);  // an imported module that does not compile: its own error, with its line
+        return;
+      }
+      Value ignored(ctx, JS_GetException(ctx));
+      const std::string& importer = state_.importer.empty() ? name : state_.importer;
+      const auto it = sources_.files.find(importer);
+      const uint32_t line = it == sources_.files.end() ? 0 : line_of_specifier(it->second, state_.specifier);
+      problems_.push_back({importer, line, state_.message});
+    }
+  }
+
+  void add_exception(const std::string& name) {
+    if (limiter_.check() || limiter_.tripped() != LimitKind::none) {
+      Value ignored(ctx_.get(), JS_GetException(ctx_.get()));
+      problems_.push_back(
+          {name, 0,
+           limiter_.tripped() == LimitKind::memory
+               ? "compiling it needs more than the skill's heap limit (limits.memory_mb)"
+           : limiter_.tripped() == LimitKind::stack
+               ? "it is nested too deeply to compile within the skill's stack limit (limits.stack_kb)"
+               : "compiling it took longer than the check allows"});
+      return;
+    }
+    ErrorInfo e = take_exception(ctx_.get());
+    CodeProblem p{name, 0, e.name.empty() ? e.message : e.name + ": " + e.message};
+    if (auto where = location(e.stack, sources_)) {
+      p.file = where->first;
+      p.line = where->second;
+    }
+    problems_.push_back(std::move(p));
+  }
+
+  const bus::SkillSources& sources_;
+  Limits limits_;
+  DeadlineFlag flag_;
+  Limiter limiter_;
+  HeapAccount heap_;
+  RuntimePtr rt_;
+  ContextPtr ctx_;
+  LoaderState state_;
+  std::vector<CodeProblem> problems_;
+};
+
+}  // namespace
+
+std::vector<CodeProblem> check_code(const bus::SkillSources& sources, const Limits& limits) {
+  try {
+    Checker checker(sources, limits);
+    return checker.run();
+  } catch (const std::exception& e) {
+    return {
+        CodeProblem{sources.entry, 0, std::string("skillbox failed while compiling the skill: ") + e.what()}};
+  }
+}
+
+}  // namespace skillbox::engine

@@ -1,0 +1,22 @@
+// runner/code_check.cpp — skillbox::check_code: the skill's sources read as for a run, then compiled
+// and resolved by engine::check_code on a thread with the JS stack a run gets.
+#include "engine/code_check.h"
+
+#include "runner/js_thread_pool.h"
+#include "runner/skill_reader.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox {
+
+std::vector<CodeProblem> check_code(const Skill& skill) {
+  const Manifest& m = skill.manifest();
+  auto sources = runner::read_skill_sources(skill.dir(), m.entry, m.limits.memory_bytes);
+  if (!sources) return {CodeProblem{m.entry, 0, sources.error().message}};
+  std::vector<CodeProblem> problems;
+  const bool ran =
+      runner::JsThreadPool::run_on_fresh_thread([&] { problems = engine::check_code(*sources, m.limits); });
+  if (!ran) return {CodeProblem{m.entry, 0, "could not start a thread to compile the skill"}};
+  return problems;
+}
+
+}  // namespace skillbox

@@ -1,0 +1,159 @@
+// `skillbox check` looks at the code too: every file compiles and every import resolves, without running
+// anything; problems are `invalid` (exit 2) with file:line. Also the warning about private hosts in the
+// allowlist and the message for a TypeScript entry.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace skillbox {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Exec {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CheckCode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "skillbox-checkcode-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    tmp_ = tmpl;
+    dir_ = tmp_ / "skill";
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(tmp_); }
+
+  void file(const std::string& name, const std::string& text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name) << text;
+  }
+  void manifest(const std::string& extra = "", const std::string& entry = "index.js") {
+    file("skill.json", R"({"id": "c", "entry": ")" + entry + "\"" + extra + "}");
+  }
+  Exec check(const std::string& flags = "") {
+    const std::string cmd = std::string("'") + SKILLBOX_CLI_PATH + "' check " + flags + " '" + dir_.string() +
+                            "' >'" + (tmp_ / "out").string() + "' 2>'" + (tmp_ / "err").string() + "'";
+    const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe,cert-env33-c): a test
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(tmp_ / "out"), slurp(tmp_ / "err")};
+  }
+
+  fs::path tmp_;
+  fs::path dir_;
+};
+
+TEST_F(CheckCode, ASyntaxErrorIsInvalidWithFileAndLine) {
+  manifest();
+  file("index.js", "export default () => {\n  return 1;\n  let = = 2;\n}\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("index.js:3: SyntaxError"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("invalid"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CheckCode, ASyntaxErrorInAnImportedFileNamesThatFile) {
+  manifest();
+  file("index.js", "import { x } from './lib/util.js';\nexport default () => x;\n");
+  file("lib/util.js", "export const x = 1;\nexport const y = (;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("lib/util.js:2: SyntaxError"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCode, AnImportThatDoesNotResolveIsInvalidWithTheImportLine) {
+  manifest();
+  file("index.js", "// helper\nimport { x } from './missing.js';\nexport default () => x;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("index.js:2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.js"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCode, ABareImportIsInvalid) {
+  manifest();
+  file("index.js", "import _ from 'lodash';\nexport default () => 1;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("index.js:1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lodash"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCode, NothingRunsDuringTheCheck) {
+  manifest(R"(, "permissions": {"fs": {"mode": "write"}})");
+  // Top-level code that would loop forever or write a file if it ran.
+  file("index.js", "for (;;) {}\nexport default () => 1;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("skill    c"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCode, AValidSkillWithModulesPassesAndJsonListsNoProblems) {
+  manifest();
+  file("index.js", "import { twice } from './lib/math.js';\nexport default (n) => twice(n);\n");
+  file("lib/math.js", "export const twice = (n) => n * 2;\n");
+  const Exec r = check("--json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_TRUE(j["problems"].empty());
+}
+
+TEST_F(CheckCode, JsonListsEachProblemWithFileAndLine) {
+  manifest();
+  file("index.js", "export default () => {\n  return );\n};\n");
+  const Exec r = check("--json");
+  EXPECT_EQ(r.exit_code, 2);
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["valid"], false);
+  ASSERT_EQ(j["problems"].size(), 1u) << r.out;
+  EXPECT_EQ(j["problems"][0]["file"], "index.js");
+  EXPECT_EQ(j["problems"][0]["line"], 2);
+}
+
+TEST_F(CheckCode, WarnsAboutPrivateHostsWithoutAllowPrivateAddresses) {
+  manifest(
+      R"(, "permissions": {"http": {"allow": ["http://127.0.0.1:8080/", "https://api.example.com/", "http://localhost/"]}})");
+  file("index.js", "export default () => 1;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: skill.json: permissions.http.allow: http://127.0.0.1:8080/"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("http://localhost/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("allow_private_addresses"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("api.example.com"), std::string::npos) << r.err;
+
+  manifest(
+      R"(, "permissions": {"http": {"allow": ["http://127.0.0.1:8080/"], "allow_private_addresses": true}})");
+  EXPECT_EQ(check().err.find("warning"), std::string::npos);
+}
+
+TEST_F(CheckCode, ATypeScriptEntrySaysHowToCompileIt) {
+  manifest("", "index.ts");
+  file("index.ts", "export default (x: number): number => x + 1;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("TypeScript"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("esbuild"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace skillbox

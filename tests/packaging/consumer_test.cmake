@@ -1,0 +1,76 @@
+# Builds the consumer project (tests/packaging/consumer) against skillbox one way and runs a skill with
+# it, as a ctest (tests/CMakeLists.txt, label `packaging`). Arguments (-D):
+#   MODE          find_package: install the build tree into WORK/prefix, then find_package(skillbox)
+#                 subdirectory: add_subdirectory(SOURCE), the way FetchContent uses it
+#   SOURCE        skillbox's source tree       BINARY   its build tree (find_package mode)
+#   WORK          a scratch folder of this test (kept between runs: the second run is incremental)
+#   LAUNCHER      compiler launcher (ccache) or empty
+cmake_minimum_required(VERSION 3.25)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    list(JOIN ARGN " " cmd)
+    message(FATAL_ERROR "`${cmd}` failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(run_out "${out}" PARENT_SCOPE)
+  set(run_err "${err}" PARENT_SCOPE)
+endfunction()
+
+set(consumer_build "${WORK}/consumer-${MODE}")
+set(configure_args -S "${SOURCE}/tests/packaging/consumer" -B "${consumer_build}" -G Ninja
+    -DSKILLBOX_MODE=${MODE} -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if(LAUNCHER)
+  list(APPEND configure_args -DCMAKE_C_COMPILER_LAUNCHER=${LAUNCHER} -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+
+if(MODE STREQUAL "find_package")
+  set(prefix "${WORK}/prefix")
+  file(REMOVE_RECURSE "${prefix}")
+  run("${CMAKE_COMMAND}" --install "${BINARY}" --prefix "${prefix}")
+  # What the issue lists: the library, the headers with the generated version.h, the CLI, the CMake
+  # package with its version file, the pkg-config file.
+  foreach(f include/skillbox/skillbox.h include/skillbox/version.h include/skillbox/result.h bin/skillbox
+            lib/cmake/skillbox/skillboxConfig.cmake lib/cmake/skillbox/skillboxConfigVersion.cmake
+            lib/pkgconfig/skillbox.pc lib/libskillbox_runner.a lib/libquickjs.a)
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "cmake --install did not install ${f}")
+    endif()
+  endforeach()
+  run("${prefix}/bin/skillbox" --version)
+  if(NOT run_out MATCHES "^skillbox [0-9]")
+    message(FATAL_ERROR "the installed CLI printed an unexpected version:\n${run_out}")
+  endif()
+  list(APPEND configure_args "-DCMAKE_PREFIX_PATH=${prefix}")
+
+  # pkg-config users: one compile-and-link line from skillbox.pc.
+  find_program(PKG_CONFIG pkg-config REQUIRED)
+  set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
+  run("${PKG_CONFIG}" --cflags --libs skillbox)
+  string(STRIP "${run_out}" pc_flags)
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  file(MAKE_DIRECTORY "${WORK}/pkgconfig")
+  run(c++ "${SOURCE}/tests/packaging/consumer/consumer.cc" -o "${WORK}/pkgconfig/consumer" ${pc_flags})
+  run("${WORK}/pkgconfig/consumer" "${SOURCE}/examples/skills/hello" "{\"name\": \"Pkg\"}")
+  if(NOT run_out MATCHES "^ok \\{\"greeting\":\"Hello, Pkg!\"")
+    message(FATAL_ERROR "the consumer linked with pkg-config printed:\n${run_out}${run_err}")
+  endif()
+elseif(MODE STREQUAL "subdirectory")
+  list(APPEND configure_args "-DSKILLBOX_SOURCE_DIR=${SOURCE}")
+else()
+  message(FATAL_ERROR "MODE must be find_package or subdirectory")
+endif()
+
+run("${CMAKE_COMMAND}" ${configure_args})
+run("${CMAKE_COMMAND}" --build "${consumer_build}" -j 2)
+run("${consumer_build}/consumer" "${SOURCE}/examples/skills/hello" "{\"name\": \"Ada\"}")
+if(NOT run_out MATCHES "^ok \\{\"greeting\":\"Hello, Ada!\"")
+  message(FATAL_ERROR "the consumer (${MODE}) printed:\n${run_out}${run_err}")
+endif()
+# The error path of the README example: a missing skill is a message, exit 2.
+execute_process(COMMAND "${consumer_build}/consumer" "${WORK}/no-such-skill" "null" RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR err STREQUAL "")
+  message(FATAL_ERROR "the consumer on a missing skill exited ${rc} with stderr:\n${err}")
+endif()
+message(STATUS "consumer (${MODE}) ran the hello skill: ${run_out}")
