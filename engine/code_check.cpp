@@ -138,6 +138,7 @@ class Checker {
       return;
     }
     const std::string& source = **found;
+    state_.message.clear();
     const std::string_view n = name;
     bool is_module = !n.ends_with(".cjs");
     if (is_entry && !n.ends_with(".mjs") && !n.ends_with(".cjs")) {
@@ -154,23 +155,33 @@ class Checker {
     Value compiled(
         ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
                      (is_module ? JS_EVAL_TYPE_MODULE : JS_EVAL_TYPE_GLOBAL) | JS_EVAL_FLAG_COMPILE_ONLY));
+    // The engine may load imports while compiling a module already, or in JS_ResolveModule below.
     if (compiled.is_exception()) {
-      add_exception(name);
+      if (state_.message.empty()) {
+        add_exception(name);
+      } else {
+        add_loader_failure(name);
+      }
       return;
     }
     if (!is_module) return;
-    state_.message.clear();
     if (JS_ResolveModule(ctx, compiled.get()) < 0) {
       if (state_.message.empty()) {
         add_exception(name);  // an imported module that does not compile: its own error, with its line
-        return;
+      } else {
+        add_loader_failure(name);
       }
-      Value ignored(ctx, JS_GetException(ctx));
-      const std::string& importer = state_.importer.empty() ? name : state_.importer;
-      const auto it = sources_.files.find(importer);
-      const uint32_t line = it == sources_.files.end() ? 0 : line_of_specifier(it->second, state_.specifier);
-      problems_.push_back({importer, line, state_.message});
     }
+  }
+
+  // An import the loader refused: reported at the importing file's line that names the specifier.
+  void add_loader_failure(const std::string& name) {
+    Value ignored(ctx_.get(), JS_GetException(ctx_.get()));
+    const std::string importer = state_.importer.empty() ? name : state_.importer;
+    const auto it = sources_.files.find(importer);
+    const uint32_t line = it == sources_.files.end() ? 0 : line_of_specifier(it->second, state_.specifier);
+    problems_.push_back({importer, line, state_.message});
+    state_.message.clear();
   }
 
   void add_exception(const std::string& name) {
