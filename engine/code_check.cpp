@@ -33,6 +33,9 @@ char* normalize(JSContext* ctx, const char* base, const char* name, void* opaque
     JS_ThrowTypeError(ctx, "%s", resolved.error().message.c_str());
     return nullptr;
   }
+  // The engine loads what it just normalized: remember who asked, for the line of a failed load.
+  state->importer = base;
+  state->specifier = name;
   auto* out = static_cast<char*>(js_malloc(ctx, resolved->size() + 1));
   if (out == nullptr) return nullptr;
   std::memcpy(out, resolved->c_str(), resolved->size() + 1);
@@ -43,9 +46,7 @@ JSModuleDef* load(JSContext* ctx, const char* name, void* opaque) {
   auto* state = static_cast<LoaderState*>(opaque);
   auto found = find_module_source(*state->sources, name);
   if (!found) {
-    // The importer is not known here; the specifier's resolved name is.
-    state->importer.clear();
-    state->specifier = name;
+    // importer and specifier: from the normalize call that produced `name`.
     state->message = "cannot load module: " + found.error().message;
     JS_ThrowReferenceError(ctx, "%s", state->message.c_str());
     return nullptr;
