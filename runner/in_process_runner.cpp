@@ -35,7 +35,7 @@
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
-#include "runner/skill_reader.h"
+#include "runner/source_cache.h"
 #include "runner/testing_hooks.h"
 #include "skillbox/skillbox.h"
 
@@ -96,10 +96,12 @@ RunResult internal_result(std::string message) {
   return r;
 }
 
-/// Runs one invocation on the calling (pool) thread: sources from disk, capabilities composed, engine.
-RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context) {
+/// Runs one invocation on the calling (pool) thread: sources from disk (or from the runner's cache,
+/// revalidated by stat: runner/source_cache.h), capabilities composed, engine.
+RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
+                           runner::SourceCache& cache) {
   const Skill& skill = params.invocation->skill;
-  auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
+  auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
     RunResult r;
     r.outcome = Outcome::invalid;
@@ -138,6 +140,7 @@ struct InProcessRunner::Impl {
   HostOptions options;
   std::filesystem::path data_dir;
   AbandonedCount abandoned;
+  std::shared_ptr<runner::SourceCache> sources = std::make_shared<runner::SourceCache>();  // jobs share it
   runner::JsThreadPool pool;
 };
 
@@ -177,14 +180,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.install_extra_api = extra_api();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
-    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
-      RunResult r = run_on_js_thread(std::move(p), std::move(c));
-      std::lock_guard<std::mutex> lock(job->mutex);
-      job->result = std::move(r);
-      job->done = true;
-      if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-      job->cv.notify_all();
-    });
+    const bool started = impl_->pool.submit(
+        [job, p = std::move(params), c = std::move(context), cache = impl_->sources]() mutable {
+          RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache);
+          std::lock_guard<std::mutex> lock(job->mutex);
+          job->result = std::move(r);
+          job->done = true;
+          if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+          job->cv.notify_all();
+        });
     if (!started) return internal_result("could not start a thread to run the skill");
 
     std::unique_lock<std::mutex> lock(job->mutex);

@@ -181,6 +181,9 @@ int main(int argc, char** argv) {
       !write_file(dir / "index.js", source))
     return 2;
 
+  // A deployed skill's files are older than a second; the runner's source cache never trusts a read of
+  // younger files (runner/source_cache.h, coarse file system timestamps), so let this one age first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   const int status = run(mode, root, dir, w, argv[2], count, hold);
   std::error_code ec;
   std::filesystem::remove_all(root, ec);

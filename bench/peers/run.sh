@@ -101,7 +101,7 @@ skipped() { grep -q "^$1 " "$out/skips"; }
 
 # Iterations per round and leading iterations dropped as warm-up, per workload.
 iterations() {
-  case $1 in W1) echo $((400 * scale)) 20 ;; W2) echo $((150 * scale)) 5 ;; W3) echo $((12 * scale)) 1 ;;
+  case $1 in W1) echo $((400 * scale)) 40 ;; W2) echo $((150 * scale)) 20 ;; W3) echo $((12 * scale)) 3 ;;
     W4) echo 200 0 ;; esac
 }
 
