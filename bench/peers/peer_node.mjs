@@ -1,7 +1,7 @@
 // bench/peers/peer_node.mjs — the JavaScript peers of the peers benchmark, with the protocol of the C
 // peers (bench/peers/run.sh):
 //
-//   node peer_node.mjs vm|quickjs-emscripten|isolated-vm WORKLOAD_FILE W1|W2|W3 ITERATIONS   µs per line
+//   node peer_node.mjs vm|quickjs-emscripten|isolated-vm WORKLOAD_FILE W1|W2|W3 ITERATIONS   wall, CPU µs
 //   node peer_node.mjs vm|quickjs-emscripten|isolated-vm WORKLOAD_FILE W4 SANDBOXES          bytes per sandbox
 //
 // Exit status 3 means "skipped" (the package is not installed or cannot load), with the reason on
@@ -117,11 +117,13 @@ if (workload === 'W4') {
   const out = [];
   for (let i = 0; i < count; i++) {
     const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     const [v, s] = p.open();
     p.close(s);
     const t1 = process.hrtime.bigint();
+    const c = process.cpuUsage(c0);
     check(v);
-    out.push((Number(t1 - t0) / 1000).toFixed(1));
+    out.push(`${(Number(t1 - t0) / 1000).toFixed(1)} ${c.user + c.system}`);
   }
   console.log(out.join('\n'));
 }

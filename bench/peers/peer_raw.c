@@ -2,7 +2,8 @@
  * skillbox's (the project's `quickjs` target), used the way a plain embedder would: a new runtime and a
  * context with every standard intrinsic (JS_NewContext), one JS_Eval, everything freed. No limits.
  *
- *   peer_raw WORKLOAD_FILE W1|W2|W3 ITERATIONS   one line per timed iteration: microseconds
+ *   peer_raw WORKLOAD_FILE W1|W2|W3 ITERATIONS   one line per timed iteration: wall-clock and process
+ *                                                CPU microseconds
  *   peer_raw WORKLOAD_FILE W4 SANDBOXES          one line: resident bytes added per live sandbox
  *
  * The protocol is the same for every peer (bench/peers/run.sh reads it). */
@@ -32,9 +33,9 @@ static char* read_workload(const char* path, long* expect) {
   return src;
 }
 
-static double now_us(void) {
+static double now_us(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
@@ -94,15 +95,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < count; i++) {
-    const double t0 = now_us();
+    const double t0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
     const int ok = open_sandbox(src, expect, &rt, &ctx);
     close_sandbox(rt, ctx);
-    const double t1 = now_us();
+    const double t1 = now_us(CLOCK_MONOTONIC), c1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
     if (!ok) {
       fprintf(stderr, "peer_raw: %s gave an unexpected result\n", argv[1]);
       return 1;
     }
-    printf("%.1f\n", t1 - t0);
+    printf("%.1f %.1f\n", t1 - t0, c1 - c0);
   }
   free(src);
   return 0;

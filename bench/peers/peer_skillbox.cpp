@@ -2,7 +2,8 @@
 // (skillbox/skillbox.h). Skill::load once, then Runner::run per timed iteration, with the default limits
 // of a manifest (32 MiB heap, 10 M steps, 512 KiB stack, 5 s deadline) and the whole host API.
 //
-//   peer_skillbox in-process|worker WORKLOAD_FILE W1|W2|W3 ITERATIONS   microseconds per iteration
+//   peer_skillbox in-process|worker WORKLOAD_FILE W1|W2|W3 ITERATIONS   wall-clock and process CPU
+//                                                                       microseconds per iteration
 //   peer_skillbox in-process|worker WORKLOAD_FILE W4 SANDBOXES          resident bytes per live sandbox
 //
 // Exit status 3 means "skipped" (the mode is not available here), with the reason on stderr.
@@ -55,6 +56,12 @@ bool write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
   return static_cast<bool>(out);
+}
+
+double process_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
 long resident_bytes() {
@@ -110,10 +117,12 @@ int run(const std::string& mode, const std::filesystem::path& root, const std::f
   if (!hold) {
     for (int i = 0; i < count; i++) {
       const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_us();
       const skillbox::RunResult r = runner->run(inv);
       const auto t1 = std::chrono::steady_clock::now();
+      const double c1 = process_cpu_us();
       if (!check(r)) return 1;
-      std::printf("%.1f\n", std::chrono::duration<double, std::micro>(t1 - t0).count());
+      std::printf("%.1f %.1f\n", std::chrono::duration<double, std::micro>(t1 - t0).count(), c1 - c0);
     }
     return 0;
   }

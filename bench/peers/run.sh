@@ -150,7 +150,10 @@ echo "versions: skillbox $(git -C "$src" describe --always --dirty 2>/dev/null |
   "node $(node --version 2>/dev/null || echo -), quickjs-emscripten $(version_of quickjs-emscripten)," \
   "isolated-vm $(version_of isolated-vm)"
 echo
-sort -k1,1 -k2,2 -k3,3g "$out/samples" | awk -v order="$peers" '
+# table COLUMN UNIT: one table of the samples' COLUMN (3 wall-clock, 4 process CPU time); W4 has one value.
+table() {
+  awk -v col="$1" '$2 == "W4" || NF >= col { print $1, $2, ($2 == "W4" ? $3 : $col) }' "$out/samples" |
+    sort -k1,1 -k2,2 -k3,3g | awk -v order="$peers" -v what="$2" '
   function flush() {
     if (n == 0) return
     med[key] = v[int((n - 1) / 2) + 1]
@@ -161,7 +164,7 @@ sort -k1,1 -k2,2 -k3,3g "$out/samples" | awk -v order="$peers" '
   { k = $1 " " $2; if (k != key) { flush(); key = k }; v[++n] = $3 }
   END {
     flush()
-    print "| peer | W1 `1+1` p50 µs | p90 | ×raw | W2 JSON p50 µs | p90 | ×raw | W3 fib(27) p50 µs | p90 | ×raw | W4 KiB/sandbox | ×raw |"
+    print "| peer (" what ") | W1 `1+1` p50 µs | p90 | ×raw | W2 JSON p50 µs | p90 | ×raw | W3 fib(27) p50 µs | p90 | ×raw | W4 KiB/sandbox | ×raw |"
     print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     np = split(order, peers, " ")
     for (i = 1; i <= np; i++) {
@@ -175,9 +178,17 @@ sort -k1,1 -k2,2 -k3,3g "$out/samples" | awk -v order="$peers" '
       }
       print line " |"
     }
-    print ""
-    print "Samples per cell (after warm-up), W1/W2/W3 per peer; W4 is the median over rounds."
+    printf "\nsamples per cell (raw, after warm-up): W1 %d, W2 %d, W3 %d; W4: the median of %d round(s)\n",
+      cnt["raw W1"], cnt["raw W2"], cnt["raw W3"], cnt["raw W4"]
   }'
+}
+echo "Wall-clock time per iteration (what a caller waits):"
+echo
+table 3 "wall"
+echo
+echo "Process CPU time per iteration (all threads; steadier than wall-clock on a loaded machine):"
+echo
+table 4 "CPU"
 if [ -s "$out/skips" ]; then
   echo
   echo "skipped:"
