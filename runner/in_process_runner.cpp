@@ -45,6 +45,7 @@
 #include "runner/js_thread_pool.h"
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
+#include "runner/source_cache.h"
 #include "runner/testing_hooks.h"
 #include "skillbox/skillbox.h"
 
@@ -117,11 +118,12 @@ RunResult cancelled_result(std::string message) {
   return r;
 }
 
-/// Runs one invocation on the calling (pool) thread: sources from disk, capabilities composed, engine.
+/// Runs one invocation on the calling (pool) thread: sources from disk (or from the runner's cache,
+/// revalidated by stat: runner/source_cache.h), capabilities composed, engine.
 RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
-                           runner::LiveRun& live, engine::ReplyInbox& inbox) {
+                           runner::SourceCache& cache, runner::LiveRun& live, engine::ReplyInbox& inbox) {
   const Skill& skill = params.invocation->skill;
-  auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
+  auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
     RunResult r;
     r.outcome = Outcome::invalid;
@@ -161,6 +163,7 @@ struct InProcessRunner::Impl {
   HostOptions options;
   std::filesystem::path data_dir;
   AbandonedCount abandoned;
+  std::shared_ptr<runner::SourceCache> sources = std::make_shared<runner::SourceCache>();  // jobs share it
   runner::JsThreadPool pool;
 };
 
@@ -213,14 +216,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       j->cv.notify_all();
     });
 
-    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
-      RunResult r = run_on_js_thread(std::move(p), std::move(c), job->live, job->inbox);
-      std::lock_guard<std::mutex> lock(job->mutex);
-      job->result = std::move(r);
-      job->done = true;
-      if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-      job->cv.notify_all();
-    });
+    const bool started = impl_->pool.submit(
+        [job, p = std::move(params), c = std::move(context), cache = impl_->sources]() mutable {
+          RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox);
+          std::lock_guard<std::mutex> lock(job->mutex);
+          job->result = std::move(r);
+          job->done = true;
+          if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+          job->cv.notify_all();
+        });
     if (!started) {
       cancel_sub.reset();
       return internal_result("could not start a thread to run the skill");
