@@ -36,6 +36,10 @@ struct InvocationContext {
   std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
   std::map<std::string, std::string> env;  // values env.get may return (only granted names)
   std::filesystem::path extra_ca_file;     // tests only: additional trusted CA (PEM)
+  // OpenHuman bundles (docs/openhuman.md): the operator's credentials for this skill, and the bundle's
+  // setup modes (for the hosts an auth credential is bound to by default).
+  std::optional<SkillCredentials> credentials;
+  std::vector<BundleSetupMode> setup_modes;
 };
 
 class HostEndpoint final : public bus::Endpoint {
@@ -63,7 +67,7 @@ class HostEndpoint final : public bus::Endpoint {
   std::vector<LogEntry> take_logs();
 
   /// Copies what the host side measured into `result`: usage.host_calls, usage.http_bytes_in,
-  /// usage.http_bytes_out, and the log lines (take_logs()). Call after the engine finished (after
+  /// usage.http_bytes_out, the log lines (take_logs()) and the events. Call after the engine finished (after
   /// cancel_all()), so no counter moves any more.
   void report(RunResult& result);
 
@@ -72,6 +76,7 @@ class HostEndpoint final : public bus::Endpoint {
 
  private:
   struct Capabilities;  // the lazily created capability objects (host_endpoint.cpp)
+  struct RedactingSink;  // http replies pass the credential vault on their way to sink_
   struct Router;        // the exhaustive visitor
 
   InvocationContext context_;
@@ -79,6 +84,9 @@ class HostEndpoint final : public bus::Endpoint {
   const bus::StopToken& stop_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
+  std::unique_ptr<RedactingSink> http_sink_;
+  std::vector<Event> events_;
+  size_t event_bytes_ = 0;
 };
 
 }  // namespace skillbox::runner

@@ -31,6 +31,7 @@
 
 #include "bus/stop_token.h"
 #include "capabilities/env/env_capability.h"
+#include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
@@ -132,6 +133,10 @@ struct InProcessRunner::Impl {
     // Only the names the manifest grants are looked up: the rest of the environment never reaches
     // the invocation.
     c.env = capabilities::granted_env(c.policy.env, options.env);
+    if (skill.manifest().bundle) {
+      c.setup_modes = skill.manifest().bundle->setup_modes;
+      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end()) c.credentials = it->second;
+    }
     return c;
   }
 
@@ -161,6 +166,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       r.error->name = "TooManyAbandonedRuns";
       return r;
     }
+    const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
+    if (bundle) {
+      if (auto target = compat::parse_bundle_target(invocation.export_name); !target) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", target.error().message, "", ""};
+        return r;
+      }
+    }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
@@ -175,6 +189,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.deadline_flag = &job->deadline_flag;
     params.stop_token = &job->stop_token;
     params.install_extra_api = extra_api();
+    if (bundle) params.flavor = compat::bundle_flavor();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
     const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
