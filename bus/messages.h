@@ -190,11 +190,10 @@ struct CredentialRequest {
   bool operator==(const CredentialRequest&) const = default;
 };
 
-using Request =
-    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
-                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
-                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest,
-                 EventRequest, DbRequest, CredentialRequest>;
+using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
+                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
+                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
+                             StoreKeysRequest, EnvGetRequest, EventRequest, DbRequest, CredentialRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 

@@ -116,7 +116,8 @@ json run_result_json(const RunResult& result) {
     json events = json::array();
     for (const Event& e : result.events) {
       json data = json::parse(e.data_json, nullptr, /*allow_exceptions=*/false);
-      events.push_back({{"type", e.type}, {"data", data.is_discarded() ? json(e.data_json) : std::move(data)}});
+      events.push_back(
+          {{"type", e.type}, {"data", data.is_discarded() ? json(e.data_json) : std::move(data)}});
     }
     out["events"] = std::move(events);
   }

@@ -137,11 +137,13 @@ class BundleFlavor final : public engine::Flavor {
     if (natives.is_exception()) return false;
     JS_SetPropertyFunctionList(ctx, natives.get(), kNatives, static_cast<int>(std::size(kNatives)));
     const std::string& id = invocation.skill.manifest().id;
-    if (JS_DefinePropertyValueStr(ctx, natives.get(), "skillId", bindings::new_string(ctx, id), JS_PROP_C_W_E) < 0)
+    if (JS_DefinePropertyValueStr(ctx, natives.get(), "skillId", bindings::new_string(ctx, id),
+                                  JS_PROP_C_W_E) < 0)
       return false;
     // The glue is host code, compiled from a constant; it evaluates to a function of (natives,
     // global) that builds the bundle API and returns the driver.
-    Value factory(ctx, JS_Eval(ctx, kBundleGlue, sizeof(kBundleGlue) - 1, "<openhuman>", JS_EVAL_TYPE_GLOBAL));
+    Value factory(ctx,
+                  JS_Eval(ctx, kBundleGlue, sizeof(kBundleGlue) - 1, "<openhuman>", JS_EVAL_TYPE_GLOBAL));
     if (factory.is_exception()) return false;
     Value global(ctx, JS_GetGlobalObject(ctx));
     JSValue argv[] = {natives.get(), global.get()};
@@ -151,7 +153,8 @@ class BundleFlavor final : public engine::Flavor {
     return true;
   }
 
-  JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state, JSValueConst input) const override {
+  JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state,
+               JSValueConst input) const override {
     const auto target = parse_bundle_target(invocation.export_name);
     if (!target) return JS_ThrowTypeError(ctx, "%s", target.error().message.c_str());
     Value kind(ctx, bindings::new_string(ctx, target->kind));
@@ -172,9 +175,10 @@ Result<BundleTarget> parse_bundle_target(std::string_view export_name) {
     if (export_name.starts_with(p) && export_name.size() > p.size())
       return BundleTarget{std::string(p.substr(0, p.size() - 1)), std::string(export_name.substr(p.size()))};
   }
-  return Error{"an OpenHuman bundle is called by \"tool:NAME\", \"hook:NAME\", \"tools\" or an empty name (a "
-               "sequence given as the input); got \"" +
-               std::string(export_name.substr(0, 64)) + "\""};
+  return Error{
+      "an OpenHuman bundle is called by \"tool:NAME\", \"hook:NAME\", \"tools\" or an empty name (a "
+      "sequence given as the input); got \"" +
+      std::string(export_name.substr(0, 64)) + "\""};
 }
 
 std::shared_ptr<const engine::Flavor> bundle_flavor() {

@@ -5,6 +5,8 @@
 // schema and checks as a skillbox manifest, plus `permissions.db`), exactly as for skillbox skills.
 // Keys OpenHuman ignored are ignored here too and listed for `skillbox check`; a known key of the wrong
 // type is an error, since the bundle would not work as its author meant.
+#include "compat/bundle_manifest.h"
+
 #include <algorithm>
 #include <string>
 #include <system_error>
@@ -13,7 +15,6 @@
 #include "base/quote.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
-#include "compat/bundle_manifest.h"
 #include "policy/strict_json.h"
 #include "skillbox/skillbox.h"
 
@@ -132,8 +133,10 @@ void read_setup(Problems& p, const json& v, const KeyPath& path, BundleManifest&
   for (const auto& [key, value] : v.items()) {
     const KeyPath at = path.key(key);
     if (key == "required") {
-      if (!value.is_boolean()) p.expected(at, "true or false", value);
-      else b.setup_required = value.get<bool>();
+      if (!value.is_boolean())
+        p.expected(at, "true or false", value);
+      else
+        b.setup_required = value.get<bool>();
     } else if (key == "label") {
       (void)read_string(p, value, at, b.setup_label);
     } else if (key == "oauth") {
@@ -145,10 +148,14 @@ void read_setup(Problems& p, const json& v, const KeyPath& path, BundleManifest&
         continue;
       }
       for (const auto& [k, x] : value.items()) {
-        if (k == "provider") (void)read_string(p, x, at.key(k), mode.provider);
-        else if (k == "scopes") read_string_list(p, x, at.key(k), mode.scopes);
-        else if (k == "apiBaseUrl") (void)read_string(p, x, at.key(k), mode.api_base_url);
-        else b.unknown_keys.push_back(at.key(k).str());
+        if (k == "provider")
+          (void)read_string(p, x, at.key(k), mode.provider);
+        else if (k == "scopes")
+          read_string_list(p, x, at.key(k), mode.scopes);
+        else if (k == "apiBaseUrl")
+          (void)read_string(p, x, at.key(k), mode.api_base_url);
+        else
+          b.unknown_keys.push_back(at.key(k).str());
       }
       b.setup_modes.push_back(std::move(mode));
     } else if (key == "auth") {
@@ -168,7 +175,8 @@ void read_setup(Problems& p, const json& v, const KeyPath& path, BundleManifest&
         for (size_t i = 0; i < x.size(); ++i) {
           BundleSetupMode mode;
           read_mode(p, x[i], at.key(k).index(i), mode, b.unknown_keys);
-          if (mode.type.empty()) p.add(at.key(k).index(i), "missing \"type\" (\"managed\", \"self_hosted\" or \"text\")");
+          if (mode.type.empty())
+            p.add(at.key(k).index(i), "missing \"type\" (\"managed\", \"self_hosted\" or \"text\")");
           b.setup_modes.push_back(std::move(mode));
         }
       }
@@ -194,19 +202,24 @@ Result<Parsed> parse_bundle_manifest(std::string_view text) {
   if (text.size() > kMaxFileBytes)
     return Error{std::string(kDoc) + ": larger than " + std::to_string(kMaxFileBytes) + " bytes"};
   if (const auto bad = base::utf8::find_invalid(text))
-    return Error{std::string(kDoc) + ": not valid UTF-8 at byte " + std::to_string(*bad) + "; save the file as UTF-8"};
+    return Error{std::string(kDoc) + ": not valid UTF-8 at byte " + std::to_string(*bad) +
+                 "; save the file as UTF-8"};
   Result<json> doc = policy::parse_strict_json(text, kDoc);
   if (!doc) return doc.error();
   Problems p(kDoc);
   const KeyPath root;
-  if (!doc->is_object()) return Error{std::string(kDoc) + ": expected one JSON object, got " + policy::describe_json(*doc)};
+  if (!doc->is_object())
+    return Error{std::string(kDoc) + ": expected one JSON object, got " + policy::describe_json(*doc)};
   Parsed out;
   BundleManifest& b = out.bundle;
   for (const auto& [key, value] : doc->items()) {
     const KeyPath at = root.key(key);
     if (key == "id") {
       if (read_string(p, value, at, out.id, 64) && !base::is_valid_skill_id(out.id))
-        p.expected(at, "a skill id: 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit", value);
+        p.expected(
+            at,
+            "a skill id: 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
+            value);
     } else if (key == "name") {
       (void)read_string(p, value, at, out.name, 128);
     } else if (key == "version") {
@@ -224,19 +237,23 @@ Result<Parsed> parse_bundle_manifest(std::string_view text) {
       std::vector<std::string> names;
       read_string_list(p, value, at, names);
       for (size_t i = 0; i < names.size(); ++i) {
-        if (!is_env_name(names[i])) p.expected(at.index(i), "an environment variable name (A-Z a-z 0-9 _)", names[i]);
-        else b.env.push_back(names[i]);
+        if (!is_env_name(names[i]))
+          p.expected(at.index(i), "an environment variable name (A-Z a-z 0-9 _)", names[i]);
+        else
+          b.env.push_back(names[i]);
       }
     } else if (key == "skill_type") {
       (void)read_string(p, value, at, b.skill_type);
     } else if (key == "auto_start" || key == "ignoreInProduction") {
-      if (!value.is_boolean()) p.expected(at, "true or false", value);
-      else if (key == "auto_start") b.auto_start = value.get<bool>();
+      if (!value.is_boolean())
+        p.expected(at, "true or false", value);
+      else if (key == "auto_start")
+        b.auto_start = value.get<bool>();
     } else if (key == "memory_limit_mb") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
-          value.get<uint64_t>() > kMaxMemoryLimitMb)
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<uint64_t>() > kMaxMemoryLimitMb)
         p.expected(at, "an integer from 1 to " + std::to_string(kMaxMemoryLimitMb), value);
-      else b.memory_limit_mb = value.get<uint64_t>();
+      else
+        b.memory_limit_mb = value.get<uint64_t>();
     } else if (key == "setup") {
       read_setup(p, value, at, b);
     } else if (key == "entity_schema") {
@@ -245,7 +262,8 @@ Result<Parsed> parse_bundle_manifest(std::string_view text) {
       b.unknown_keys.push_back(at.str());
     }
   }
-  if (!doc->contains("id")) p.add(root.key("id"), "missing required key; add \"id\": the bundle's short name, such as \"notion\"");
+  if (!doc->contains("id"))
+    p.add(root.key("id"), "missing required key; add \"id\": the bundle's short name, such as \"notion\"");
   if (!p.ok()) return Error{p.message()};
   if (out.name.empty()) out.name = out.id;
   if (out.version.empty()) out.version = "0.0.0";
@@ -256,7 +274,8 @@ Result<Parsed> parse_bundle_manifest(std::string_view text) {
 
 namespace compat {
 
-Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text, std::optional<std::string_view> grant_text) {
+Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text,
+                                       std::optional<std::string_view> grant_text) {
   Result<Parsed> parsed = parse_bundle_manifest(manifest_text);
   if (!parsed) return parsed.error();
 
@@ -273,7 +292,8 @@ Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text, std::opti
     Result<json> grants = policy::parse_strict_json(*grant_text, kGrantDoc);
     if (!grants) return grants.error();
     if (!grants->is_object())
-      return Error{std::string(kGrantDoc) + ": expected one JSON object, got " + policy::describe_json(*grants)};
+      return Error{std::string(kGrantDoc) + ": expected one JSON object, got " +
+                   policy::describe_json(*grants)};
     Problems p(kGrantDoc);
     for (const auto& [key, value] : grants->items()) {
       if (key == "limits" || key == "permissions") continue;
@@ -295,7 +315,8 @@ Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text, std::opti
           } else if (!value.is_number_integer() || value.get<int64_t>() < int64_t(kMinDbQuotaBytes) ||
                      value.get<uint64_t>() > kMaxDbQuotaBytes) {
             p.expected(at.key(key),
-                       "an integer from " + std::to_string(kMinDbQuotaBytes) + " to " + std::to_string(kMaxDbQuotaBytes),
+                       "an integer from " + std::to_string(kMinDbQuotaBytes) + " to " +
+                           std::to_string(kMaxDbQuotaBytes),
                        value);
           } else {
             db.quota_bytes = value.get<uint64_t>();
@@ -332,7 +353,8 @@ Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text, std::opti
 Result<Skill> load_skill(const fs::path& dir) {
   std::error_code ec;
   if (dir.empty() || !fs::exists(dir / "manifest.json", ec)) return Skill::load(dir);
-  const std::string prefix = "cannot load bundle " + base::quote(dir.string(), 200, base::QuoteStyle::json) + ": ";
+  const std::string prefix =
+      "cannot load bundle " + base::quote(dir.string(), 200, base::QuoteStyle::json) + ": ";
   const fs::path root = fs::canonical(dir, ec);
   if (ec) return Error{prefix + ec.message()};
   // Reads one file of the folder: regular, capped, never through a link leading outside.
@@ -340,7 +362,8 @@ Result<Skill> load_skill(const fs::path& dir) {
     const fs::path path = fs::canonical(root / name, ec);
     if (ec == std::errc::no_such_file_or_directory && !required) return std::optional<std::string>();
     if (ec) return Error{prefix + name + ": " + ec.message()};
-    if (!is_within(root, path)) return Error{prefix + name + " is a symbolic link that leads outside the bundle folder"};
+    if (!is_within(root, path))
+      return Error{prefix + name + " is a symbolic link that leads outside the bundle folder"};
     auto text = base::read_file(path.c_str(), {.max_bytes = kMaxFileBytes});
     if (!text) return Error{prefix + name + ": " + text.error().message};
     return std::optional<std::string>(std::move(*text));
@@ -357,10 +380,12 @@ Result<Skill> load_skill(const fs::path& dir) {
   const std::string entry = base::quote(m->entry, 200, base::QuoteStyle::json);
   const fs::path entry_path = fs::canonical(root / m->entry, ec);
   if (ec == std::errc::no_such_file_or_directory)
-    return Error{std::string(kDoc) + ": entry: file " + entry + " not found in the bundle folder; build the bundle (index.js) or fix \"entry\""};
+    return Error{std::string(kDoc) + ": entry: file " + entry +
+                 " not found in the bundle folder; build the bundle (index.js) or fix \"entry\""};
   if (ec) return Error{std::string(kDoc) + ": entry: " + entry + ": " + ec.message()};
   if (!is_within(root, entry_path) || !fs::is_regular_file(entry_path, ec))
-    return Error{std::string(kDoc) + ": entry: " + entry + " must be a regular file inside the bundle folder"};
+    return Error{std::string(kDoc) + ": entry: " + entry +
+                 " must be a regular file inside the bundle folder"};
   return Skill(root, std::move(*m));
 }
 

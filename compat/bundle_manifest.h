@@ -21,6 +21,7 @@ inline constexpr uint64_t kMaxDbQuotaBytes = 1024ull * 1024 * 1024;
 /// only `limits` and `permissions`; nullopt when there is none, which grants nothing). The result has
 /// format == SkillFormat::openhuman and `bundle` set; memory_limit_mb lowers limits.memory_bytes.
 /// Every problem is reported at once, one per line, naming the file and key path.
-Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text, std::optional<std::string_view> grant_text);
+Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text,
+                                       std::optional<std::string_view> grant_text);
 
 }  // namespace skillbox::compat

@@ -1,13 +1,14 @@
 // compat/credentials.cpp — parse_credentials / load_credentials_file (skillbox/credentials.h).
 //
 // The file holds secrets, so an error never quotes a value: only key paths and what was expected.
+#include "skillbox/credentials.h"
+
 #include <string>
 
 #include "base/file_read.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "policy/strict_json.h"
-#include "skillbox/credentials.h"
 #include "skillbox/policy.h"
 
 namespace skillbox {
@@ -57,13 +58,15 @@ Result<std::map<std::string, SkillCredentials>> parse_credentials(std::string_vi
   if (!base::utf8::is_valid(text)) return Error{std::string(kDoc) + ": not valid UTF-8"};
   Result<json> doc = policy::parse_strict_json(text, kDoc);
   if (!doc) return doc.error();
-  if (!doc->is_object()) return Error{std::string(kDoc) + ": expected one JSON object {\"<skill id>\": {...}}"};
+  if (!doc->is_object())
+    return Error{std::string(kDoc) + ": expected one JSON object {\"<skill id>\": {...}}"};
   Reader r;
   std::map<std::string, SkillCredentials> out;
   const KeyPath root;
   for (const auto& [id, entry] : doc->items()) {
     const KeyPath at = root.key(id);
-    if (!base::is_valid_skill_id(id)) r.add(at, "not a skill id (1 to 64 characters from a-z, 0-9, '.', '_', '-')");
+    if (!base::is_valid_skill_id(id))
+      r.add(at, "not a skill id (1 to 64 characters from a-z, 0-9, '.', '_', '-')");
     if (!entry.is_object()) {
       r.add(at, "expected an object with \"oauth\" and/or \"auth\"");
       continue;
@@ -78,11 +81,16 @@ Result<std::map<std::string, SkillCredentials>> parse_credentials(std::string_vi
       if (kind == "oauth") {
         OAuthCredential o;
         for (const auto& [key, v] : c.items()) {
-          if (key == "credentialId") (void)r.string(v, k.key(key), o.credential_id);
-          else if (key == "accessToken") (void)r.string(v, k.key(key), o.access_token);
-          else if (key == "baseUrl") (void)r.string(v, k.key(key), o.base_url);
-          else if (key == "hosts") r.hosts(v, k.key(key), o.hosts);
-          else r.add(k.key(key), "unknown key; expected credentialId, accessToken, baseUrl, hosts");
+          if (key == "credentialId")
+            (void)r.string(v, k.key(key), o.credential_id);
+          else if (key == "accessToken")
+            (void)r.string(v, k.key(key), o.access_token);
+          else if (key == "baseUrl")
+            (void)r.string(v, k.key(key), o.base_url);
+          else if (key == "hosts")
+            r.hosts(v, k.key(key), o.hosts);
+          else
+            r.add(k.key(key), "unknown key; expected credentialId, accessToken, baseUrl, hosts");
         }
         if (o.access_token.empty()) r.add(k.key("accessToken"), "missing or empty");
         if (o.base_url.empty()) r.add(k.key("baseUrl"), "missing; oauth.fetch(path) needs the base URL");
@@ -123,6 +131,34 @@ Result<std::map<std::string, SkillCredentials>> load_credentials_file(const std:
   auto text = base::read_file(file.c_str(), {.max_bytes = kMaxCredentialsBytes});
   if (!text) return Error{"cannot read the credentials file: " + text.error().message};
   return parse_credentials(*text);
+}
+
+}  // namespace skillbox
+
+namespace skillbox {
+
+Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_view text) {
+  const size_t eq = text.find('=');
+  const std::string shown(text.substr(0, 200));
+  if (eq == std::string_view::npos)
+    return Error{
+        "expected FROM=TO, two origins such as https://api.notion.com=http://127.0.0.1:8080, got \"" + shown +
+        "\""};
+  std::pair<std::string, std::string> out;
+  for (int side = 0; side < 2; ++side) {
+    const std::string_view part = side == 0 ? text.substr(0, eq) : text.substr(eq + 1);
+    HttpAllowList list;
+    const auto why = list.push_back(part);
+    if (why || list.entries().empty() || list.entries().front().path_prefix != "/" ||
+        list.entries().front().subdomains || (!part.empty() && part.back() == '/'))
+      return Error{std::string(side == 0 ? "FROM" : "TO") +
+                   " must be an origin scheme://host[:port] without a path" + (why ? " (" + *why + ")" : "") +
+                   ", got \"" + shown + "\""};
+    std::string origin = list.texts().front();
+    origin.pop_back();  // the normalized entry ends in "/"
+    (side == 0 ? out.first : out.second) = std::move(origin);
+  }
+  return out;
 }
 
 }  // namespace skillbox

@@ -82,8 +82,8 @@ RunResult Session::run() {
     bool is_module = false;
     Value promise;
     if (parse_input(input) && load_entry(exports, is_module)) {
-      const bool called = params_.flavor ? call_flavor(input, promise)
-                                         : call_export(exports, is_module, input, promise);
+      const bool called =
+          params_.flavor ? call_flavor(input, promise) : call_export(exports, is_module, input, promise);
       if (called) event_loop(promise);
     }
   }
@@ -478,8 +478,9 @@ bus::Reply Session::call_blocking(bus::Request request) {
     }
     if (reply) return std::move(*reply);
     if (limiter_.check())
-      return bus::ErrorReply{bus::ErrorCode::Timeout,
-                             "the request did not finish before the invocation's deadline (limits.timeout_ms)"};
+      return bus::ErrorReply{
+          bus::ErrorCode::Timeout,
+          "the request did not finish before the invocation's deadline (limits.timeout_ms)"};
     inbox_.wait_until(limiter_.deadline());
   }
 }

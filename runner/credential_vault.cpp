@@ -68,7 +68,8 @@ CredentialVault::CredentialVault(const std::optional<SkillCredentials>& credenti
   if (credentials->oauth) {
     const OAuthCredential& o = *credentials->oauth;
     const std::string nonce = random_hex();
-    Secret s{"skillbox-secret:" + id + "/oauth/accessToken/" + nonce, nonce, o.access_token, bind(o.hosts, o.base_url), 0};
+    Secret s{"skillbox-secret:" + id + "/oauth/accessToken/" + nonce, nonce, o.access_token,
+             bind(o.hosts, o.base_url), 0};
     json shown = {{"credentialId", o.credential_id}, {"accessToken", s.placeholder}, {"baseUrl", o.base_url}};
     oauth_json_ = shown.dump(-1, ' ', false, json::error_handler_t::replace);
     secrets_.push_back(std::move(s));
@@ -100,7 +101,8 @@ bus::Reply CredentialVault::handle(const bus::CredentialRequest& request) {
   return bus::OptionalStringReply{auth_json_};
 }
 
-std::optional<bus::ErrorReply> CredentialVault::prepare(bus::HttpRequest& request, bool& carries_secret) const {
+std::optional<bus::ErrorReply> CredentialVault::prepare(bus::HttpRequest& request,
+                                                        bool& carries_secret) const {
   carries_secret = false;
   if (secrets_.empty()) return std::nullopt;
   const std::string_view body(reinterpret_cast<const char*>(request.body.data()), request.body.size());
@@ -121,14 +123,14 @@ std::optional<bus::ErrorReply> CredentialVault::prepare(bus::HttpRequest& reques
   for (auto& [name, value] : request.headers) {
     for (const Secret& s : secrets_) {
       if (!contains(value, s.nonce)) continue;
-      const bool bound = url && !(s.kind == 0 && oauth_revoked_) &&
-                         capabilities::http::Allowlist(s.hosts).allows(*url);
+      const bool bound =
+          url && !(s.kind == 0 && oauth_revoked_) && capabilities::http::Allowlist(s.hosts).allows(*url);
       if (!bound)
-        return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
-                               "http: header \"" + name.substr(0, 64) +
-                                   "\" carries a credential placeholder to a URL its credential is not bound to" +
-                                   (s.kind == 0 && oauth_revoked_ ? " (it was revoked)" : "") +
-                                   "; the request was not sent"};
+        return bus::ErrorReply{
+            bus::ErrorCode::PermissionDenied,
+            "http: header \"" + name.substr(0, 64) +
+                "\" carries a credential placeholder to a URL its credential is not bound to" +
+                (s.kind == 0 && oauth_revoked_ ? " (it was revoked)" : "") + "; the request was not sent"};
       if (contains(value, s.placeholder)) carries_secret = true;
       replace_all(value, s.placeholder, s.value);
     }

@@ -46,7 +46,8 @@ class CredentialVault {
  private:
   struct Secret {
     std::string placeholder;
-    std::string nonce;  // the placeholder's random part: survives percent-encoding, so it is what is looked for
+    std::string
+        nonce;  // the placeholder's random part: survives percent-encoding, so it is what is looked for
     std::string value;
     HttpAllowList hosts;  // where `value` may be sent
     int kind = 0;         // 0 oauth, 1 auth

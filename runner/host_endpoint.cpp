@@ -7,6 +7,7 @@
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
 #include "capabilities/http/http_capability.h"
+#include "capabilities/http/url_check.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
 #include "runner/credential_vault.h"
@@ -78,15 +79,41 @@ struct HostEndpoint::Router {
   std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const { return fs().handle(r); }
   std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const { return fs().handle(r); }
 
+  // The operator's origin map: policy is checked on the original URL here (a mapping never widens
+  // what the skill may reach), then the request goes to the mapped origin with the same path and query.
+  std::optional<bus::Reply> map_origin(bus::HttpRequest& r) const {
+    if (ctx().origin_map.empty()) return std::nullopt;
+    auto url = capabilities::http::parse_url(r.url, nullptr);
+    if (!url) return std::nullopt;  // the capability reports a bad URL with its own message
+    if (!capabilities::http::Allowlist(ctx().policy.http.allow).allows(*url))
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "http: " + url->display() + " is not in permissions.http.allow"};
+    for (const auto& [from, to] : ctx().origin_map) {
+      HttpAllowList f;
+      if (f.push_back(from + "/") || f.entries().empty()) continue;
+      const HttpAllowEntry& e = f.entries().front();
+      if (e.scheme != url->scheme() || e.host != url->host() || e.port != url->port()) continue;
+      const std::string text = url->text();
+      const size_t slash = text.find('/', text.find("://") + 3);
+      r.url = to + (slash == std::string::npos ? std::string("/") : text.substr(slash));
+      break;
+    }
+    return std::nullopt;
+  }
+
   std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
     bool carries_secret = false;
     if (auto refused = caps().vault.prepare(r, carries_secret)) return std::move(*refused);
+    if (auto refused = map_origin(r)) return refused;
     auto& http = carries_secret ? caps().http_credentialed : caps().http;
     if (!http) {
       HttpPolicy policy = ctx().policy.http;
       if (carries_secret) policy.max_redirects = 0;
-      http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file, *self.http_sink_,
-                                                            self.counters_, capabilities::HttpTuning{}, self.stop_);
+      // Mapped targets are the operator's; the original URL was checked in map_origin().
+      for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
+      http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
+                                                            *self.http_sink_, self.counters_,
+                                                            capabilities::HttpTuning{}, self.stop_);
     }
     std::optional<bus::Reply> reply = http->start(request_id, std::move(r));
     if (reply) caps().vault.redact(*reply);
@@ -105,8 +132,8 @@ struct HostEndpoint::Router {
 
   std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
     if (!caps().db)
-      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id, ctx().policy.db,
-                                                               self.stop_);
+      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
+                                                               ctx().policy.db, self.stop_);
     return caps().db->handle(r);
   }
 

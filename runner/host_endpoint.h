@@ -40,6 +40,8 @@ struct InvocationContext {
   // setup modes (for the hosts an auth credential is bound to by default).
   std::optional<SkillCredentials> credentials;
   std::vector<BundleSetupMode> setup_modes;
+  // The operator's origin map (HostOptions::origin_map), normalized by parse_origin_mapping.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
 
 class HostEndpoint final : public bus::Endpoint {
@@ -75,9 +77,9 @@ class HostEndpoint final : public bus::Endpoint {
   [[nodiscard]] const InvocationContext& context() const { return context_; }
 
  private:
-  struct Capabilities;  // the lazily created capability objects (host_endpoint.cpp)
+  struct Capabilities;   // the lazily created capability objects (host_endpoint.cpp)
   struct RedactingSink;  // http replies pass the credential vault on their way to sink_
-  struct Router;        // the exhaustive visitor
+  struct Router;         // the exhaustive visitor
 
   InvocationContext context_;
   bus::CompletionSink& sink_;

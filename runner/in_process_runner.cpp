@@ -133,9 +133,15 @@ struct InProcessRunner::Impl {
     // Only the names the manifest grants are looked up: the rest of the environment never reaches
     // the invocation.
     c.env = capabilities::granted_env(c.policy.env, options.env);
+    for (const auto& mapping : options.origin_map) {
+      // Normalized here, so a mapping written in another spelling still matches; an invalid one is
+      // refused by run() before anything starts.
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
+    }
     if (skill.manifest().bundle) {
       c.setup_modes = skill.manifest().bundle->setup_modes;
-      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end()) c.credentials = it->second;
+      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end())
+        c.credentials = it->second;
     }
     return c;
   }
@@ -165,6 +171,14 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
           "accept more stray CPU use, or run skills in worker processes, which are killed at the deadline");
       r.error->name = "TooManyAbandonedRuns";
       return r;
+    }
+    for (const auto& mapping : impl_->options.origin_map) {
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second); !m) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", "HostOptions::origin_map: " + m.error().message, "", ""};
+        return r;
+      }
     }
     const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
     if (bundle) {

@@ -29,14 +29,13 @@ constexpr int kProgressOps = 1000;
 constexpr int kPageBytes = 4096;
 
 // Pragmas that only read the schema or the connection's own state.
-constexpr std::string_view kReadOnlyPragmas[] = {"table_info",   "table_xinfo", "index_list", "index_info",
-                                                 "index_xinfo",  "foreign_key_list", "user_version",
-                                                 "schema_version", "page_count", "freelist_count"};
+constexpr std::string_view kReadOnlyPragmas[] = {
+    "table_info",       "table_xinfo",  "index_list",     "index_info", "index_xinfo",
+    "foreign_key_list", "user_version", "schema_version", "page_count", "freelist_count"};
 
 bool ieq(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);
-         });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return (x | 0x20) == (y | 0x20); });
 }
 
 }  // namespace
@@ -78,7 +77,8 @@ struct DbCapability::Impl {
       case SQLITE_CREATE_VTABLE:
       case SQLITE_DROP_VTABLE:
         if (ieq(arg4, "fts5")) return SQLITE_OK;
-        impl->denied = "virtual tables other than FTS5 are not allowed (module \"" + std::string(arg4.substr(0, 32)) + "\")";
+        impl->denied = "virtual tables other than FTS5 are not allowed (module \"" +
+                       std::string(arg4.substr(0, 32)) + "\")";
         return SQLITE_DENY;
       case SQLITE_PRAGMA: {
         // A pragma with an argument changes something; only reading the schema is allowed.
@@ -88,8 +88,7 @@ struct DbCapability::Impl {
                                      ieq(arg3, "index_list") || ieq(arg3, "index_info") ||
                                      ieq(arg3, "index_xinfo") || ieq(arg3, "foreign_key_list"));
         if (reads) return SQLITE_OK;
-        impl->denied = "PRAGMA " + std::string(arg3.substr(0, 32)) +
-                       (a4 == nullptr ? "" : " with a value") +
+        impl->denied = "PRAGMA " + std::string(arg3.substr(0, 32)) + (a4 == nullptr ? "" : " with a value") +
                        " is not allowed: pragmas that change files or safety settings are refused";
         return SQLITE_DENY;
       }
@@ -134,12 +133,15 @@ struct DbCapability::Impl {
 
   ErrorReply error_of(int rc) {
     const int primary = rc & 0xff;
-    if (primary == SQLITE_AUTH) return {ErrorCode::PermissionDenied, "db: " + (denied.empty() ? "not authorized" : denied)};
+    if (primary == SQLITE_AUTH)
+      return {ErrorCode::PermissionDenied, "db: " + (denied.empty() ? "not authorized" : denied)};
     if (primary == SQLITE_INTERRUPT)
-      return {ErrorCode::Timeout, "db: the statement was stopped: the invocation reached a limit or its deadline"};
+      return {ErrorCode::Timeout,
+              "db: the statement was stopped: the invocation reached a limit or its deadline"};
     if (primary == SQLITE_FULL)
       return {ErrorCode::QuotaExceeded, "db: the database is full (permissions.db.quota_bytes is " +
-                                            std::to_string(policy.quota_bytes) + " bytes); nothing was written"};
+                                            std::to_string(policy.quota_bytes) +
+                                            " bytes); nothing was written"};
     if (primary == SQLITE_TOOBIG)
       return {ErrorCode::PayloadTooLarge, "db: a value or statement is too large (limit is " +
                                               std::to_string(kMaxValueBytes) + " bytes)"};
@@ -191,19 +193,25 @@ struct DbCapability::Impl {
     if (tail != nullptr) {
       const std::string_view rest(tail, static_cast<size_t>(r.sql.data() + r.sql.size() - tail));
       if (rest.find_first_not_of(" \t\r\n;") != std::string_view::npos)
-        return ErrorReply{ErrorCode::InvalidArgument, "db: one statement per call; split the SQL into several calls"};
+        return ErrorReply{ErrorCode::InvalidArgument,
+                          "db: one statement per call; split the SQL into several calls"};
     }
     const int expected = sqlite3_bind_parameter_count(stmt.get());
     if (static_cast<size_t>(expected) != params.size())
       return ErrorReply{ErrorCode::InvalidArgument, "db: the statement has " + std::to_string(expected) +
-                                                        " parameters, " + std::to_string(params.size()) + " given"};
+                                                        " parameters, " + std::to_string(params.size()) +
+                                                        " given"};
     for (int i = 0; i < expected; ++i) {
       const json& v = params[static_cast<size_t>(i)];
       int b = SQLITE_OK;
-      if (v.is_null()) b = sqlite3_bind_null(stmt.get(), i + 1);
-      else if (v.is_boolean()) b = sqlite3_bind_int(stmt.get(), i + 1, v.get<bool>() ? 1 : 0);
-      else if (v.is_number_integer()) b = sqlite3_bind_int64(stmt.get(), i + 1, v.get<int64_t>());
-      else if (v.is_number()) b = sqlite3_bind_double(stmt.get(), i + 1, v.get<double>());
+      if (v.is_null())
+        b = sqlite3_bind_null(stmt.get(), i + 1);
+      else if (v.is_boolean())
+        b = sqlite3_bind_int(stmt.get(), i + 1, v.get<bool>() ? 1 : 0);
+      else if (v.is_number_integer())
+        b = sqlite3_bind_int64(stmt.get(), i + 1, v.get<int64_t>());
+      else if (v.is_number())
+        b = sqlite3_bind_double(stmt.get(), i + 1, v.get<double>());
       else if (v.is_string()) {
         const auto& s = v.get_ref<const std::string&>();
         b = sqlite3_bind_text64(stmt.get(), i + 1, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
@@ -226,8 +234,9 @@ struct DbCapability::Impl {
         row[sqlite3_column_name(stmt.get(), i)] = column(stmt.get(), i);
       }
       if (bytes > kMaxResultBytes)
-        return ErrorReply{ErrorCode::PayloadTooLarge, "db: the result is larger than " +
-                                                          std::to_string(kMaxResultBytes) + " bytes; select fewer rows"};
+        return ErrorReply{
+            ErrorCode::PayloadTooLarge,
+            "db: the result is larger than " + std::to_string(kMaxResultBytes) + " bytes; select fewer rows"};
       rows.push_back(std::move(row));
       if (r.op == bus::DbOp::get) break;
     }
@@ -235,7 +244,9 @@ struct DbCapability::Impl {
       case bus::DbOp::exec:
         return bus::OptionalStringReply{std::to_string(sqlite3_changes64(db))};
       case bus::DbOp::get:
-        return bus::OptionalStringReply{rows.empty() ? std::string("null") : rows[0].dump(-1, ' ', false, json::error_handler_t::replace)};
+        return bus::OptionalStringReply{rows.empty()
+                                            ? std::string("null")
+                                            : rows[0].dump(-1, ' ', false, json::error_handler_t::replace)};
       case bus::DbOp::all:
         return bus::OptionalStringReply{rows.dump(-1, ' ', false, json::error_handler_t::replace)};
     }

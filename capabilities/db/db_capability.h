@@ -21,7 +21,8 @@ namespace skillbox::capabilities {
 
 class DbCapability {
  public:
-  DbCapability(std::filesystem::path data_dir, std::string skill_id, DbPolicy policy, const bus::StopToken& stop);
+  DbCapability(std::filesystem::path data_dir, std::string skill_id, DbPolicy policy,
+               const bus::StopToken& stop);
   ~DbCapability();  // rolls back an open transaction, closes the connection
   DbCapability(const DbCapability&) = delete;
   DbCapability& operator=(const DbCapability&) = delete;

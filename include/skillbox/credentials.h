@@ -6,7 +6,8 @@
 //   { "notion": { "auth":  { "mode": "self_hosted", "credentials": { "api_token": "..." },
 //                            "hosts": ["https://api.notion.com/"] } },
 //     "gmail":  { "oauth": { "credentialId": "c1", "accessToken": "...",
-//                            "baseUrl": "https://proxy.example/gmail", "hosts": ["https://proxy.example/"] } } }
+//                            "baseUrl": "https://proxy.example/gmail", "hosts": ["https://proxy.example/"] }
+//                            } }
 //
 // Every string inside `credentials`, and `accessToken`, is a secret. `hosts` are URL prefixes in
 // allowlist syntax (docs/manifest.md "Allow entries"): the only places the real value may be sent.

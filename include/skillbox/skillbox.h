@@ -148,7 +148,17 @@ struct HostOptions {
   /// the real value into header values of requests to the hosts the credential is bound to
   /// (docs/openhuman.md "Secrets").
   std::map<std::string, SkillCredentials> credentials;
+  /// Origins mapped to others, for testing bundles that hard-code origins against local servers
+  /// (`--map-origin https://api.notion.com=http://127.0.0.1:8080`, docs/openhuman.md "Origin map"):
+  /// {from, to}, each "scheme://host[:port]". Policy (the allowlist, credential bindings) is checked
+  /// against the original URL; the request then goes to `to` with the same path and query, and the
+  /// connect-time address checks apply to `to` unless permissions.http.allow_private_addresses. Only
+  /// the operator sets these; a skill cannot.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
+
+/// Checks one origin-map entry "FROM=TO" (HostOptions::origin_map) and returns it split, or why not.
+Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_view text);
 
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
 /// Empty only when none can be found (no $HOME and no password-database entry for the user).

@@ -70,12 +70,14 @@ TEST_F(Misbehave, DataStaysInTheWorkspace) {
 TEST_F(Misbehave, TheDatabaseRefusesAttachPragmasExtensionsAndOtherVirtualTables) {
   const json attach = tool("attach");
   EXPECT_EQ(attach["name"], "PermissionDenied") << attach;
-  EXPECT_NE(attach["message"].get<std::string>().find("ATTACH and DETACH are not allowed"), std::string::npos);
+  EXPECT_NE(attach["message"].get<std::string>().find("ATTACH and DETACH are not allowed"),
+            std::string::npos);
   EXPECT_FALSE(std::filesystem::exists("/tmp/skillbox-attach.db"));
   const json p = tool("pragmas");
   ASSERT_TRUE(p.is_array());
   EXPECT_EQ(p[0]["name"], "PermissionDenied") << p[0];
-  EXPECT_NE(p[0]["message"].get<std::string>().find("PRAGMA journal_mode with a value is not allowed"), std::string::npos);
+  EXPECT_NE(p[0]["message"].get<std::string>().find("PRAGMA journal_mode with a value is not allowed"),
+            std::string::npos);
   EXPECT_EQ(p[1]["name"], "PermissionDenied") << p[1];
   EXPECT_EQ(p[2].count("ok"), 1u) << "reading the schema is allowed: " << p[2];
   EXPECT_TRUE(p[3]["name"] == "PermissionDenied" || p[3]["name"] == "InvalidArgument") << p[3];
@@ -91,7 +93,8 @@ TEST_F(Misbehave, AHugeInsertHitsTheDatabaseQuota) {
   EXPECT_EQ(v["code"], "EQUOTA");
   EXPECT_NE(v["message"].get<std::string>().find("permissions.db.quota_bytes is 1048576"), std::string::npos);
   EXPECT_LT(v["inserted"].get<int>(), 5);
-  EXPECT_LE(std::filesystem::file_size(bundle_.data() / "skills" / "misbehave" / "db.sqlite"), (1u << 20) + 8192);
+  EXPECT_LE(std::filesystem::file_size(bundle_.data() / "skills" / "misbehave" / "db.sqlite"),
+            (1u << 20) + 8192);
 }
 
 TEST_F(Misbehave, AStatementThatNeverEndsEndsAtTheDeadline) {
@@ -113,7 +116,8 @@ TEST_F(Misbehave, HostileArgumentsAreTypeErrorsWithoutRunningTheirCode) {
   EXPECT_EQ(v[1]["name"], "TypeError") << v[1];
   EXPECT_EQ(v[2]["name"], "TypeError") << v[2];
   EXPECT_EQ(v[4]["name"], "TypeError") << v[4];
-  for (int i : {0, 1, 2, 4}) EXPECT_EQ(v[i]["message"].get<std::string>().find("toString ran"), std::string::npos);
+  for (int i : {0, 1, 2, 4})
+    EXPECT_EQ(v[i]["message"].get<std::string>().find("toString ran"), std::string::npos);
   EXPECT_NE(v[5]["message"].get<std::string>().find("cannot call another skill"), std::string::npos);
   EXPECT_EQ(server_.requests(), 0u);
 }

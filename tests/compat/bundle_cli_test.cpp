@@ -72,15 +72,16 @@ TEST(BundleCli, ToolsListsNamesDescriptionsAndSchemas) {
 TEST(BundleCli, CallRunsAToolWithInputAndSequencesFromStdin) {
   testing::HttpTestServer server;
   Bundle b("notes", testing::grants({server.origin()}));
-  Exec r = skillbox({"call", b.dir().string(), "fetch_title", "--input", json({{"url", server.url("/plain")}}).dump(),
-                     "--data-dir", b.data().string()},
+  Exec r = skillbox({"call", b.dir().string(), "fetch_title", "--input",
+                     json({{"url", server.url("/plain")}}).dump(), "--data-dir", b.data().string()},
                     b.root());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("hello from the test server"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"is_error\": false"), std::string::npos) << r.out;
 
   const std::string seq = R"([{"tool": "bump"}, {"hook": "onRpc", "args": {"method": "m", "params": null}}])";
-  r = skillbox({"call", b.dir().string(), "--sequence", "-", "--json", "--data-dir", b.data().string()}, b.root(), seq);
+  r = skillbox({"call", b.dir().string(), "--sequence", "-", "--json", "--data-dir", b.data().string()},
+               b.root(), seq);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["value"][0]["content"][0]["text"], "1");
@@ -98,7 +99,8 @@ TEST(BundleCli, HookAndExitCodes) {
   r = skillbox({"call", b.dir().string(), "throws", "--data-dir", b.data().string()}, b.root());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("RangeError: bad input: 42"), std::string::npos) << r.err;
-  r = skillbox({"call", b.dir().string(), "spin", "--data-dir", b.data().string(), "--steps", "100000"}, b.root());
+  r = skillbox({"call", b.dir().string(), "spin", "--data-dir", b.data().string(), "--steps", "100000"},
+               b.root());
   EXPECT_TRUE(r.exit_code == 11 || r.exit_code == 12) << r.exit_code << r.err;
   r = skillbox({"call", b.dir().string(), "x", "--input", "{bad", "--data-dir", b.data().string()}, b.root());
   EXPECT_EQ(r.exit_code, 2);
@@ -115,8 +117,8 @@ TEST(BundleCli, CredentialsComeFromTheOperatorsFile) {
                                     {"credentials", {{"api_token", "secret_FROM_FILE_77"}}},
                                     {"hosts", {api.origin() + "/"}}}}}}})
                               .dump();
-  Exec r = skillbox({"call", b.dir().string(), "search", "--input", json({{"base", api.origin()}}).dump(), "--credentials",
-                     creds.string(), "--data-dir", b.data().string()},
+  Exec r = skillbox({"call", b.dir().string(), "search", "--input", json({{"base", api.origin()}}).dump(),
+                     "--credentials", creds.string(), "--data-dir", b.data().string()},
                     b.root());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ((r.out + r.err).find("secret_FROM_FILE_77"), std::string::npos);
@@ -127,7 +129,8 @@ TEST(BundleCli, CredentialsComeFromTheOperatorsFile) {
   std::ofstream(creds) << R"({"notion-lite": {"auth": {"mode": 1}}})";
   r = skillbox({"call", b.dir().string(), "search", "--credentials", creds.string()}, b.root());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--credentials: credentials file: notion-lite.auth.mode: expected a string"), std::string::npos)
+  EXPECT_NE(r.err.find("--credentials: credentials file: notion-lite.auth.mode: expected a string"),
+            std::string::npos)
       << r.err;
 }
 
@@ -139,7 +142,8 @@ TEST(BundleCli, CheckShowsTheFormatToolsEnvSetupAndIgnoredKeys) {
   EXPECT_NE(r.out.find("granted by   nothing"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tools        8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("env asked    NOTES_REGION (not granted)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("manifest.json: x_marketplace_color: unknown key, ignored"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("manifest.json: x_marketplace_color: unknown key, ignored"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("onSetupSubmit"), std::string::npos) << r.out;
   Bundle n("notion-lite", "");
   r = skillbox({"check", n.dir().string(), "--json"}, n.root());
@@ -150,7 +154,8 @@ TEST(BundleCli, CheckShowsTheFormatToolsEnvSetupAndIgnoredKeys) {
   n.write("manifest.json", R"({"id": "x", "memory_limit_mb": 0})");
   r = skillbox({"check", n.dir().string()}, n.root());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("manifest.json: memory_limit_mb: expected an integer from 1 to 4096, got 0"), std::string::npos)
+  EXPECT_NE(r.err.find("manifest.json: memory_limit_mb: expected an integer from 1 to 4096, got 0"),
+            std::string::npos)
       << r.err;
 }
 

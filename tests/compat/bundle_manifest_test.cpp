@@ -72,9 +72,12 @@ TEST(BundleManifest, SetupModesOfBothFormsAreRead) {
 }
 
 TEST(BundleManifest, BadManifestsSayWhichKeyAndWhatToDo) {
-  EXPECT_NE(adapt_error(R"({"name": "x"})").find("manifest.json: id: missing required key"), std::string::npos);
-  EXPECT_NE(adapt_error(R"({"id": 7})").find("manifest.json: id: expected a string, got 7"), std::string::npos);
-  EXPECT_NE(adapt_error(R"({"id": "Bad Id"})").find("manifest.json: id: expected a skill id"), std::string::npos);
+  EXPECT_NE(adapt_error(R"({"name": "x"})").find("manifest.json: id: missing required key"),
+            std::string::npos);
+  EXPECT_NE(adapt_error(R"({"id": 7})").find("manifest.json: id: expected a string, got 7"),
+            std::string::npos);
+  EXPECT_NE(adapt_error(R"({"id": "Bad Id"})").find("manifest.json: id: expected a skill id"),
+            std::string::npos);
   EXPECT_NE(adapt_error(R"({"id": "a", "memory_limit_mb": "lots"})")
                 .find("manifest.json: memory_limit_mb: expected an integer from 1 to 4096, got \"lots\""),
             std::string::npos);
@@ -83,11 +86,13 @@ TEST(BundleManifest, BadManifestsSayWhichKeyAndWhatToDo) {
   EXPECT_NE(adapt_error(R"({"id": "a", "setup": {"auth": {"modes": [{"type": "magic"}]}}})")
                 .find("setup.auth.modes[0].type: expected one of \"managed\", \"self_hosted\", \"text\""),
             std::string::npos);
-  EXPECT_NE(adapt_error(R"({"id": "a", "env": ["OK", "NO=PE"]})").find("env[1]: expected an environment variable name"),
+  EXPECT_NE(adapt_error(R"({"id": "a", "env": ["OK", "NO=PE"]})")
+                .find("env[1]: expected an environment variable name"),
             std::string::npos);
   EXPECT_NE(adapt_error(R"({"id": "a", "id": "b"})").find("duplicate key"), std::string::npos);
   EXPECT_NE(adapt_error("{\"id\": ").find("manifest.json: invalid JSON"), std::string::npos);
-  EXPECT_NE(adapt_error(R"({"id": "a", "entry": "../x.js"})").find("manifest.json: entry:"), std::string::npos);
+  EXPECT_NE(adapt_error(R"({"id": "a", "entry": "../x.js"})").find("manifest.json: entry:"),
+            std::string::npos);
   // Several problems at once, one per line.
   const std::string two = adapt_error(R"({"id": 1, "auto_start": "yes"})");
   EXPECT_NE(two.find("id: expected a string"), std::string::npos) << two;
@@ -98,14 +103,17 @@ TEST(BundleManifest, BadManifestsSayWhichKeyAndWhatToDo) {
 TEST(BundleManifest, TheGrantFileHoldsOnlyLimitsAndPermissions) {
   const std::string manifest = R"({"id": "a"})";
   EXPECT_NE(adapt_error(manifest, R"({"id": "other", "permissions": {}})")
-                .find("skill.json: id: not allowed beside manifest.json; this skill.json holds only the operator's grants"),
+                .find("skill.json: id: not allowed beside manifest.json; this skill.json holds only the "
+                      "operator's grants"),
             std::string::npos);
-  EXPECT_NE(adapt_error(manifest, R"({"permissions": {"fs": {"mode": "all"}}})").find("skill.json: permissions.fs.mode"),
+  EXPECT_NE(adapt_error(manifest, R"({"permissions": {"fs": {"mode": "all"}}})")
+                .find("skill.json: permissions.fs.mode"),
             std::string::npos);
   EXPECT_NE(adapt_error(manifest, R"({"permissions": {"db": {"quota_bytes": 10}}})")
                 .find("skill.json: permissions.db.quota_bytes: expected an integer from 65536"),
             std::string::npos);
-  EXPECT_NE(adapt_error(manifest, R"({"permissions": {"db": {"size": 10}}})").find("permissions.db.size: unknown key"),
+  EXPECT_NE(adapt_error(manifest, R"({"permissions": {"db": {"size": 10}}})")
+                .find("permissions.db.size: unknown key"),
             std::string::npos);
 }
 

@@ -22,8 +22,9 @@ class NotesBundle : public ::testing::Test {
  protected:
   NotesBundle()
       : bundle_("notes", testing::grants({server_.origin()}, {{"env", {"NOTES_REGION"}}})),
-        runner_(HostOptions{.data_dir = bundle_.data(),
-                            .env = std::map<std::string, std::string>{{"NOTES_REGION", "eu-west"}, {"HOME", "/root"}}}),
+        runner_(HostOptions{
+            .data_dir = bundle_.data(),
+            .env = std::map<std::string, std::string>{{"NOTES_REGION", "eu-west"}, {"HOME", "/root"}}}),
         skill_(bundle_.skill()) {}
 
   /// The text of a tool's ToolResult, parsed as JSON when it is JSON.
@@ -67,7 +68,8 @@ TEST_F(NotesBundle, AToolResultIsOpenHumansToolResult) {
   EXPECT_EQ(text["b64"], "aMOp4pyT");
   EXPECT_EQ(text["back"], "h\u00e9\u2713");
   EXPECT_EQ(text["bytes"], 6);
-  EXPECT_EQ(text["buffer"], "function") << "the bundle's Buffer polyfill installed itself on globalThis/window/global";
+  EXPECT_EQ(text["buffer"], "function")
+      << "the bundle's Buffer polyfill installed itself on globalThis/window/global";
   // The bundle logged the skill object at load: bounded, cheap.
   ASSERT_FALSE(r.logs.empty());
   EXPECT_EQ(r.logs[0].message.rfind("skill ", 0), 0u) << r.logs[0].message;
@@ -84,7 +86,8 @@ TEST_F(NotesBundle, ATransactionSpansTheCallsOfASequenceAndAnOpenOneIsRolledBack
   EXPECT_EQ(results[2]["content"][0]["text"], R"({"committed":2})");
 
   // A sequence that adds but never commits: rolled back when the invocation ends.
-  const RunResult open = call(runner_, skill_, "", json::array({{{"tool", "add_note"}, {"args", {{"title", "lost"}}}}}).dump());
+  const RunResult open =
+      call(runner_, skill_, "", json::array({{{"tool", "add_note"}, {"args", {{"title", "lost"}}}}}).dump());
   ASSERT_EQ(open.outcome, Outcome::ok) << describe_run(open);
 
   const json notes = tool("list_notes");
@@ -144,26 +147,30 @@ TEST_F(NotesBundle, NotifyMemoryAndCronBecomeEvents) {
   EXPECT_EQ(json::parse(r.events[2].data_json), json({{"id", "nightly"}, {"expr", "0 3 * * *"}}));
   int warnings = 0;
   for (const LogEntry& l : r.logs)
-    if (l.level == LogEntry::Level::warn && l.message.find("scheduling is the host's job") != std::string::npos) ++warnings;
+    if (l.level == LogEntry::Level::warn &&
+        l.message.find("scheduling is the host's job") != std::string::npos)
+      ++warnings;
   EXPECT_EQ(warnings, 1) << "one warning, however many registrations";
   EXPECT_EQ(tool("bump"), 2) << "db.kvGet/kvSet persist";
 }
 
 TEST_F(NotesBundle, HooksKeepStateInMemoryBetweenTheCallsOfOneInvocation) {
-  const json seq = json::array({{{"hook", "onSetupStart"}},
-                                {{"hook", "onSetupSubmit"}, {"args", {{"stepId", "region"}, {"values", {{"region", "eu"}}}}}},
-                                {{"hook", "onSetupSubmit"}, {"args", {{"stepId", "confirm"}, {"values", json::object()}}}},
-                                {{"hook", "onRpc"}, {"args", {{"method", "ping"}, {"params", {1, 2}}}}},
-                                {{"hook", "onSetOption"}, {"args", {{"name", "verbose"}, {"value", true}}}},
-                                {{"hook", "onListOptions"}},
-                                {{"hook", "onSync"}}});
+  const json seq = json::array(
+      {{{"hook", "onSetupStart"}},
+       {{"hook", "onSetupSubmit"}, {"args", {{"stepId", "region"}, {"values", {{"region", "eu"}}}}}},
+       {{"hook", "onSetupSubmit"}, {"args", {{"stepId", "confirm"}, {"values", json::object()}}}},
+       {{"hook", "onRpc"}, {"args", {{"method", "ping"}, {"params", {1, 2}}}}},
+       {{"hook", "onSetOption"}, {"args", {{"name", "verbose"}, {"value", true}}}},
+       {{"hook", "onListOptions"}},
+       {{"hook", "onSync"}}});
   const RunResult r = call(runner_, skill_, "", seq.dump());
   const json v = value_of(r);
   ASSERT_EQ(v.size(), 7u) << describe_run(r);
   EXPECT_EQ(v[0]["step"], "region");
   EXPECT_EQ(v[1], json({{"next", "confirm"}}));
   EXPECT_EQ(v[2], json({{"done", true}, {"region", "eu"}}));
-  EXPECT_EQ(v[3], json({{"method", "ping"}, {"params", {1, 2}}, {"inits", 1}})) << "init runs once per invocation";
+  EXPECT_EQ(v[3], json({{"method", "ping"}, {"params", {1, 2}}, {"inits", 1}}))
+      << "init runs once per invocation";
   EXPECT_EQ(v[4], true) << "a hook on globalThis is called with this = the skill";
   EXPECT_EQ(v[5][0], json({{"name", "verbose"}, {"value", true}}));
   EXPECT_EQ(v[6], nullptr) << "a hook the bundle does not define does nothing";
@@ -178,7 +185,8 @@ TEST_F(NotesBundle, WrongCallsAreClearErrors) {
   RunResult r = call(runner_, skill_, "tool:nope");
   EXPECT_EQ(r.outcome, Outcome::error);
   ASSERT_TRUE(r.error);
-  EXPECT_NE(r.error->message.find("no tool named \"nope\"; its tools are: add_note, commit_notes"), std::string::npos)
+  EXPECT_NE(r.error->message.find("no tool named \"nope\"; its tools are: add_note, commit_notes"),
+            std::string::npos)
       << r.error->message;
   r = call(runner_, skill_, "hook:start");
   EXPECT_EQ(r.outcome, Outcome::error);
@@ -195,16 +203,21 @@ TEST_F(NotesBundle, WrongCallsAreClearErrors) {
 
 TEST(BundleRuntime, TheV1OnlyGlobalsAreGoneAndTheOpenHumanOnesArePresent) {
   Bundle b("notes", "");
-  b.write("index.js",
-          "globalThis.__skill = {default: {tools: [{name: 'g', execute() { return [typeof openhuman, typeof store, "
-          "typeof env, typeof state, typeof db, typeof net, typeof fetch, typeof data, typeof platform, typeof cron, "
-          "typeof skills, typeof memory, typeof oauth, typeof auth, typeof setTimeout, typeof setInterval, typeof "
-          "clearInterval, typeof TextEncoder, typeof __skillId, typeof require, typeof process].join(); }}]}};");
+  b.write(
+      "index.js",
+      "globalThis.__skill = {default: {tools: [{name: 'g', execute() { return [typeof openhuman, typeof "
+      "store, "
+      "typeof env, typeof state, typeof db, typeof net, typeof fetch, typeof data, typeof platform, typeof "
+      "cron, "
+      "typeof skills, typeof memory, typeof oauth, typeof auth, typeof setTimeout, typeof setInterval, "
+      "typeof "
+      "clearInterval, typeof TextEncoder, typeof __skillId, typeof require, typeof process].join(); }}]}};");
   InProcessRunner runner(HostOptions{.data_dir = b.data()});
   const json v = value_of(call(runner, b.skill(), "tool:g", "{}"));
-  EXPECT_EQ(v["content"][0]["text"],
-            "undefined,undefined,undefined,object,object,object,function,object,object,object,object,object,object,"
-            "object,function,function,function,function,string,undefined,undefined");
+  EXPECT_EQ(
+      v["content"][0]["text"],
+      "undefined,undefined,undefined,object,object,object,function,object,object,object,object,object,object,"
+      "object,function,function,function,function,string,undefined,undefined");
 }
 
 TEST(BundleRuntime, ABundleWithoutTheFooterIsToldWhatIsMissing) {
@@ -220,10 +233,13 @@ TEST(BundleRuntime, ABundleWithoutTheFooterIsToldWhatIsMissing) {
 TEST(BundleRuntime, GlobalToolsAreCopiedByTheFooterAndExecuteMayReturnAPromise) {
   Bundle b("notes", "");
   b.write("index.js",
-          "var __skill_bundle = (() => { globalThis.tools = [{name: 'later', description: 'd', execute(a) { return "
-          "new Promise((res) => setTimeout(() => res(a.n * 2), 5)); }}]; return { default: { init() {} } }; })();\n"
+          "var __skill_bundle = (() => { globalThis.tools = [{name: 'later', description: 'd', execute(a) { "
+          "return "
+          "new Promise((res) => setTimeout(() => res(a.n * 2), 5)); }}]; return { default: { init() {} } }; "
+          "})();\n"
           "globalThis.__skill = { default: __skill_bundle.default };\n"
-          "if (!globalThis.__skill.default.tools && globalThis.tools) globalThis.__skill.default.tools = globalThis.tools;");
+          "if (!globalThis.__skill.default.tools && globalThis.tools) globalThis.__skill.default.tools = "
+          "globalThis.tools;");
   InProcessRunner runner(HostOptions{.data_dir = b.data()});
   const json v = value_of(call(runner, b.skill(), "tool:later", R"({"n": 21})"));
   EXPECT_EQ(v["content"][0]["text"], "42");

@@ -87,7 +87,8 @@ TEST_F(Mailbox, PlaceholdersArePerInvocation) {
 }
 
 TEST_F(Mailbox, TheTokenCannotBeSentToAnotherHost) {
-  const RunResult r = call(*runner_, bundle_.skill(), "tool:leak", json({{"url", other_.url("/echo")}}).dump());
+  const RunResult r =
+      call(*runner_, bundle_.skill(), "tool:leak", json({{"url", other_.url("/echo")}}).dump());
   const json v = text_of(r);
   ASSERT_TRUE(v.is_string()) << describe_run(r);
   EXPECT_EQ(v.get<std::string>().rfind("PermissionDenied: ", 0), 0u) << v;
@@ -161,20 +162,70 @@ TEST_F(NotionLite, EveryWayOutIsRefusedOrShowsOnlyThePlaceholder) {
 }
 
 TEST(BundleCredentials, TheFileIsCheckedAndErrorsNeverShowASecret) {
-  auto ok = parse_credentials(R"({"notion": {"auth": {"mode": "self_hosted", "credentials": {"api_token": "s3cr3t"},
+  auto ok =
+      parse_credentials(R"({"notion": {"auth": {"mode": "self_hosted", "credentials": {"api_token": "s3cr3t"},
                                    "hosts": ["https://api.notion.com/"]}},
                         "gmail": {"oauth": {"credentialId": "c1", "accessToken": "t0k", "baseUrl": "https://proxy.example/gmail"}}})");
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->at("notion").auth->credentials.at("api_token"), "s3cr3t");
   EXPECT_EQ(ok->at("gmail").oauth->base_url, "https://proxy.example/gmail");
-  auto bad = parse_credentials(R"({"notion": {"auth": {"mode": "self_hosted", "credentials": {"api_token": "s3cr3t"},
+  auto bad =
+      parse_credentials(R"({"notion": {"auth": {"mode": "self_hosted", "credentials": {"api_token": "s3cr3t"},
                                     "host": ["x"]}}})");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("credentials file: notion.auth.host: unknown key"), std::string::npos);
   EXPECT_EQ(bad.error().message.find("s3cr3t"), std::string::npos);
-  auto prefix = parse_credentials(R"({"x": {"oauth": {"accessToken": "t", "baseUrl": "b", "hosts": ["https://a@b/"]}}})");
+  auto prefix = parse_credentials(
+      R"({"x": {"oauth": {"accessToken": "t", "baseUrl": "b", "hosts": ["https://a@b/"]}}})");
   ASSERT_FALSE(prefix);
   EXPECT_NE(prefix.error().message.find("x.oauth.hosts[0]: not a URL prefix"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillbox
+
+namespace skillbox {
+namespace {
+
+TEST(BundleOriginMap, AHardCodedOriginIsMappedToALocalServerAfterPolicyIsChecked) {
+  testing::HttpTestServer api;
+  Bundle b("notion-lite", testing::grants({"https://api.notion.com"}));
+  AuthCredential a;
+  a.mode = "self_hosted";
+  a.credentials["api_token"] = kApiToken;
+  a.hosts = {"https://api.notion.com/"};
+  HostOptions host{.data_dir = b.data()};
+  host.credentials["notion-lite"] = SkillCredentials{.oauth = std::nullopt, .auth = a};
+  host.origin_map = {{"https://api.notion.com", api.origin()}};
+  InProcessRunner runner(std::move(host));
+  const RunResult r = call(runner, b.skill(), "tool:me", "{}");
+  const json v = text_of(r);
+  ASSERT_TRUE(v.is_object()) << describe_run(r);
+  EXPECT_EQ(v["status"], 200);
+  EXPECT_EQ(v["body"]["target"], "/echo?user=me");
+  ASSERT_EQ(api.recorded().size(), 1u);
+  bool real = false;
+  for (const auto& [n, val] : api.recorded()[0].headers)
+    real = real || val == std::string("Bearer ") + kApiToken;
+  EXPECT_TRUE(real) << "the credential is bound to the original origin";
+  EXPECT_EQ(r.value_json.find(kApiToken), std::string::npos);
+
+  // The mapped target itself is not reachable unless the skill's allowlist names it.
+  const RunResult direct = call(runner, b.skill(), "tool:search", json({{"base", api.origin()}}).dump());
+  EXPECT_EQ(direct.outcome, Outcome::error);
+  ASSERT_TRUE(direct.error);
+  EXPECT_EQ(direct.error->name, "PermissionDenied") << describe_run(direct);
+  EXPECT_EQ(api.requests(), 1u);
+}
+
+TEST(BundleOriginMap, MappingsAreOriginsOnly) {
+  EXPECT_TRUE(parse_origin_mapping("https://api.notion.com=http://127.0.0.1:8080"));
+  auto bad = parse_origin_mapping("https://api.notion.com/v1=http://127.0.0.1:8080");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("FROM must be an origin scheme://host[:port] without a path"),
+            std::string::npos);
+  EXPECT_FALSE(parse_origin_mapping("https://api.notion.com"));
+  EXPECT_FALSE(parse_origin_mapping("https://*.notion.com=http://127.0.0.1:1"));
 }
 
 }  // namespace

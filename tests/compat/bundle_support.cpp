@@ -19,7 +19,8 @@ Bundle::Bundle(const std::string& name, const std::string& grant_text) {
   root_ = tmpl;
   dir_ = root_ / name;
   data_ = root_ / "data";
-  fs::copy(fs::path(SKILLBOX_SOURCE_DIR) / "examples" / "openhuman" / name, dir_, fs::copy_options::recursive);
+  fs::copy(fs::path(SKILLBOX_SOURCE_DIR) / "examples" / "openhuman" / name, dir_,
+           fs::copy_options::recursive);
   if (!grant_text.empty()) write("skill.json", grant_text);
 }
 
@@ -45,16 +46,19 @@ void Bundle::write(const std::string& name, const std::string& content) const {
 std::string grants(const std::vector<std::string>& origins, const json& extra, const json& limits) {
   json allow = json::array();
   for (const std::string& o : origins) allow.push_back(o + "/");
-  json permissions = {{"fs", {{"mode", "readwrite"}}},
-                      {"http", {{"allow", allow}, {"methods", {"GET", "POST"}}, {"allow_private_addresses", true}}}};
+  json permissions = {
+      {"fs", {{"mode", "readwrite"}}},
+      {"http", {{"allow", allow}, {"methods", {"GET", "POST"}}, {"allow_private_addresses", true}}}};
   for (const auto& [k, v] : extra.items()) permissions[k] = v;
   json doc = {{"permissions", permissions}};
   if (!limits.empty()) doc["limits"] = limits;
   return doc.dump();
 }
 
-RunResult call(Runner& runner, const Skill& skill, const std::string& export_name, const std::string& input_json) {
-  return runner.run(Invocation{.skill = skill, .export_name = export_name, .input_json = input_json, .overrides = {}});
+RunResult call(Runner& runner, const Skill& skill, const std::string& export_name,
+               const std::string& input_json) {
+  return runner.run(
+      Invocation{.skill = skill, .export_name = export_name, .input_json = input_json, .overrides = {}});
 }
 
 std::string describe_run(const RunResult& r) {
@@ -75,7 +79,8 @@ json value_of(const RunResult& r) {
 std::string all_file_bytes(const fs::path& dir) {
   std::string out;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (ec) break;
     if (!it->is_regular_file(ec)) continue;
     std::ifstream in(it->path(), std::ios::binary);

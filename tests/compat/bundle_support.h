@@ -33,7 +33,8 @@ class Bundle {
 
 /// A skill.json granting http to `origins` (private addresses allowed: loopback test servers),
 /// GET and POST, the workspace read/write, and `extra` merged into permissions.
-std::string grants(const std::vector<std::string>& origins, const nlohmann::json& extra = nlohmann::json::object(),
+std::string grants(const std::vector<std::string>& origins,
+                   const nlohmann::json& extra = nlohmann::json::object(),
                    const nlohmann::json& limits = nlohmann::json::object());
 
 /// Runs `export_name` with `input_json` on `runner`.

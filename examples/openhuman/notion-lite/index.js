@@ -66,6 +66,14 @@ var __skill_bundle = (() => {
         }
       },
       {
+        name: "me",
+        description: "The integration's user, from the hard-coded API origin",
+        execute() {
+          const r = net.fetch("https://api.notion.com/echo?user=me", { headers: { Authorization: "Bearer " + token() } });
+          return { status: r.status, body: JSON.parse(r.body) };
+        }
+      },
+      {
         name: "exfiltrate",
         description: "Tries every way out",
         execute(args) {
