@@ -244,51 +244,34 @@ std::string bundle_report(const Skill& skill) {
   const BundleManifest& b = *skill.manifest().bundle;
   const Policy& p = skill.manifest().permissions;
   const auto esc = [](const std::string& s) { return base::escape_text(s); };
-  std::string out = "
-      OpenHuman bundle(manifest.json) ";
-      if (!b.description.empty()) out += "  description  " + esc(b.description) +
-                                         "
-                                         ";
-                                         out +=
-      "  granted by   " +
-      std::string(b.has_grants
-                      ? "skill.json beside manifest.json"
-                      : "nothing: no skill.json beside manifest.json, so every permission is denied") +
-      "
-      ";
-      out +=
-      "  db           quota " + exact_bytes(p.db.quota_bytes) + " (DATA/skills/" + skill.manifest().id +
-      "/db.sqlite)
-      ";
-      std::string why;
+  std::string out = "\nOpenHuman bundle (manifest.json)\n";
+  if (!b.description.empty()) out += "  description  " + esc(b.description) + "\n";
+  out += "  granted by   " +
+         std::string(b.has_grants
+                         ? "skill.json beside manifest.json"
+                         : "nothing: no skill.json beside manifest.json, so every permission is denied") +
+         "\n";
+  out += "  db           quota " + exact_bytes(p.db.quota_bytes) + " (DATA/skills/" + skill.manifest().id +
+         "/db.sqlite)\n";
+  std::string why;
   const auto tools = list_tools(skill, why);
   if (!why.empty()) {
-    out += "  tools        could not be listed: " + esc(why) +
-           "
-           ";
+    out += "  tools        could not be listed: " + esc(why) + "\n";
   } else {
-    out += "  tools        " + std::to_string(tools.size()) +
-           "
-           ";
-           for (const auto& t : tools)
-               out += "    " + esc(t.value("name", "")) + "  " + esc(t.value("description", "")) +
-                      "
-                      ";
+    out += "  tools        " + std::to_string(tools.size()) + "\n";
+    for (const auto& t : tools)
+      out += "    " + esc(t.value("name", "")) + "  " + esc(t.value("description", "")) + "\n";
   }
   std::string hooks;
   for (const std::string& h : mentioned_hooks(skill)) hooks += (hooks.empty() ? "" : ", ") + h;
-  out += "  hooks        " + (hooks.empty() ? std::string("(none mentioned)") : hooks) +
-         "
-         ";
-         std::string env;
+  out += "  hooks        " + (hooks.empty() ? std::string("(none mentioned)") : hooks) + "\n";
+  std::string env;
   for (const std::string& e : b.env) {
     const bool granted = std::find(p.env.begin(), p.env.end(), e) != p.env.end();
     env += (env.empty() ? "" : ", ") + e + (granted ? " (granted)" : " (not granted)");
   }
-  out += "  env asked    " + (env.empty() ? std::string("none") : env) +
-         "
-         ";
-         for (const BundleSetupMode& m : b.setup_modes) {
+  out += "  env asked    " + (env.empty() ? std::string("none") : env) + "\n";
+  for (const BundleSetupMode& m : b.setup_modes) {
     out += "  setup mode   " + esc(m.type) + (m.label.empty() ? "" : " \"" + esc(m.label) + "\"");
     if (!m.api_base_url.empty()) out += ", apiBaseUrl " + esc(m.api_base_url);
     if (!m.field_names.empty()) {
@@ -296,15 +279,11 @@ std::string bundle_report(const Skill& skill) {
       for (const std::string& n : m.field_names) f += (f.empty() ? "" : ", ") + esc(n);
       out += ", fields " + f;
     }
-    out +=
-        "
-        ";
+    out += "\n";
   }
   for (const std::string& k : b.unknown_keys)
-    out += "  note         manifest.json: " + esc(k) +
-           ": unknown key, ignored (as OpenHuman did)
-           ";
-           return out;
+    out += "  note         manifest.json: " + esc(k) + ": unknown key, ignored (as OpenHuman did)\n";
+  return out;
 }
 
 void add_bundle_commands(CLI::App& app, CommandStatus& status) {

@@ -50,7 +50,7 @@ void replace_all(bus::Bytes& b, std::string_view from, std::string_view to) {
   b.assign(s.begin(), s.end());
 }
 
-HttpAllowList bind(const std::vector<std::string>& hosts, const std::string& fallback) {
+HttpAllowList bound_hosts(const std::vector<std::string>& hosts, const std::string& fallback) {
   HttpAllowList list;
   if (!hosts.empty()) {
     for (const std::string& h : hosts) (void)list.push_back(h);
@@ -69,7 +69,7 @@ CredentialVault::CredentialVault(const std::optional<SkillCredentials>& credenti
     const OAuthCredential& o = *credentials->oauth;
     const std::string nonce = random_hex();
     Secret s{"skillbox-secret:" + id + "/oauth/accessToken/" + nonce, nonce, o.access_token,
-             bind(o.hosts, o.base_url), 0};
+             bound_hosts(o.hosts, o.base_url), 0};
     json shown = {{"credentialId", o.credential_id}, {"accessToken", s.placeholder}, {"baseUrl", o.base_url}};
     oauth_json_ = shown.dump(-1, ' ', false, json::error_handler_t::replace);
     secrets_.push_back(std::move(s));
@@ -82,7 +82,8 @@ CredentialVault::CredentialVault(const std::optional<SkillCredentials>& credenti
     json fields = json::object();
     for (const auto& [name, value] : a.credentials) {
       const std::string nonce = random_hex();
-      Secret s{"skillbox-secret:" + id + "/auth/" + name + "/" + nonce, nonce, value, bind(a.hosts, base), 1};
+      Secret s{"skillbox-secret:" + id + "/auth/" + name + "/" + nonce, nonce, value,
+               bound_hosts(a.hosts, base), 1};
       fields[name] = s.placeholder;
       secrets_.push_back(std::move(s));
     }
