@@ -50,14 +50,22 @@ int report_invalid(const BundleOptions& o, const std::string& error_name, const 
   return exit_code(Outcome::invalid);
 }
 
+/// `o[key]` when it is a string, else "".
+std::string text_field(const nlohmann::ordered_json& o, const char* key) {
+  if (!o.is_object()) return {};
+  const auto it = o.find(key);
+  if (it == o.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
 /// The human form of `skillbox tools`: one tool per paragraph.
 std::string tools_text(const std::string& value_json) {
   const auto tools = nlohmann::ordered_json::parse(value_json, nullptr, false);
   if (!tools.is_array()) return value_json + "\n";
   std::string out;
   for (const auto& t : tools) {
-    out += base::escape_text(t.value("name", "")) + "\n";
-    if (const std::string d = t.value("description", ""); !d.empty())
+    out += base::escape_text(text_field(t, "name")) + "\n";
+    if (const std::string d = text_field(t, "description"); !d.empty())
       out += "  " + base::escape_text(d) + "\n";
     if (t.contains("input_schema") && !t["input_schema"].is_null())
       out += "  input " + dump_json(t["input_schema"], -1, /*ascii=*/false) + "\n";
@@ -260,7 +268,7 @@ std::string bundle_report(const Skill& skill) {
   } else {
     out += "  tools        " + std::to_string(tools.size()) + "\n";
     for (const auto& t : tools)
-      out += "    " + esc(t.value("name", "")) + "  " + esc(t.value("description", "")) + "\n";
+      out += "    " + esc(text_field(t, "name")) + "  " + esc(text_field(t, "description")) + "\n";
   }
   std::string hooks;
   for (const std::string& h : mentioned_hooks(skill)) hooks += (hooks.empty() ? "" : ", ") + h;

@@ -24,7 +24,7 @@ class Misbehave : public ::testing::Test {
   Misbehave()
       : bundle_("misbehave", testing::grants({server_.origin()}, {{"db", {{"quota_bytes", 1 << 20}}}},
                                              {{"timeout_ms", 1500}})),
-        runner_(HostOptions{.data_dir = bundle_.data()}),
+        runner_(testing::host(bundle_.data())),
         skill_(bundle_.skill()) {}
 
   json tool(const std::string& name) {
@@ -132,7 +132,7 @@ TEST_F(Misbehave, AThrownErrorIsTheRunsError) {
 
 TEST(BundleBoundaries, WithoutGrantsEveryCapabilityIsDenied) {
   Bundle b("notes", "");
-  InProcessRunner runner(HostOptions{.data_dir = b.data()});
+  InProcessRunner runner(testing::host(b.data()));
   const RunResult r = call(runner, b.skill(), "tool:fetch_title", R"({"url": "http://127.0.0.1:9/"})");
   EXPECT_EQ(r.outcome, Outcome::error);
   ASSERT_TRUE(r.error);

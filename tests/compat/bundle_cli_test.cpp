@@ -124,7 +124,8 @@ TEST(BundleCli, CredentialsComeFromTheOperatorsFile) {
   EXPECT_EQ((r.out + r.err).find("secret_FROM_FILE_77"), std::string::npos);
   ASSERT_EQ(api.recorded().size(), 1u);
   bool real = false;
-  for (const auto& [n, v] : api.recorded()[0].headers) real = real || v == "Bearer secret_FROM_FILE_77";
+  const auto seen = api.recorded();  // a copy: the loop must not run over a destroyed temporary
+  for (const auto& [n, v] : seen[0].headers) real = real || v == "Bearer secret_FROM_FILE_77";
   EXPECT_TRUE(real);
   std::ofstream(creds) << R"({"notion-lite": {"auth": {"mode": 1}}})";
   r = skillbox({"call", b.dir().string(), "search", "--credentials", creds.string()}, b.root());

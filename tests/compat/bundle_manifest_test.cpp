@@ -57,13 +57,15 @@ TEST(BundleManifest, SkillJsonBesideItIsTheOperatorsGrant) {
 
 TEST(BundleManifest, SetupModesOfBothFormsAreRead) {
   Bundle notion("notion-lite", "");
-  const auto& modes = notion.skill().manifest().bundle->setup_modes;
+  const Skill notion_skill = notion.skill();
+  const auto& modes = notion_skill.manifest().bundle->setup_modes;
   ASSERT_EQ(modes.size(), 2u);
   EXPECT_EQ(modes[0].type, "self_hosted");
   EXPECT_EQ(modes[0].field_names, std::vector<std::string>{"api_token"});
   EXPECT_EQ(modes[1].type, "text");
   Bundle mail("mailbox", "");
-  const auto& oauth = mail.skill().manifest().bundle->setup_modes;
+  const Skill mail_skill = mail.skill();
+  const auto& oauth = mail_skill.manifest().bundle->setup_modes;
   ASSERT_EQ(oauth.size(), 1u);
   EXPECT_EQ(oauth[0].type, "managed");
   EXPECT_EQ(oauth[0].provider, "google");

@@ -22,9 +22,8 @@ class NotesBundle : public ::testing::Test {
  protected:
   NotesBundle()
       : bundle_("notes", testing::grants({server_.origin()}, {{"env", {"NOTES_REGION"}}})),
-        runner_(HostOptions{
-            .data_dir = bundle_.data(),
-            .env = std::map<std::string, std::string>{{"NOTES_REGION", "eu-west"}, {"HOME", "/root"}}}),
+        runner_(testing::host(bundle_.data(), std::map<std::string, std::string>{{"NOTES_REGION", "eu-west"},
+                                                                                 {"HOME", "/root"}})),
         skill_(bundle_.skill()) {}
 
   /// The text of a tool's ToolResult, parsed as JSON when it is JSON.
@@ -212,7 +211,7 @@ TEST(BundleRuntime, TheV1OnlyGlobalsAreGoneAndTheOpenHumanOnesArePresent) {
       "typeof skills, typeof memory, typeof oauth, typeof auth, typeof setTimeout, typeof setInterval, "
       "typeof "
       "clearInterval, typeof TextEncoder, typeof __skillId, typeof require, typeof process].join(); }}]}};");
-  InProcessRunner runner(HostOptions{.data_dir = b.data()});
+  InProcessRunner runner(testing::host(b.data()));
   const json v = value_of(call(runner, b.skill(), "tool:g", "{}"));
   EXPECT_EQ(
       v["content"][0]["text"],
@@ -223,7 +222,7 @@ TEST(BundleRuntime, TheV1OnlyGlobalsAreGoneAndTheOpenHumanOnesArePresent) {
 TEST(BundleRuntime, ABundleWithoutTheFooterIsToldWhatIsMissing) {
   Bundle b("notes", "");
   b.write("index.js", "var __skill_bundle = (() => ({ default: {} }))();");
-  InProcessRunner runner(HostOptions{.data_dir = b.data()});
+  InProcessRunner runner(testing::host(b.data()));
   const RunResult r = call(runner, b.skill(), "tools");
   EXPECT_EQ(r.outcome, Outcome::error);
   ASSERT_TRUE(r.error);
@@ -240,7 +239,7 @@ TEST(BundleRuntime, GlobalToolsAreCopiedByTheFooterAndExecuteMayReturnAPromise) 
           "globalThis.__skill = { default: __skill_bundle.default };\n"
           "if (!globalThis.__skill.default.tools && globalThis.tools) globalThis.__skill.default.tools = "
           "globalThis.tools;");
-  InProcessRunner runner(HostOptions{.data_dir = b.data()});
+  InProcessRunner runner(testing::host(b.data()));
   const json v = value_of(call(runner, b.skill(), "tool:later", R"({"n": 21})"));
   EXPECT_EQ(v["content"][0]["text"], "42");
 }

@@ -46,7 +46,7 @@ class Mailbox : public ::testing::Test {
     o.credential_id = "c1";
     o.access_token = kToken;
     o.base_url = proxy_.origin();  // bound to its own prefix: no `hosts` given
-    HostOptions host{.data_dir = bundle_.data()};
+    HostOptions host = testing::host(bundle_.data());
     host.credentials["mailbox"] = SkillCredentials{.oauth = o, .auth = std::nullopt};
     runner_ = std::make_unique<InProcessRunner>(std::move(host));
   }
@@ -115,7 +115,7 @@ class NotionLite : public ::testing::Test {
     a.mode = "self_hosted";
     a.credentials["api_token"] = kApiToken;
     a.hosts = {api_.origin() + "/"};
-    HostOptions host{.data_dir = bundle_.data()};
+    HostOptions host = testing::host(bundle_.data());
     host.credentials["notion-lite"] = SkillCredentials{.oauth = std::nullopt, .auth = a};
     runner_ = std::make_unique<InProcessRunner>(std::move(host));
   }
@@ -194,7 +194,7 @@ TEST(BundleOriginMap, AHardCodedOriginIsMappedToALocalServerAfterPolicyIsChecked
   a.mode = "self_hosted";
   a.credentials["api_token"] = kApiToken;
   a.hosts = {"https://api.notion.com/"};
-  HostOptions host{.data_dir = b.data()};
+  HostOptions host = testing::host(b.data());
   host.credentials["notion-lite"] = SkillCredentials{.oauth = std::nullopt, .auth = a};
   host.origin_map = {{"https://api.notion.com", api.origin()}};
   InProcessRunner runner(std::move(host));
@@ -205,8 +205,8 @@ TEST(BundleOriginMap, AHardCodedOriginIsMappedToALocalServerAfterPolicyIsChecked
   EXPECT_EQ(v["body"]["target"], "/echo?user=me");
   ASSERT_EQ(api.recorded().size(), 1u);
   bool real = false;
-  for (const auto& [n, val] : api.recorded()[0].headers)
-    real = real || val == std::string("Bearer ") + kApiToken;
+  const auto seen = api.recorded();
+  for (const auto& [n, val] : seen[0].headers) real = real || val == std::string("Bearer ") + kApiToken;
   EXPECT_TRUE(real) << "the credential is bound to the original origin";
   EXPECT_EQ(r.value_json.find(kApiToken), std::string::npos);
 

@@ -55,6 +55,13 @@ std::string grants(const std::vector<std::string>& origins, const json& extra, c
   return doc.dump();
 }
 
+HostOptions host(const fs::path& data_dir, std::optional<std::map<std::string, std::string>> env) {
+  HostOptions h;
+  h.data_dir = data_dir;
+  h.env = std::move(env);
+  return h;
+}
+
 RunResult call(Runner& runner, const Skill& skill, const std::string& export_name,
                const std::string& input_json) {
   return runner.run(

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,10 @@ class Bundle {
 std::string grants(const std::vector<std::string>& origins,
                    const nlohmann::json& extra = nlohmann::json::object(),
                    const nlohmann::json& limits = nlohmann::json::object());
+
+/// HostOptions with `data_dir` and, when given, `env` as the environment env.get sees.
+HostOptions host(const std::filesystem::path& data_dir,
+                 std::optional<std::map<std::string, std::string>> env = std::nullopt);
 
 /// Runs `export_name` with `input_json` on `runner`.
 RunResult call(Runner& runner, const Skill& skill, const std::string& export_name,
