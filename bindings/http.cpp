@@ -34,9 +34,9 @@ constexpr int64_t kMaxTimeoutMs = static_cast<int64_t>(Limits::kMaxTimeoutMs);
 // fetch's default for a string body without a Content-Type header.
 constexpr const char* kTextContentType = "text/plain;charset=UTF-8";
 
-enum Function : int { kRequest, kGet, kPost };
+enum Function : int { kRequest, kGet, kPost, kRequestBlocking };
 constexpr const char* kFunctionNames[] = {"openhuman.http.request", "openhuman.http.get",
-                                          "openhuman.http.post"};
+                                          "openhuman.http.post", "net.fetch"};
 
 bool has_header(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view lname) {
   for (const auto& [name, value] : headers) {
@@ -185,6 +185,16 @@ JSValue send(JSContext* ctx, Parsed& p) {
   return bridge(ctx).call_async(ctx, std::move(p.request), decode);
 }
 
+JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv, int magic);
+
+}  // namespace
+
+JSValue http_request_blocking(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv) {
+  return http_call(ctx, this_val, argc, argv, kRequestBlocking);
+}
+
+namespace {
+
 JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv, int magic) {
   const char* name = kFunctionNames[magic];
   Args args(ctx, name, argc, argv);
@@ -224,6 +234,15 @@ JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCo
       p.request.url = std::move(*url);
       break;
     }
+  }
+  if (magic == kRequestBlocking) {
+    if (p.string_body && !has_header(p.request.headers, "content-type"))
+      p.request.headers.emplace_back("Content-Type", kTextContentType);
+    bus::Reply reply = bridge(ctx).call_blocking(std::move(p.request));
+    if (const auto* e = std::get_if<bus::ErrorReply>(&reply)) return throw_host_error(ctx, *e);
+    if (!std::holds_alternative<bus::HttpResponseReply>(reply))
+      return JS_ThrowInternalError(ctx, "net.fetch: the host returned an unexpected reply");
+    return decode_text(ctx, reply);
   }
   return send(ctx, p);
 }

@@ -149,10 +149,51 @@ struct EnvGetRequest {
   bool operator==(const EnvGetRequest&) const = default;
 };
 
-using Request =
-    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
-                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
-                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
+// ---- OpenHuman bundles (compat/, docs/openhuman.md) ------------------------------------------------
+
+/// An event of the run (platform.notify, memory.insert, oauth.revoke, cron registrations): recorded
+/// in RunResult::events. `data_json` is JSON text made by the binding. Reply: OkReply, or
+/// ErrorReply{QuotaExceeded} once the run's event budget is used up.
+struct EventRequest {
+  std::string type;
+  std::string data_json;
+
+  bool operator==(const EventRequest&) const = default;
+};
+
+enum class DbOp : uint8_t {
+  exec,  // reply: the number of rows changed
+  get,   // reply: the first row as an object, or null
+  all,   // reply: every row, an array of objects
+};
+
+/// One SQL statement on the skill's own database (`db.exec/get/all`). `params_json` is a JSON array of
+/// null, booleans, numbers and strings bound to `?` in order ("[]" for none). Reply:
+/// OptionalStringReply with the result as JSON text (see DbOp), or an ErrorReply.
+struct DbRequest {
+  DbOp op = DbOp::exec;
+  std::string sql;
+  std::string params_json = "[]";
+
+  bool operator==(const DbRequest&) const = default;
+};
+
+enum class CredentialKind : uint8_t { oauth, auth };
+
+/// `oauth.getCredential()` / `auth.getCredential()` / `oauth.revoke()`. Reply: OptionalStringReply with
+/// the credential as JSON text in which every secret is an opaque per-invocation placeholder (null:
+/// none); for `revoke`, OkReply after the credential is forgotten for the rest of the invocation.
+struct CredentialRequest {
+  CredentialKind kind = CredentialKind::oauth;
+  bool revoke = false;
+
+  bool operator==(const CredentialRequest&) const = default;
+};
+
+using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
+                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
+                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
+                             StoreKeysRequest, EnvGetRequest, EventRequest, DbRequest, CredentialRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 

@@ -17,19 +17,21 @@ struct CheckOptions {
 };
 
 int check_skill(const CheckOptions& o) {
-  Result<Skill> skill = Skill::load(o.dir);
+  Result<Skill> skill = load_skill(o.dir);
   if (o.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     out["valid"] = skill.ok();
     if (skill) {
       out["dir"] = skill->dir().string();
       out["manifest"] = manifest_json(skill->manifest());
+      if (skill->manifest().bundle) out["bundle"] = bundle_report_json(*skill);
     } else {
       out["error"] = skill.error().message;
     }
     emit(stdout, dump_json(out, 2, /*ascii=*/true) + "\n");
   } else if (skill) {
     emit(stdout, skill_report(*skill));
+    if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
   } else {
     emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
   }

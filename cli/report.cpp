@@ -114,6 +114,15 @@ json run_result_json(const RunResult& result) {
   out["value"] = std::move(value);
   out["error"] = std::move(error);
   out["logs"] = std::move(logs);
+  if (!result.events.empty()) {  // OpenHuman bundles (docs/openhuman.md "Events")
+    json events = json::array();
+    for (const Event& e : result.events) {
+      json data = json::parse(e.data_json, nullptr, /*allow_exceptions=*/false);
+      events.push_back(
+          {{"type", e.type}, {"data", data.is_discarded() ? json(e.data_json) : std::move(data)}});
+    }
+    out["events"] = std::move(events);
+  }
   out["usage"] = std::move(usage);
   return out;
 }

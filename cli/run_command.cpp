@@ -73,7 +73,7 @@ std::string override_notes(const LimitFlags& flags, const Limits& manifest) {
 }
 
 int run_skill(const RunOptions& o) {
-  Result<Skill> skill = Skill::load(o.dir);
+  Result<Skill> skill = load_skill(o.dir);  // an OpenHuman bundle too (--call "tool:NAME", docs/openhuman.md)
   if (!skill) return report_invalid(o, "InvalidSkill", skill.error().message);
 
   if (o.call.size() > kMaxExportNameBytes) {

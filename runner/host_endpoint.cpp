@@ -3,18 +3,45 @@
 #include <utility>
 #include <variant>
 
+#include "capabilities/db/db_capability.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
 #include "capabilities/http/http_capability.h"
+#include "capabilities/http/url_check.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
+#include "runner/credential_vault.h"
 
 namespace skillbox::runner {
 
+namespace {
+
+// Events of one run: enough for any bundle's notifications, bounded like the log.
+constexpr size_t kMaxEvents = 1000;
+constexpr size_t kMaxEventBytes = 1u << 20;
+
+}  // namespace
+
+struct HostEndpoint::RedactingSink final : bus::CompletionSink {
+  RedactingSink(bus::CompletionSink& n, const CredentialVault& v) : next(n), vault(v) {}
+  void complete(uint64_t request_id, bus::Reply reply) override {
+    vault.redact(reply);
+    next.complete(request_id, std::move(reply));
+  }
+  bus::CompletionSink& next;
+  const CredentialVault& vault;
+};
+
 struct HostEndpoint::Capabilities {
+  explicit Capabilities(const InvocationContext& c) : vault(c.credentials, c.skill_id, c.setup_modes) {}
   capabilities::LogCapability log;
+  CredentialVault vault;
   std::unique_ptr<capabilities::Workspace> fs;
   std::unique_ptr<capabilities::HttpCapability> http;
+  // Requests carrying a real credential: a capability of their own that follows no redirect, so a
+  // secret in any header never reaches a host it is not bound to.
+  std::unique_ptr<capabilities::HttpCapability> http_credentialed;
+  std::unique_ptr<capabilities::DbCapability> db;
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -52,13 +79,65 @@ struct HostEndpoint::Router {
   std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const { return fs().handle(r); }
   std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const { return fs().handle(r); }
 
-  std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
-    if (!caps().http)
-      caps().http = std::make_unique<capabilities::HttpCapability>(ctx().policy.http, ctx().extra_ca_file,
-                                                                   self.sink_, self.counters_,
-                                                                   capabilities::HttpTuning{}, self.stop_);
-    return caps().http->start(request_id, std::move(r));
+  // The operator's origin map: policy is checked on the original URL here (a mapping never widens
+  // what the skill may reach), then the request goes to the mapped origin with the same path and query.
+  std::optional<bus::Reply> map_origin(bus::HttpRequest& r) const {
+    if (ctx().origin_map.empty()) return std::nullopt;
+    auto url = capabilities::http::parse_url(r.url, nullptr);
+    if (!url) return std::nullopt;  // the capability reports a bad URL with its own message
+    if (!capabilities::http::Allowlist(ctx().policy.http.allow).allows(*url))
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "http: " + url->display() + " is not in permissions.http.allow"};
+    for (const auto& [from, to] : ctx().origin_map) {
+      HttpAllowList f;
+      if (f.push_back(from + "/") || f.entries().empty()) continue;
+      const HttpAllowEntry& e = f.entries().front();
+      if (e.scheme != url->scheme() || e.host != url->host() || e.port != url->port()) continue;
+      const std::string text = url->text();
+      const size_t slash = text.find('/', text.find("://") + 3);
+      r.url = to + (slash == std::string::npos ? std::string("/") : text.substr(slash));
+      break;
+    }
+    return std::nullopt;
   }
+
+  std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
+    bool carries_secret = false;
+    if (auto refused = caps().vault.prepare(r, carries_secret)) return std::move(*refused);
+    if (auto refused = map_origin(r)) return refused;
+    auto& http = carries_secret ? caps().http_credentialed : caps().http;
+    if (!http) {
+      HttpPolicy policy = ctx().policy.http;
+      if (carries_secret) policy.max_redirects = 0;
+      // Mapped targets are the operator's; the original URL was checked in map_origin().
+      for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
+      http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
+                                                            *self.http_sink_, self.counters_,
+                                                            capabilities::HttpTuning{}, self.stop_);
+    }
+    std::optional<bus::Reply> reply = http->start(request_id, std::move(r));
+    if (reply) caps().vault.redact(*reply);
+    return reply;
+  }
+
+  std::optional<bus::Reply> operator()(bus::EventRequest& r) const {
+    if (self.events_.size() >= kMaxEvents || self.event_bytes_ + r.data_json.size() > kMaxEventBytes)
+      return bus::ErrorReply{bus::ErrorCode::QuotaExceeded, "the run's event budget is used up (at most " +
+                                                                std::to_string(kMaxEvents) + " events, " +
+                                                                std::to_string(kMaxEventBytes) + " bytes)"};
+    self.event_bytes_ += r.data_json.size();
+    self.events_.push_back(Event{std::move(r.type), std::move(r.data_json)});
+    return bus::OkReply{};
+  }
+
+  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+    if (!caps().db)
+      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
+                                                               ctx().policy.db, self.stop_);
+    return caps().db->handle(r);
+  }
+
+  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const { return caps().vault.handle(r); }
 
   std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store().handle(r); }
   std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const { return store().handle(r); }
@@ -76,7 +155,11 @@ struct HostEndpoint::Router {
 };
 
 HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop)
-    : context_(std::move(context)), sink_(sink), stop_(stop), caps_(std::make_unique<Capabilities>()) {}
+    : context_(std::move(context)),
+      sink_(sink),
+      stop_(stop),
+      caps_(std::make_unique<Capabilities>(context_)),
+      http_sink_(std::make_unique<RedactingSink>(sink_, caps_->vault)) {}
 
 HostEndpoint::~HostEndpoint() {
   cancel_all();
@@ -84,6 +167,7 @@ HostEndpoint::~HostEndpoint() {
 
 void HostEndpoint::cancel_all() {
   if (caps_->http) caps_->http->cancel_all();
+  if (caps_->http_credentialed) caps_->http_credentialed->cancel_all();
 }
 
 std::vector<LogEntry> HostEndpoint::take_logs() {
@@ -96,6 +180,8 @@ void HostEndpoint::report(RunResult& result) {
   result.usage.http_bytes_in = counters_.http_bytes_in.load();
   result.usage.http_bytes_out = counters_.http_bytes_out.load();
   result.logs = take_logs();
+  result.events = std::move(events_);
+  events_.clear();
 }
 
 std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request request) {

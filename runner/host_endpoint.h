@@ -37,6 +37,12 @@ struct InvocationContext {
   std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
   std::map<std::string, std::string> env;  // values env.get may return (only granted names)
   std::filesystem::path extra_ca_file;     // tests only: additional trusted CA (PEM)
+  // OpenHuman bundles (docs/openhuman.md): the operator's credentials for this skill, and the bundle's
+  // setup modes (for the hosts an auth credential is bound to by default).
+  std::optional<SkillCredentials> credentials;
+  std::vector<BundleSetupMode> setup_modes;
+  // The operator's origin map (HostOptions::origin_map), normalized by parse_origin_mapping.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
 
 class HostEndpoint final : public bus::Endpoint {
@@ -69,7 +75,7 @@ class HostEndpoint final : public bus::Endpoint {
   std::vector<LogEntry> take_logs();
 
   /// Copies what the host side measured into `result`: usage.host_calls, usage.http_bytes_in,
-  /// usage.http_bytes_out, and the log lines (take_logs()). Call after the engine finished (after
+  /// usage.http_bytes_out, the log lines (take_logs()) and the events. Call after the engine finished (after
   /// cancel_all()), so no counter moves any more.
   void report(RunResult& result);
 
@@ -77,8 +83,9 @@ class HostEndpoint final : public bus::Endpoint {
   [[nodiscard]] const InvocationContext& context() const { return context_; }
 
  private:
-  struct Capabilities;  // the lazily created capability objects (host_endpoint.cpp)
-  struct Router;        // the exhaustive visitor
+  struct Capabilities;   // the lazily created capability objects (host_endpoint.cpp)
+  struct RedactingSink;  // http replies pass the credential vault on their way to sink_
+  struct Router;         // the exhaustive visitor
 
   InvocationContext context_;
   bus::CompletionSink& sink_;
@@ -87,6 +94,9 @@ class HostEndpoint final : public bus::Endpoint {
   std::unique_ptr<Capabilities> caps_;
   LiveRun* live_ = nullptr;   // see observe()
   size_t logs_streamed_ = 0;  // entries of the log capability already given to live_
+  std::unique_ptr<RedactingSink> http_sink_;
+  std::vector<Event> events_;
+  size_t event_bytes_ = 0;
 };
 
 }  // namespace skillbox::runner

@@ -39,6 +39,7 @@
 
 #include "bus/stop_token.h"
 #include "capabilities/env/env_capability.h"
+#include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
@@ -157,6 +158,16 @@ struct InProcessRunner::Impl {
     // Only the names the manifest grants are looked up: the rest of the environment never reaches
     // the invocation.
     c.env = capabilities::granted_env(c.policy.env, options.env);
+    for (const auto& mapping : options.origin_map) {
+      // Normalized here, so a mapping written in another spelling still matches; an invalid one is
+      // refused by run() before anything starts.
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
+    }
+    if (skill.manifest().bundle) {
+      c.setup_modes = skill.manifest().bundle->setup_modes;
+      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end())
+        c.credentials = it->second;
+    }
     return c;
   }
 
@@ -189,6 +200,23 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     }
     if (invocation.cancel.cancelled())
       return cancelled_result("the run was cancelled by its caller before it started");
+    for (const auto& mapping : impl_->options.origin_map) {
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second); !m) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", "HostOptions::origin_map: " + m.error().message, "", ""};
+        return r;
+      }
+    }
+    const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
+    if (bundle) {
+      if (auto target = compat::parse_bundle_target(invocation.export_name); !target) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", target.error().message, "", ""};
+        return r;
+      }
+    }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
@@ -203,6 +231,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.deadline_flag = &job->deadline_flag;
     params.stop_token = &job->stop_token;
     params.install_extra_api = extra_api();
+    if (bundle) params.flavor = compat::bundle_flavor();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
     // Declared before the job's lock below, so it is released (and can no longer run) only after the

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "skillbox/credentials.h"
 #include "skillbox/policy.h"
 #include "skillbox/result.h"
 #include "skillbox/version.h"
@@ -74,6 +75,11 @@ class Skill {
   Manifest manifest_;
 };
 
+/// Loads a skill folder of either format: an OpenHuman bundle when the folder holds manifest.json
+/// (docs/openhuman.md "Loading a bundle": a skill.json beside it holds only the operator's `limits`
+/// and `permissions`), else a skillbox skill through Skill::load. Errors name the file and key.
+Result<Skill> load_skill(const std::filesystem::path& dir);
+
 /// Resource use of one invocation (docs/architecture.md "Contracts").
 struct Usage {
   uint64_t wall_ms = 0;          // wall-clock time from runtime creation to disposal
@@ -102,6 +108,16 @@ struct LogEntry {
 };
 [[nodiscard]] std::string_view to_string(LogEntry::Level level);
 
+/// Something a skill reported that is neither a log line nor its result (OpenHuman bundles:
+/// `platform.notify`, `memory.insert`, `oauth.revoke`, the inert `cron` registrations; see
+/// docs/openhuman.md "Events"). In the order the skill made them.
+struct Event {
+  /// "notify", "memory.insert", "oauth.revoke", "cron.register" or "cron.unregister".
+  std::string type;
+  /// The event's fields as one JSON object (text), e.g. {"title":"t","body":"b"}.
+  std::string data_json;
+};
+
 /// The result of one invocation.
 struct RunResult {
   Outcome outcome = Outcome::internal;
@@ -110,6 +126,8 @@ struct RunResult {
   /// Set for every outcome except ok.
   std::optional<ErrorInfo> error;
   std::vector<LogEntry> logs;
+  /// Events of the run (see Event), also for outcomes other than ok.
+  std::vector<Event> events;
   Usage usage;
 };
 
@@ -128,6 +146,18 @@ struct HostOptions {
   /// its memory limit) allocated until its native call returns, so the default of 2 bounds that stray
   /// use to two cores while tolerating a rare abandoned run. Values below 1 count as 1.
   size_t max_abandoned_runs = 2;
+  /// Credentials of OpenHuman bundles by skill id (`--credentials FILE`, load_credentials_file()).
+  /// Secret values stay on the host side: the bundle sees placeholders, and the http capability puts
+  /// the real value into header values of requests to the hosts the credential is bound to
+  /// (docs/openhuman.md "Secrets").
+  std::map<std::string, SkillCredentials> credentials;
+  /// Origins mapped to others, for testing bundles that hard-code origins against local servers
+  /// (`--map-origin https://api.notion.com=http://127.0.0.1:8080`, docs/openhuman.md "Origin map"):
+  /// {from, to}, each "scheme://host[:port]". Policy (the allowlist, credential bindings) is checked
+  /// against the original URL; the request then goes to `to` with the same path and query, and the
+  /// connect-time address checks apply to `to` unless permissions.http.allow_private_addresses. Only
+  /// the operator sets these; a skill cannot.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
 
 /// A point on the monotonic clock (std::chrono::steady_clock) of this process: comparable between the
@@ -228,14 +258,23 @@ class CancelToken {
   std::shared_ptr<State> state_;
 };
 
+/// Checks one origin-map entry "FROM=TO" (HostOptions::origin_map) and returns it split, or why not.
+Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_view text);
+
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
 /// Empty only when none can be found (no $HOME and no password-database entry for the user).
 [[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
 
 /// One call of a skill's export.
+///
+/// For an OpenHuman bundle (SkillFormat::openhuman) the export name chooses what runs after the
+/// bundle, `init()` and `start({oauth, auth})`, and before `stop()` (docs/openhuman.md "Lifecycle"):
+/// "tool:NAME" runs that tool's execute(input), "hook:NAME" the hook NAME(input), "tools" lists the
+/// tools without calling any hook; an empty name reads the input as a sequence, a JSON array of
+/// {"tool": NAME, "args": ...} and {"hook": NAME, "args": ...}, run in order in one runtime.
 struct Invocation {
   Skill skill;
-  /// Export to call. Empty: `default`, then `run`.
+  /// Export to call. Empty: `default`, then `run`. For a bundle, see above.
   std::string export_name{};
   /// Input as JSON text, passed to the export parsed. Default `null`.
   std::string input_json = "null";

@@ -46,8 +46,8 @@ class FsBindingTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "skillbox-fsjs-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
-    runner_ =
-        std::make_unique<InProcessRunner>(HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}});
+    runner_ = std::make_unique<InProcessRunner>(
+        HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}});
   }
   void TearDown() override {
     runner_.reset();
