@@ -22,4 +22,8 @@ void add_run_command(CLI::App& app, CommandStatus& status);
 /// (cli/check_command.cpp).
 void add_check_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox skills list|rebind`: show and change which skill folder owns each skill id
+/// (cli/skills_command.cpp).
+void add_skills_command(CLI::App& app, CommandStatus& status);
+
 }  // namespace skillbox::cli

@@ -26,6 +26,7 @@ constexpr AddCommand kCommands[] = {
     skillbox::cli::add_run_command,
     skillbox::cli::add_check_command,
     skillbox::cli::add_store_command,
+    skillbox::cli::add_skills_command,
 };
 
 std::string version_text() {

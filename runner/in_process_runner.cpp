@@ -33,6 +33,7 @@
 #include "capabilities/env/env_capability.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "policy/skill_binding.h"
 #include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
 #include "runner/skill_reader.h"
@@ -160,6 +161,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
           "accept more stray CPU use, or run skills in worker processes, which are killed at the deadline");
       r.error->name = "TooManyAbandonedRuns";
       return r;
+    }
+    // Identity (docs/manifest.md): before any capability exists, the id must belong to this folder.
+    if (auto owner =
+            policy::bind_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
+        !owner) {
+      RunResult refused;
+      refused.outcome = Outcome::invalid;
+      refused.error = ErrorInfo{"InvalidSkill", owner.error().message, "", ""};
+      return refused;
     }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));

@@ -1,11 +1,47 @@
 #include "skill_fixture.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <stdexcept>
 
 namespace skillbox::testing {
+namespace {
+
+/// Gives the test process a data directory of its own ($SKILLBOX_HOME, removed at the end), so that
+/// runners built without HostOptions::data_dir never write into the user's real data directory and
+/// never meet the skill-id bindings (docs/manifest.md "Identity") of another test process.
+class TempSkillboxHome : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "skillbox-home-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    home_ = tmpl;
+    ::setenv("SKILLBOX_HOME", home_.c_str(), 1);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(home_, ec);
+  }
+
+ private:
+  std::filesystem::path home_;
+};
+
+[[maybe_unused]] ::testing::Environment* const kTempHome =
+    ::testing::AddGlobalTestEnvironment(new TempSkillboxHome);  // gtest owns it
+
+/// A fresh skill id: each TempSkill is a folder of its own, and a data directory binds an id to one
+/// folder, so two TempSkills must not share an id unless a test means them to (and rebinds).
+std::string fresh_id() {
+  static std::atomic<unsigned> next{0};
+  return "test-skill-" + std::to_string(::getpid()) + "-" + std::to_string(next++);
+}
+
+}  // namespace
 
 TempSkill::TempSkill(std::initializer_list<std::pair<const std::string, std::string>> files,
                      std::string entry) {
@@ -14,13 +50,13 @@ TempSkill::TempSkill(std::initializer_list<std::pair<const std::string, std::str
   root_ = tmpl;
   dir_ = root_ / "skill";
   std::filesystem::create_directories(dir_);
-  manifest_.id = "test-skill";
+  manifest_.id = fresh_id();
   manifest_.name = "Test skill";
   manifest_.version = "1.0.0";
   manifest_.entry = std::move(entry);
   for (const auto& [name, content] : files) write(name, content);
-  write("skill.json",
-        R"({"id":"test-skill","name":"Test skill","version":"1.0.0","entry":")" + manifest_.entry + "\"}");
+  write("skill.json", R"({"id":")" + manifest_.id + R"(","name":"Test skill","version":"1.0.0","entry":")" +
+                          manifest_.entry + "\"}");
 }
 
 TempSkill::~TempSkill() {

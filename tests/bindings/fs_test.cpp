@@ -13,6 +13,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -63,11 +65,19 @@ class FsBindingTest : public ::testing::Test {
   /// Runs `body` as the body of the skill's async default export (`input` in scope) with `policy`.
   RunResult run(const std::string& body, FsMode mode = FsMode::readwrite, FsPolicy policy = {},
                 const std::string& input = "null") {
-    TempSkill skill({{"index.js", "const fs = openhuman.fs;\nexport default async function (input) {\n" +
-                                      body + "\n}\n"}});
+    const std::string source =
+        "const fs = openhuman.fs;\nexport default async function (input) {\n" + body + "\n}\n";
+    // One skill folder per test, rewritten for each run: the data directory binds the id whose
+    // workspace ws() names to one folder (docs/manifest.md "Identity").
+    if (!skill_) {
+      skill_ =
+          std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
+      skill_->manifest().id = "test-skill";
+    }
+    skill_->write("index.js", source);
     policy.mode = mode;
-    skill.manifest().permissions.fs = policy;
-    return testing::run(*runner_, skill, input);
+    skill_->manifest().permissions.fs = policy;
+    return testing::run(*runner_, *skill_, input);
   }
 
   /// Runs `body` and expects outcome ok with `value_json`.
@@ -87,6 +97,7 @@ class FsBindingTest : public ::testing::Test {
 
   fs::path root_;
   std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<TempSkill> skill_;  // made by the first run()
 };
 
 // JS helper, prepended to snippets: the outcome of a promise as a short string.
@@ -505,6 +516,7 @@ TEST_F(FsBindingTest, NotesExampleKeepsNotesAcrossInvocations) {
   source << in.rdbuf();
   ASSERT_FALSE(source.str().empty());
   TempSkill skill({{"index.js", source.str()}});
+  skill.manifest().id = "test-skill";                        // the id ws() names
   skill.manifest().permissions.fs.mode = FsMode::readwrite;  // as examples/skills/notes/skill.json grants
   auto call = [&](const std::string& input) { return testing::run(*runner_, skill, input); };
 
