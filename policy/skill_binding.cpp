@@ -178,10 +178,12 @@ void sync_folder(const fs::path& folder) {
   if (fd) (void)::fsync(fd.get());
 }
 
+Error no_data_dir_error() {
+  return Error{"no data directory: set $SKILLBOX_HOME or pass one (--data-dir, HostOptions::data_dir)"};
+}
+
 Result<fs::path> id_folder(const fs::path& data_dir, std::string_view id) {
-  if (data_dir.empty()) {
-    return Error{"no data directory: set $SKILLBOX_HOME or pass one (--data-dir, HostOptions::data_dir)"};
-  }
+  if (data_dir.empty()) return no_data_dir_error();
   std::error_code ec;
   fs::create_directories(data_dir.parent_path(), ec);  // an error shows at mkdir below
   const fs::path folder = data_dir / "skills" / std::string(id);
@@ -206,6 +208,7 @@ fs::path owner_file(const fs::path& data_dir, std::string_view id) {
 Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
   auto root = canonical_folder(id, dir);
   if (!root) return root.error();
+  if (data_dir.empty()) return no_data_dir_error();  // never a path relative to the working directory
   const fs::path file = owner_file(data_dir, id);
   // Common case first: the id is already bound, and reading is all it takes.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -275,6 +278,7 @@ Result<SkillBinding> rebind_skill(const HostOptions& options, std::string_view i
 
 Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options) {
   const fs::path data_dir = resolve_data_dir(options);
+  if (data_dir.empty()) return policy::no_data_dir_error();
   std::vector<SkillBinding> out;
   std::error_code ec;
   fs::directory_iterator it(data_dir / "skills", ec);

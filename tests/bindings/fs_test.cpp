@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -50,6 +51,8 @@ class FsBindingTest : public ::testing::Test {
     root_ = pattern;
     runner_ =
         std::make_unique<InProcessRunner>(HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}});
+    skill_ = std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
+    skill_->manifest().id = "test-skill";
   }
   void TearDown() override {
     runner_.reset();
@@ -67,17 +70,17 @@ class FsBindingTest : public ::testing::Test {
                 const std::string& input = "null") {
     const std::string source =
         "const fs = openhuman.fs;\nexport default async function (input) {\n" + body + "\n}\n";
-    // One skill folder per test, rewritten for each run: the data directory binds the id whose
-    // workspace ws() names to one folder (docs/manifest.md "Identity").
-    if (!skill_) {
-      skill_ =
-          std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
-      skill_->manifest().id = "test-skill";
-    }
-    skill_->write("index.js", source);
+    // One skill folder per test (the data directory binds the id whose workspace ws() names to one
+    // folder, docs/manifest.md "Identity"); each run gets its own entry file and manifest copy, so
+    // concurrent runs share nothing but the folder.
+    const std::string entry = "run-" + std::to_string(next_entry_++) + ".js";
+    skill_->write(entry, source);
+    Manifest manifest = skill_->manifest();
+    manifest.entry = entry;
     policy.mode = mode;
-    skill_->manifest().permissions.fs = policy;
-    return testing::run(*runner_, *skill_, input);
+    manifest.permissions.fs = policy;
+    return runner_->run(
+        {.skill = Skill(skill_->dir(), manifest), .export_name = "", .input_json = input, .overrides = {}});
   }
 
   /// Runs `body` and expects outcome ok with `value_json`.
@@ -97,7 +100,8 @@ class FsBindingTest : public ::testing::Test {
 
   fs::path root_;
   std::unique_ptr<InProcessRunner> runner_;
-  std::unique_ptr<TempSkill> skill_;  // made by the first run()
+  std::unique_ptr<TempSkill> skill_;  // id "test-skill", made in SetUp
+  std::atomic<unsigned> next_entry_{0};
 };
 
 // JS helper, prepended to snippets: the outcome of a promise as a short string.

@@ -34,7 +34,7 @@ void write_weather_skill(const fs::path& dir, const std::string& id, bool write)
   if (write) body += "  store.set('secret', 's3'); await fs.writeFile('note.txt', 'hello');\n";
   body += "  await fs.writeFile('ran-" + dir.filename().string() +
           "', 'x');\n"
-          "  return [store.get('secret') ?? null, await fs.readFile('note.txt', 'utf8'),"
+          "  return [store.get('secret') ?? null, await fs.readFile('note.txt'),"
           " env.get('WEATHER_API_KEY') ?? null];\n}\n";
   write_bytes(dir / "index.js", body);
 }
