@@ -182,12 +182,14 @@ Error no_data_dir_error() {
   return Error{"no data directory: set $SKILLBOX_HOME or pass one (--data-dir, HostOptions::data_dir)"};
 }
 
-Result<fs::path> id_folder(const fs::path& data_dir, std::string_view id) {
+/// `data_dir/bindings`, created (0700) as needed. Not under `skills/<id>/`: that folder is the
+/// workspace's, and a skill whose fs.mode is none must find nothing of its own on disk.
+Result<fs::path> bindings_folder(const fs::path& data_dir) {
   if (data_dir.empty()) return no_data_dir_error();
   std::error_code ec;
   fs::create_directories(data_dir.parent_path(), ec);  // an error shows at mkdir below
-  const fs::path folder = data_dir / "skills" / std::string(id);
-  if (auto made = make_folders({data_dir, data_dir / "skills", folder}); !made) return made.error();
+  const fs::path folder = bindings_dir(data_dir);
+  if (auto made = make_folders({data_dir, folder}); !made) return made.error();
   return folder;
 }
 
@@ -201,8 +203,12 @@ Error damaged_error(const fs::path& data_dir, std::string_view id, const std::st
 
 }  // namespace
 
+fs::path bindings_dir(const fs::path& data_dir) {
+  return data_dir / "bindings";
+}
+
 fs::path owner_file(const fs::path& data_dir, std::string_view id) {
-  return data_dir / "skills" / std::string(id) / "owner";
+  return bindings_dir(data_dir) / std::string(id);
 }
 
 Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
@@ -228,7 +234,7 @@ Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id
           rebind_command(data_dir, *root, id) +
           " (embedders: skillbox::rebind_skill); otherwise give this skill another id in its skill.json"};
     }
-    auto folder = id_folder(data_dir, id);
+    auto folder = bindings_folder(data_dir);
     if (!folder) return folder.error();
     auto tmp = write_temporary(*folder, *root);
     if (!tmp) return tmp.error();
@@ -250,7 +256,7 @@ Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id
 Result<SkillBinding> rebind_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
   auto root = canonical_folder(id, dir);
   if (!root) return root.error();
-  auto folder = id_folder(data_dir, id);
+  auto folder = bindings_folder(data_dir);
   if (!folder) return folder.error();
   auto tmp = write_temporary(*folder, *root);
   if (!tmp) return tmp.error();
@@ -281,10 +287,11 @@ Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options) {
   if (data_dir.empty()) return policy::no_data_dir_error();
   std::vector<SkillBinding> out;
   std::error_code ec;
-  fs::directory_iterator it(data_dir / "skills", ec);
+  const fs::path folder = policy::bindings_dir(data_dir);
+  fs::directory_iterator it(folder, ec);
   if (ec) {
     if (ec == std::errc::no_such_file_or_directory) return out;
-    return Error{"cannot list " + policy::shown(data_dir / "skills") + ": " + ec.message()};
+    return Error{"cannot list " + policy::shown(folder) + ": " + ec.message()};
   }
   for (const fs::directory_entry& entry : it) {
     const std::string id = entry.path().filename().string();

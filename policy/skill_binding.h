@@ -3,7 +3,7 @@
 // An id scopes a skill's store rows, its workspace (`DATA/skills/<id>/workspace`) and what an operator
 // grants it, so a folder must not obtain another folder's data just by writing that id into its
 // manifest (SECURITY-CASES "Identity"). The first invocation of an id binds it to the canonical path of
-// its folder in `DATA/skills/<id>/owner`; later invocations from any other folder are refused until the
+// its folder in `DATA/bindings/<id>`; later invocations from any other folder are refused until the
 // operator rebinds the id (`skillbox skills rebind`, skillbox::rebind_skill). docs/manifest.md
 // "Identity" gives the rule for users.
 //
@@ -26,11 +26,16 @@ namespace skillbox::policy {
 /// First line of every owner file; a later format would change the number.
 inline constexpr std::string_view kOwnerHeader = "skillbox-owner 1\n";
 
-/// The owner file of `id` in `data_dir`: `data_dir/skills/<id>/owner`.
+/// The folder of every owner file: `data_dir/bindings`. It is kept apart from `data_dir/skills/<id>/`
+/// (the workspace's folder), which a skill whose permissions.fs.mode is "none" never gets: binding an
+/// id writes nothing there. Temporary owner files in it start with '.', which no skill id does.
+[[nodiscard]] std::filesystem::path bindings_dir(const std::filesystem::path& data_dir);
+
+/// The owner file of `id` in `data_dir`: `data_dir/bindings/<id>`.
 [[nodiscard]] std::filesystem::path owner_file(const std::filesystem::path& data_dir, std::string_view id);
 
 /// Binds `id` to the canonical form of `dir` in `data_dir` if the id has no owner yet, creating
-/// `data_dir/skills/<id>/` (0700) as needed, and returns the owner. When the id is already bound to
+/// `data_dir/bindings/` (0700) as needed, and returns the owner. When the id is already bound to
 /// the same canonical folder, changes nothing and returns it. Errors (the message says what to do):
 /// an invalid id, `dir` missing or not a folder, the id bound to another folder (with the command that
 /// rebinds it), a damaged owner file, or the data directory not writable. Safe against concurrent

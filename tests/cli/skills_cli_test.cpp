@@ -121,7 +121,7 @@ TEST_F(SkillsCli, RebindReadsTheIdFromSkillJsonByDefault) {
   Exec r = skillbox({"skills", "rebind", a.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "skill id alpha now belongs to " + a.string() + "\n");
-  EXPECT_EQ(read_bytes(data() / "skills" / "alpha" / "owner"), "skillbox-owner 1\n" + a.string() + "\n");
+  EXPECT_EQ(read_bytes(data() / "bindings" / "alpha"), "skillbox-owner 1\n" + a.string() + "\n");
   EXPECT_EQ(skillbox({"run", a.string()}).exit_code, 0);
 }
 
@@ -157,7 +157,7 @@ TEST_F(SkillsCli, BadArgumentsExitWithTwo) {
   r = skillbox({"skills", "rebind", (tmp_.path() / "empty").string(), "--id", "Not/Valid"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--id: expected 1 to 64 characters"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(data() / "skills")) << "nothing written";
+  EXPECT_FALSE(fs::exists(data() / "bindings")) << "nothing written";
   r = skillbox({"skills"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("skillbox skills --help"), std::string::npos) << r.err;
@@ -183,7 +183,7 @@ TEST_F(SkillsCli, RacingFirstRunsInSeveralProcessesLeaveOneOwner) {
     }
   }
   EXPECT_EQ(winners, 1);
-  EXPECT_EQ(read_bytes(data() / "skills" / "contested" / "owner"), "skillbox-owner 1\n" + winner + "\n");
+  EXPECT_EQ(read_bytes(data() / "bindings" / "contested"), "skillbox-owner 1\n" + winner + "\n");
 }
 
 }  // namespace

@@ -172,8 +172,8 @@ TEST_F(SkillIdentity, RacingFirstRunsMakeExactlyOneOwner) {
           << res.error().message;
     }
     EXPECT_EQ(read_bytes(policy::owner_file(data(), id)), "skillbox-owner 1\n" + owner.string() + "\n");
-    for (const auto& e : fs::directory_iterator(data() / "skills" / id)) {
-      EXPECT_EQ(e.path().filename(), "owner") << "no temporary file is left behind";
+    for (const auto& e : fs::directory_iterator(policy::bindings_dir(data()))) {
+      EXPECT_EQ(e.path().filename().string().front(), 'r') << "no temporary file is left behind";
     }
   }
 }
@@ -286,7 +286,7 @@ TEST_F(SkillIdentity, BindingChecksItsArguments) {
   r = bind_skill(options(), "weather", tmp_.path() / "file");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("not a folder"), std::string::npos) << r.error().message;
-  EXPECT_FALSE(fs::exists(data() / "skills" / "weather")) << "nothing written for a refused binding";
+  EXPECT_FALSE(fs::exists(policy::owner_file(data(), "weather"))) << "nothing written for a refused binding";
   auto listed = skill_bindings(options());
   ASSERT_TRUE(listed);
   EXPECT_TRUE(listed->empty());
