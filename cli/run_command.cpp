@@ -115,7 +115,7 @@ int run_skill(const RunOptions& o) {
   InProcessRunner runner(std::move(host));
   Invocation invocation{
       .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
-  const RunResult result = runner.run(invocation);
+  const RunResult result = checked_result(runner.run(invocation));
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");

@@ -10,8 +10,30 @@
 #include "capabilities/store/store_capability.h"
 
 namespace skillbox::runner {
+namespace {
+
+// The bytes of a request that grow with what the skill passed (paths and names are capped at a few
+// KiB by the wire limits and left to the fixed overhead).
+struct PayloadSize {
+  uint64_t operator()(const bus::LogRequest& r) const { return r.text.size(); }
+  uint64_t operator()(const bus::FsWriteFileRequest& r) const { return r.data.size(); }
+  uint64_t operator()(const bus::HttpRequest& r) const {
+    uint64_t n = r.url.size() + r.body.size();
+    for (const auto& [name, value] : r.headers) n += name.size() + value.size();
+    return n;
+  }
+  uint64_t operator()(const bus::StoreSetRequest& r) const { return r.key.size() + r.value_json.size(); }
+  uint64_t operator()(const auto& /*small*/) const { return 0; }
+};
+
+uint64_t payload_bytes(const bus::Request& request) {
+  return std::visit(PayloadSize{}, request);
+}
+
+}  // namespace
 
 struct HostEndpoint::Capabilities {
+  explicit Capabilities(bus::MemoryBudget* budget) : log(budget) {}
   capabilities::LogCapability log;
   std::unique_ptr<capabilities::Workspace> fs;
   std::unique_ptr<capabilities::HttpCapability> http;
@@ -24,6 +46,7 @@ struct HostEndpoint::Capabilities {
 struct HostEndpoint::Router {
   HostEndpoint& self;
   uint64_t request_id;
+  bus::HostBytes& held;  // the request's payload, counted in the budget (an http body keeps it)
 
   [[nodiscard]] Capabilities& caps() const { return *self.caps_; }
   [[nodiscard]] const InvocationContext& ctx() const { return self.context_; }
@@ -31,13 +54,13 @@ struct HostEndpoint::Router {
   capabilities::Workspace& fs() const {
     if (!caps().fs)
       caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
-                                                            self.stop_);
+                                                            self.stop_, self.budget_);
     return *caps().fs;
   }
   capabilities::StoreCapability& store() const {
     if (!caps().store)
-      caps().store =
-          std::make_unique<capabilities::StoreCapability>(ctx().data_dir, ctx().skill_id, ctx().policy.store);
+      caps().store = std::make_unique<capabilities::StoreCapability>(
+          ctx().data_dir, ctx().skill_id, ctx().policy.store, self.stop_, self.budget_);
     return *caps().store;
   }
 
@@ -54,10 +77,10 @@ struct HostEndpoint::Router {
 
   std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
     if (!caps().http)
-      caps().http = std::make_unique<capabilities::HttpCapability>(ctx().policy.http, ctx().extra_ca_file,
-                                                                   self.sink_, self.counters_,
-                                                                   capabilities::HttpTuning{}, self.stop_);
-    return caps().http->start(request_id, std::move(r));
+      caps().http = std::make_unique<capabilities::HttpCapability>(
+          ctx().policy.http, ctx().extra_ca_file, self.sink_, self.counters_, capabilities::HttpTuning{},
+          self.stop_, self.budget_);
+    return caps().http->start(request_id, std::move(r), std::move(held));
   }
 
   std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store().handle(r); }
@@ -75,8 +98,13 @@ struct HostEndpoint::Router {
   }
 };
 
-HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop)
-    : context_(std::move(context)), sink_(sink), stop_(stop), caps_(std::make_unique<Capabilities>()) {}
+HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop,
+                           bus::MemoryBudget* budget)
+    : context_(std::move(context)),
+      sink_(sink),
+      stop_(stop),
+      budget_(budget),
+      caps_(std::make_unique<Capabilities>(budget)) {}
 
 HostEndpoint::~HostEndpoint() {
   cancel_all();
@@ -94,6 +122,7 @@ void HostEndpoint::report(RunResult& result) {
   result.usage.host_calls = counters_.host_calls.load();
   result.usage.http_bytes_in = counters_.http_bytes_in.load();
   result.usage.http_bytes_out = counters_.http_bytes_out.load();
+  if (budget_ != nullptr) result.usage.host_peak_bytes = budget_->host_peak_bytes();
   result.logs = take_logs();
 }
 
@@ -109,7 +138,15 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
-  return std::visit(Router{*this, request_id}, request);
+  // The payload is already a host copy (made by the binding, or decoded from a worker's frame): it is
+  // counted from here for as long as a capability works on it, and a request whose payload does not
+  // fit the invocation's memory limit is refused before any capability sees it.
+  bus::HostBytes held(budget_);
+  const uint64_t payload = payload_bytes(request);
+  if (!held.charge(payload))
+    return bus::ErrorReply{bus::ErrorCode::PayloadTooLarge,
+                           "the request was refused: its " + budget_->refusal(payload)};
+  return std::visit(Router{*this, request_id, held}, request);
 }
 
 }  // namespace skillbox::runner

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bus/endpoint.h"
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
 #include "skillbox/policy.h"
@@ -43,8 +44,11 @@ class HostEndpoint final : public bus::Endpoint {
   /// Serves the invocation described by `context`; asynchronous replies go to `sink`, which must
   /// outlive this object (or cancel_all() must have returned before it goes away). `stop` says when
   /// the invocation is ending (a limit tripped or its deadline passed); it must outlive this object.
+  /// `budget` (may be null: nothing counted) is the invocation's memory budget: every host buffer the
+  /// capabilities hold for it is reserved there first (docs/limits.md "Host memory is part of the
+  /// budget"); it must outlive this object.
   HostEndpoint(InvocationContext context, bus::CompletionSink& sink,
-               const bus::StopToken& stop = bus::StopToken::never());
+               const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* budget = nullptr);
   ~HostEndpoint() override;  // cancel_all()
   HostEndpoint(const HostEndpoint&) = delete;
   HostEndpoint& operator=(const HostEndpoint&) = delete;
@@ -54,7 +58,9 @@ class HostEndpoint final : public bus::Endpoint {
   /// counters().host_calls. A request with no type (a valueless variant) is an IoError reply. Once
   /// `stop` is requested, every request is answered ErrorReply{Timeout} without reaching any
   /// capability ("nothing happens after a limit"); the capabilities also check `stop` between the
-  /// steps of a long operation (fs recursive remove, appends; http transfers are aborted).
+  /// steps of a long operation (fs recursive remove, appends; http transfers are aborted). The payload
+  /// of a request (log text, write data, http body and headers, store value) is counted in the budget
+  /// while a capability works on it; one that does not fit is refused with PayloadTooLarge.
   std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override;
   /// bus::Endpoint: cancels the pending http requests; none completes after this returns.
   void cancel_all() override;
@@ -63,8 +69,8 @@ class HostEndpoint final : public bus::Endpoint {
   std::vector<LogEntry> take_logs();
 
   /// Copies what the host side measured into `result`: usage.host_calls, usage.http_bytes_in,
-  /// usage.http_bytes_out, and the log lines (take_logs()). Call after the engine finished (after
-  /// cancel_all()), so no counter moves any more.
+  /// usage.http_bytes_out, usage.host_peak_bytes (the budget's), and the log lines (take_logs()). Call after
+  /// the engine finished (after cancel_all()), so no counter moves any more.
   void report(RunResult& result);
 
   [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
@@ -77,6 +83,7 @@ class HostEndpoint final : public bus::Endpoint {
   InvocationContext context_;
   bus::CompletionSink& sink_;
   const bus::StopToken& stop_;
+  bus::MemoryBudget* budget_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
 };

@@ -29,6 +29,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "capabilities/env/env_capability.h"
 #include "engine/reply_inbox.h"
@@ -50,11 +51,12 @@ constexpr std::chrono::milliseconds kAbandonGrace{1000};
 using AbandonedCount = std::shared_ptr<std::atomic<size_t>>;
 
 struct Job {
-  Job(const Invocation& inv, engine::Clock::time_point deadline, AbandonedCount count)
-      : invocation(inv), stop_token(deadline), abandoned_count(std::move(count)) {}
+  Job(const Invocation& inv, engine::Clock::time_point deadline, uint64_t memory_bytes, AbandonedCount count)
+      : invocation(inv), stop_token(deadline), memory(memory_bytes), abandoned_count(std::move(count)) {}
   Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
   engine::DeadlineFlag deadline_flag;
   bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
+  bus::MemoryBudget memory;   // limits.memory_mb: the engine heap and every host buffer of the run
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
@@ -107,9 +109,13 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
     r.error = ErrorInfo{"InvalidSkill", sources.error().message, "", ""};
     return r;
   }
-  params.sources = std::move(*sources);
-  engine::ReplyInbox inbox;  // outlives the endpoint, which completes into it
-  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token);
+  // The sources stay in memory for the whole run (modules are compiled from them on import).
+  uint64_t source_bytes = 0;
+  for (const auto& [name, text] : params.sources.files) source_bytes += name.size() + text.size();
+  bus::HostBytes sources_held(params.memory_budget);
+  (void)sources_held.charge(source_bytes);  // within the limit: read_skill_sources capped them at it
+  engine::ReplyInbox inbox;                 // outlives the endpoint, which completes into it
+  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token, params.memory_budget);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
   return r;
@@ -175,7 +181,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
-    auto job = std::make_shared<Job>(invocation, deadline, impl_->abandoned);
+    auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, impl_->abandoned);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
@@ -184,6 +190,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
     params.stop_token = &job->stop_token;
+    params.memory_budget = &job->memory;
     params.install_extra_api = extra_api();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
