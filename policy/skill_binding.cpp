@@ -253,6 +253,20 @@ Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id
                " keeps changing; try again"};
 }
 
+Result<void> check_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
+  auto root = canonical_folder(id, dir);
+  if (!root) return root.error();
+  if (data_dir.empty()) return no_data_dir_error();
+  auto owner = read_owner(owner_file(data_dir, id));
+  if (!owner) return owner.error();
+  if (owner->state == OwnerRead::State::missing) return {};
+  if (owner->state == OwnerRead::State::bound && owner->dir == *root) return {};
+  // Bound elsewhere or damaged: bind_skill_id says which, without writing (it reads first).
+  auto bound = bind_skill_id(data_dir, id, dir);
+  if (!bound) return bound.error();
+  return {};
+}
+
 Result<SkillBinding> rebind_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
   auto root = canonical_folder(id, dir);
   if (!root) return root.error();

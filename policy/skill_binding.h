@@ -43,6 +43,12 @@ inline constexpr std::string_view kOwnerHeader = "skillbox-owner 1\n";
 [[nodiscard]] Result<SkillBinding> bind_skill_id(const std::filesystem::path& data_dir, std::string_view id,
                                                  const std::filesystem::path& dir);
 
+/// The read-only half of bind_skill_id: ok when `id` has no owner yet or `dir` owns it; otherwise the
+/// same error bind_skill_id returns. Writes nothing (a run that never touches its data leaves no trace
+/// in the data directory; the binding is written at its first store, workspace or env request).
+[[nodiscard]] Result<void> check_skill_id(const std::filesystem::path& data_dir, std::string_view id,
+                                          const std::filesystem::path& dir);
+
 /// Makes the canonical form of `dir` the owner of `id` in `data_dir`, replacing any owner (a damaged
 /// owner file included) atomically. Errors: an invalid id, `dir` missing or not a folder, the data
 /// directory not writable.

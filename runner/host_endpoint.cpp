@@ -8,6 +8,7 @@
 #include "capabilities/http/http_capability.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
+#include "policy/skill_binding.h"
 
 namespace skillbox::runner {
 namespace {
@@ -51,6 +52,25 @@ struct HostEndpoint::Router {
   [[nodiscard]] Capabilities& caps() const { return *self.caps_; }
   [[nodiscard]] const InvocationContext& ctx() const { return self.context_; }
 
+  // Identity (docs/manifest.md): the first request that reaches the id's data (workspace, store,
+  // granted env) binds the id to this folder; a folder that does not own it is refused.
+  [[nodiscard]] std::optional<bus::ErrorReply> identity() const {
+    if (!self.bound_) {
+      self.bound_ = true;
+      if (!self.skill_dir_.empty()) {
+        if (auto owner = policy::bind_skill_id(ctx().data_dir, ctx().skill_id, self.skill_dir_); !owner)
+          self.identity_ = bus::ErrorReply{bus::ErrorCode::PermissionDenied, owner.error().message};
+      }
+    }
+    return self.identity_;
+  }
+
+  // Mode none touches nothing on disk (the workspace refuses first), so it binds nothing either.
+  [[nodiscard]] std::optional<bus::ErrorReply> fs_identity() const {
+    if (ctx().policy.fs.mode == FsMode::none) return std::nullopt;
+    return identity();
+  }
+
   capabilities::Workspace& fs() const {
     if (!caps().fs)
       caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
@@ -66,14 +86,38 @@ struct HostEndpoint::Router {
 
   std::optional<bus::Reply> operator()(bus::LogRequest& r) const { return caps().log.handle(r); }
 
-  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const { return fs().handle(r); }
+  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
     if (!caps().http)
@@ -83,12 +127,25 @@ struct HostEndpoint::Router {
     return caps().http->start(request_id, std::move(r), std::move(held));
   }
 
-  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const { return store().handle(r); }
+  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::EnvGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
     if (!caps().env) caps().env = std::make_unique<capabilities::EnvCapability>(ctx().policy.env, ctx().env);
     capabilities::EnvAnswer answer = caps().env->handle(r);
     // The note is a log line like any other: it counts against the run's log budget, and a budget

@@ -73,6 +73,12 @@ class HostEndpoint final : public bus::Endpoint {
   /// the engine finished (after cancel_all()), so no counter moves any more.
   void report(RunResult& result);
 
+  /// Requires `skill_dir` to own the invocation's skill id (docs/manifest.md "Identity"): the first
+  /// store, fs or env request binds the id to it (policy::bind_skill_id), and every such request of a
+  /// folder that does not own the id is refused (PermissionDenied, with the rebind command). Without
+  /// this call no identity is checked (tests of the capabilities alone).
+  void require_owner(std::filesystem::path skill_dir) { skill_dir_ = std::move(skill_dir); }
+
   [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
   [[nodiscard]] const InvocationContext& context() const { return context_; }
 
@@ -86,6 +92,9 @@ class HostEndpoint final : public bus::Endpoint {
   bus::MemoryBudget* budget_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
+  std::filesystem::path skill_dir_;
+  std::optional<bus::ErrorReply> identity_;  // why the id is not this folder's (checked once: bound_)
+  bool bound_ = false;
 };
 
 }  // namespace skillbox::runner

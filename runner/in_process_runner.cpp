@@ -109,6 +109,7 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
     r.error = ErrorInfo{"InvalidSkill", sources.error().message, "", ""};
     return r;
   }
+  params.sources = std::move(*sources);
   // The sources stay in memory for the whole run (modules are compiled from them on import).
   uint64_t source_bytes = 0;
   for (const auto& [name, text] : params.sources.files) source_bytes += name.size() + text.size();
@@ -116,6 +117,7 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   (void)sources_held.charge(source_bytes);  // within the limit: read_skill_sources capped them at it
   engine::ReplyInbox inbox;                 // outlives the endpoint, which completes into it
   runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token, params.memory_budget);
+  endpoint.require_owner(skill.dir());
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
   return r;
@@ -168,9 +170,10 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       r.error->name = "TooManyAbandonedRuns";
       return r;
     }
-    // Identity (docs/manifest.md): before any capability exists, the id must belong to this folder.
+    // Identity (docs/manifest.md): before any skill code runs, the id must not belong to another
+    // folder. The binding itself is written at the first data request (runner/host_endpoint.cpp).
     if (auto owner =
-            policy::bind_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
+            policy::check_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
         !owner) {
       RunResult refused;
       refused.outcome = Outcome::invalid;

@@ -572,7 +572,9 @@ Result<void, StoreError> check_value(std::string_view value_json, const StorePol
                                                      " bytes of JSON (limit is " +
                                                      std::to_string(policy.max_value_bytes) + " bytes)");
   if (!nlohmann::json::accept(value_json))
-    return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
+    return make_error(StoreErrc::invalid_argument,
+                      "store value is not valid JSON text, or holds a string with an unpaired surrogate "
+                      "(\\ud800-\\udfff), which is not stored; store well-formed strings");
   return {};
 }
 
