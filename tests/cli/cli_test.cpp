@@ -192,7 +192,7 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
     std::string err;
   };
   const std::vector<Case> cases = {
-      {{}, "skillbox: a command is required: run, check, store\nRun 'skillbox --help' for usage.\n"},
+      {{}, "skillbox: a command is required: run, check, store, skills\nRun 'skillbox --help' for usage.\n"},
       {{"frob"},
        "skillbox: unknown command \"frob\"; the commands are run, check, store\nRun 'skillbox --help' for "
        "usage.\n"},

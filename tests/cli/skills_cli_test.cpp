@@ -178,7 +178,9 @@ TEST_F(SkillsCli, RacingFirstRunsInSeveralProcessesLeaveOneOwner) {
       ++winners;
       winner = dirs[i].string();
     } else {
-      EXPECT_EQ(r.exit_code, 2) << r.err;
+      // Refused before the run (2, the owner was already written) or at its first data request (1:
+      // PermissionDenied, when the racers started before any owner existed).
+      EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 1) << r.err;
       EXPECT_NE(r.err.find("skill id \"contested\" belongs to the folder"), std::string::npos) << r.err;
     }
   }
