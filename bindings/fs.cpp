@@ -94,11 +94,7 @@ JSValue decode_boolean(JSContext* ctx, bus::Reply& reply) {
 JSValue decode_utf8(JSContext* ctx, bus::Reply& reply) {
   const auto* bytes = std::get_if<bus::BytesReply>(&reply);
   if (!bytes) return wrong_reply(ctx);
-  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/true);
-  std::string text;
-  text.reserve(bytes->data.size());
-  (void)decoder.decode(bytes->data.data(), bytes->data.size(), /*flush=*/true, text);
-  return new_string(ctx, text);
+  return new_string_from_bytes(ctx, bytes->data.data(), bytes->data.size(), /*ignore_bom=*/true);
 }
 
 JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {

@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "bus/memory_budget.h"
+
 namespace skillbox::bus {
 
 using Bytes = std::vector<uint8_t>;
@@ -208,9 +210,12 @@ struct ErrorReply {
 struct OkReply {
   bool operator==(const OkReply&) const = default;
 };
-/// readFile.
+/// readFile. `held` counts `data` against the invocation's memory budget (bus/memory_budget.h) for
+/// as long as the reply exists: waiting in the inbox and while the binding turns it into a JS value.
 struct BytesReply {
+  BytesReply(Bytes d = {}, HostBytes h = {}) : data(std::move(d)), held(std::move(h)) {}  // NOLINT
   Bytes data;
+  HostBytes held;  // not on the wire; equal to every other
 
   bool operator==(const BytesReply&) const = default;
 };
@@ -239,18 +244,28 @@ struct FsStatReply {
 
   bool operator==(const FsStatReply&) const = default;
 };
+/// `held` counts the headers and the body against the invocation's memory budget while the reply exists.
 struct HttpResponseReply {
+  HttpResponseReply(uint32_t s = 0, std::string st = {},  // NOLINT(google-explicit-constructor)
+                    std::vector<std::pair<std::string, std::string>> h = {}, Bytes b = {}, std::string u = {})
+      : status(s), status_text(std::move(st)), headers(std::move(h)), body(std::move(b)), url(std::move(u)) {}
   uint32_t status = 0;
   std::string status_text;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in arrival order
   Bytes body;                                                // decoded body
   std::string url;                                           // final URL after redirects
+  HostBytes held;                                            // not on the wire; equal to every other
 
   bool operator==(const HttpResponseReply&) const = default;
 };
-/// store.get (nullopt: no such key), env.get (nullopt: not granted or not set).
+/// store.get (nullopt: no such key), env.get (nullopt: not granted or not set). `held` counts a store
+/// value against the invocation's memory budget while the reply exists.
 struct OptionalStringReply {
+  OptionalStringReply(std::optional<std::string> v = std::nullopt,  // NOLINT(google-explicit-constructor)
+                      HostBytes h = {})
+      : value(std::move(v)), held(std::move(h)) {}
   std::optional<std::string> value;
+  HostBytes held;  // not on the wire; equal to every other
 
   bool operator==(const OptionalStringReply&) const = default;
 };

@@ -35,4 +35,8 @@ void add_bundle_commands(CLI::App& app, CommandStatus& status);
 std::string bundle_report(const Skill& skill);
 nlohmann::ordered_json bundle_report_json(const Skill& skill);
 
+/// `skillbox skills list|rebind`: show and change which skill folder owns each skill id
+/// (cli/skills_command.cpp).
+void add_skills_command(CLI::App& app, CommandStatus& status);
+
 }  // namespace skillbox::cli

@@ -121,7 +121,7 @@ int run_skill(const RunOptions& o) {
                         .input_json = std::move(input),
                         .overrides = overrides,
                         .cancel = cancel};
-  const RunResult result = runner.run(invocation);
+  const RunResult result = checked_result(runner.run(invocation));
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");

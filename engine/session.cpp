@@ -60,7 +60,7 @@ RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox&
 Session::Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox)
     : params_(std::move(params)),
       limiter_(params_.limits, params_.deadline, *params_.deadline_flag, params_.stop_token),
-      heap_(limiter_),
+      heap_(limiter_, params_.memory_budget),
       endpoint_(endpoint),
       inbox_(inbox) {}
 

@@ -29,6 +29,7 @@
 
 #include "bindings/bridge.h"
 #include "bus/endpoint.h"
+#include "bus/memory_budget.h"
 #include "bus/skill_sources.h"
 #include "bus/stop_token.h"
 #include "engine/flavor.h"
@@ -54,7 +55,8 @@ struct SessionParams {
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
   bus::StopToken* stop_token = nullptr;   // raised with the first limit (bus/stop_token.h); may be null
-  bus::SkillSources sources;              // read by the host (runner/skill_reader.h)
+  bus::MemoryBudget* memory_budget = nullptr;  // heap + host bytes (bus/memory_budget.h); may be null
+  bus::SkillSources sources;                   // read by the host (runner/skill_reader.h)
 
   /// The API and calling convention of another skill format (compat/: OpenHuman bundles). Null: v1.
   std::shared_ptr<const Flavor> flavor;

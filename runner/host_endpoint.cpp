@@ -10,9 +10,31 @@
 #include "capabilities/http/url_check.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
+#include "policy/skill_binding.h"
 #include "runner/credential_vault.h"
 
 namespace skillbox::runner {
+namespace {
+
+// The bytes of a request that grow with what the skill passed (paths and names are capped at a few
+// KiB by the wire limits and left to the fixed overhead).
+struct PayloadSize {
+  uint64_t operator()(const bus::LogRequest& r) const { return r.text.size(); }
+  uint64_t operator()(const bus::FsWriteFileRequest& r) const { return r.data.size(); }
+  uint64_t operator()(const bus::HttpRequest& r) const {
+    uint64_t n = r.url.size() + r.body.size();
+    for (const auto& [name, value] : r.headers) n += name.size() + value.size();
+    return n;
+  }
+  uint64_t operator()(const bus::StoreSetRequest& r) const { return r.key.size() + r.value_json.size(); }
+  uint64_t operator()(const auto& /*small*/) const { return 0; }
+};
+
+uint64_t payload_bytes(const bus::Request& request) {
+  return std::visit(PayloadSize{}, request);
+}
+
+}  // namespace
 
 namespace {
 
@@ -33,7 +55,8 @@ struct HostEndpoint::RedactingSink final : bus::CompletionSink {
 };
 
 struct HostEndpoint::Capabilities {
-  explicit Capabilities(const InvocationContext& c) : vault(c.credentials, c.skill_id, c.setup_modes) {}
+  Capabilities(const InvocationContext& c, bus::MemoryBudget* budget)
+      : log(budget), vault(c.credentials, c.skill_id, c.setup_modes) {}
   capabilities::LogCapability log;
   CredentialVault vault;
   std::unique_ptr<capabilities::Workspace> fs;
@@ -51,33 +74,77 @@ struct HostEndpoint::Capabilities {
 struct HostEndpoint::Router {
   HostEndpoint& self;
   uint64_t request_id;
+  bus::HostBytes& held;  // the request's payload, counted in the budget (an http body keeps it)
 
   [[nodiscard]] Capabilities& caps() const { return *self.caps_; }
   [[nodiscard]] const InvocationContext& ctx() const { return self.context_; }
 
+  // Identity (docs/manifest.md): the first request that reaches the id's data (workspace, store,
+  // granted env) binds the id to this folder; a folder that does not own it is refused.
+  [[nodiscard]] std::optional<bus::ErrorReply> identity() const {
+    if (!self.bound_) {
+      self.bound_ = true;
+      if (!self.skill_dir_.empty()) {
+        if (auto owner = policy::bind_skill_id(ctx().data_dir, ctx().skill_id, self.skill_dir_); !owner)
+          self.identity_ = bus::ErrorReply{bus::ErrorCode::PermissionDenied, owner.error().message};
+      }
+    }
+    return self.identity_;
+  }
+
+  // Mode none touches nothing on disk (the workspace refuses first), so it binds nothing either.
+  [[nodiscard]] std::optional<bus::ErrorReply> fs_identity() const {
+    if (ctx().policy.fs.mode == FsMode::none) return std::nullopt;
+    return identity();
+  }
+
   capabilities::Workspace& fs() const {
     if (!caps().fs)
       caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
-                                                            self.stop_);
+                                                            self.stop_, self.budget_);
     return *caps().fs;
   }
   capabilities::StoreCapability& store() const {
     if (!caps().store)
-      caps().store =
-          std::make_unique<capabilities::StoreCapability>(ctx().data_dir, ctx().skill_id, ctx().policy.store);
+      caps().store = std::make_unique<capabilities::StoreCapability>(
+          ctx().data_dir, ctx().skill_id, ctx().policy.store, self.stop_, self.budget_);
     return *caps().store;
   }
 
   std::optional<bus::Reply> operator()(bus::LogRequest& r) const { return caps().log.handle(r); }
 
-  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const { return fs().handle(r); }
+  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
 
   // The operator's origin map: policy is checked on the original URL here (a mapping never widens
   // what the skill may reach), then the request goes to the mapped origin with the same path and query.
@@ -111,11 +178,11 @@ struct HostEndpoint::Router {
       if (carries_secret) policy.max_redirects = 0;
       // Mapped targets are the operator's; the original URL was checked in map_origin().
       for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
-      http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
-                                                            *self.http_sink_, self.counters_,
-                                                            capabilities::HttpTuning{}, self.stop_);
+      http = std::make_unique<capabilities::HttpCapability>(
+          std::move(policy), ctx().extra_ca_file, *self.http_sink_, self.counters_,
+          capabilities::HttpTuning{}, self.stop_, self.budget_);
     }
-    std::optional<bus::Reply> reply = http->start(request_id, std::move(r));
+    std::optional<bus::Reply> reply = http->start(request_id, std::move(r), std::move(held));
     if (reply) caps().vault.redact(*reply);
     return reply;
   }
@@ -131,6 +198,7 @@ struct HostEndpoint::Router {
   }
 
   std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+    if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
     if (!caps().db)
       caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
                                                                ctx().policy.db, self.stop_);
@@ -139,12 +207,25 @@ struct HostEndpoint::Router {
 
   std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const { return caps().vault.handle(r); }
 
-  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const { return store().handle(r); }
+  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::EnvGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
     if (!caps().env) caps().env = std::make_unique<capabilities::EnvCapability>(ctx().policy.env, ctx().env);
     capabilities::EnvAnswer answer = caps().env->handle(r);
     // The note is a log line like any other: it counts against the run's log budget, and a budget
@@ -154,11 +235,13 @@ struct HostEndpoint::Router {
   }
 };
 
-HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop)
+HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop,
+                           bus::MemoryBudget* budget)
     : context_(std::move(context)),
       sink_(sink),
       stop_(stop),
-      caps_(std::make_unique<Capabilities>(context_)),
+      budget_(budget),
+      caps_(std::make_unique<Capabilities>(context_, budget)),
       http_sink_(std::make_unique<RedactingSink>(sink_, caps_->vault)) {}
 
 HostEndpoint::~HostEndpoint() {
@@ -179,6 +262,7 @@ void HostEndpoint::report(RunResult& result) {
   result.usage.host_calls = counters_.host_calls.load();
   result.usage.http_bytes_in = counters_.http_bytes_in.load();
   result.usage.http_bytes_out = counters_.http_bytes_out.load();
+  if (budget_ != nullptr) result.usage.host_peak_bytes = budget_->host_peak_bytes();
   result.logs = take_logs();
   result.events = std::move(events_);
   events_.clear();
@@ -196,12 +280,20 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
-  if (live_ == nullptr) return std::visit(Router{*this, request_id}, request);
+  // The payload is already a host copy (made by the binding, or decoded from a worker's frame): it is
+  // counted from here for as long as a capability works on it, and a request whose payload does not
+  // fit the invocation's memory limit is refused before any capability sees it.
+  bus::HostBytes held(budget_);
+  const uint64_t payload = payload_bytes(request);
+  if (!held.charge(payload))
+    return bus::ErrorReply{bus::ErrorCode::PayloadTooLarge,
+                           "the request was refused: its " + budget_->refusal(payload)};
+  if (live_ == nullptr) return std::visit(Router{*this, request_id, held}, request);
   // Observed: the request is described before it is moved into its capability; new log lines (the
   // line itself, an env note, the budget marker) are streamed after it was served.
   const bool is_log = std::holds_alternative<bus::LogRequest>(request);
   std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
-  std::optional<bus::Reply> reply = std::visit(Router{*this, request_id}, request);
+  std::optional<bus::Reply> reply = std::visit(Router{*this, request_id, held}, request);
   const std::vector<LogEntry>& lines = caps_->log.entries();
   for (; logs_streamed_ < lines.size(); ++logs_streamed_) live_->log(lines[logs_streamed_]);
   if (!detail.empty()) {

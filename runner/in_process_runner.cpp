@@ -37,11 +37,13 @@
 #include <mutex>
 #include <thread>
 
+#include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "capabilities/env/env_capability.h"
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "policy/skill_binding.h"
 #include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
 #include "runner/live_run.h"
@@ -60,8 +62,12 @@ constexpr std::chrono::milliseconds kAbandonGrace{1000};
 using AbandonedCount = std::shared_ptr<std::atomic<size_t>>;
 
 struct Job {
-  Job(const Invocation& inv, engine::Clock::time_point deadline, AbandonedCount count)
-      : invocation(inv), live(inv.observer), stop_token(deadline), abandoned_count(std::move(count)) {
+  Job(const Invocation& inv, engine::Clock::time_point deadline, uint64_t memory_bytes, AbandonedCount count)
+      : invocation(inv),
+        live(inv.observer),
+        stop_token(deadline),
+        memory(memory_bytes),
+        abandoned_count(std::move(count)) {
     invocation.observer = {};  // only `live` calls the observer, and never after run() returned
   }
   Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
@@ -69,6 +75,7 @@ struct Job {
   engine::ReplyInbox inbox;  // outlives the invocation's endpoint, which completes into it
   engine::DeadlineFlag deadline_flag;
   bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
+  bus::MemoryBudget memory;   // limits.memory_mb: the engine heap and every host buffer of the run
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
@@ -133,7 +140,13 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   }
   params.sources = std::move(*sources);
   live.event(RunEvent::Kind::started, params.invocation->export_name);
-  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token);
+  // The sources stay in memory for the whole run (modules are compiled from them on import).
+  uint64_t source_bytes = 0;
+  for (const auto& [name, text] : params.sources.files) source_bytes += name.size() + text.size();
+  bus::HostBytes sources_held(params.memory_budget);
+  (void)sources_held.charge(source_bytes);  // within the limit: read_skill_sources capped them at it
+  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token, params.memory_budget);
+  endpoint.require_owner(skill.dir());
   endpoint.observe(live);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
@@ -217,11 +230,21 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
         return r;
       }
     }
+    // Identity (docs/manifest.md): before any skill code runs, the id must not belong to another
+    // folder. The binding itself is written at the first data request (runner/host_endpoint.cpp).
+    if (auto owner =
+            policy::check_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
+        !owner) {
+      RunResult refused;
+      refused.outcome = Outcome::invalid;
+      refused.error = ErrorInfo{"InvalidSkill", owner.error().message, "", ""};
+      return refused;
+    }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
-    auto job = std::make_shared<Job>(invocation, deadline, impl_->abandoned);
+    auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, impl_->abandoned);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
@@ -230,6 +253,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
     params.stop_token = &job->stop_token;
+    params.memory_budget = &job->memory;
     params.install_extra_api = extra_api();
     if (bundle) params.flavor = compat::bundle_flavor();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
@@ -261,7 +285,14 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
 
     std::unique_lock<std::mutex> lock(job->mutex);
     const auto stopping = [&] { return job->done || job->cancel_requested; };
-    if (!job->cv.wait_until(lock, deadline, stopping) || !job->done) {
+    const bool woke = job->cv.wait_until(lock, deadline, stopping);
+    if (job->done && job->cancel_requested) {
+      // The skill stopped so soon after the cancel that the wait woke to `done`: the observer is still
+      // told, as it is for a slower stop (the event precedes run()'s return either way).
+      lock.unlock();
+      job->live.event(RunEvent::Kind::cancel_requested, "");
+      lock.lock();
+    } else if (!woke || !job->done) {
       if (job->cancel_requested) {
         lock.unlock();  // the observer may take its time; the JS thread must be able to finish
         job->live.event(RunEvent::Kind::cancel_requested, "");

@@ -53,13 +53,22 @@ enum class Outcome : uint8_t {
 /// Process exit code of an outcome, per docs/architecture.md "Contracts".
 [[nodiscard]] int exit_code(Outcome outcome);
 
+/// How Skill::load treats a folder.
+struct SkillLoadOptions {
+  /// The skill's id, chosen by the embedder instead of the manifest's `id` (which must still be a
+  /// valid manifest). Empty: the manifest's. Must follow the id rule of docs/manifest.md. Either way
+  /// the id is bound to the folder by the rule of docs/manifest.md "Identity".
+  std::string id;
+};
+
 /// A loaded, validated skill: its folder and manifest. Cheap to copy.
 class Skill {
  public:
   /// Reads `dir/skill.json`, validates the whole schema (docs/manifest.md) and checks that the entry
   /// file exists inside `dir`. Errors name the key path and what was expected, e.g.
-  /// "skill.json: limits.memory_mb: expected an integer between 1 and 4096, got \"lots\"".
-  static Result<Skill> load(const std::filesystem::path& dir);
+  /// "skill.json: limits.memory_mb: expected an integer between 1 and 4096, got \"lots\"". With
+  /// `options.id` set, manifest().id is that id (an invalid one is an error naming the rule).
+  static Result<Skill> load(const std::filesystem::path& dir, const SkillLoadOptions& options = {});
 
   /// Validates manifest JSON text without touching the disk (used by tests and embedders).
   static Result<Manifest> parse_manifest(std::string_view json_text);
@@ -86,6 +95,7 @@ struct Usage {
   uint64_t cpu_ms = 0;           // CPU time of the thread that ran the skill
   uint64_t steps = 0;            // steps counted, see docs/limits.md
   uint64_t heap_peak_bytes = 0;  // peak bytes allocated by the runtime (our allocator)
+  uint64_t host_peak_bytes = 0;  // peak host buffers held for the run (docs/limits.md "Host memory")
   uint64_t host_calls = 0;       // requests sent on the bus (log, fs, http, store, env)
   uint64_t http_bytes_in = 0;    // response body bytes received (after decoding)
   uint64_t http_bytes_out = 0;   // request body bytes sent
@@ -264,6 +274,35 @@ Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_vie
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
 /// Empty only when none can be found (no $HOME and no password-database entry for the user).
 [[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
+
+/// Which skill folder owns a skill id in a data directory (docs/manifest.md "Identity"). The first
+/// invocation of an id binds it to its folder's canonical path; an invocation of the same id from any
+/// other folder then ends `invalid` (before any skill code or capability runs) until the id is rebound.
+struct SkillBinding {
+  std::string id;
+  std::filesystem::path dir;  // the owning folder, absolute and canonical; empty when `problem` is set
+  std::string problem;        // skill_bindings() only: why this id's owner cannot be read, else empty
+};
+
+/// Binds `id` to the folder `dir` (symbolic links resolved) in the data directory of `options`, as the
+/// first invocation would, unless the id already has an owner. Returns the binding when `dir` owns the
+/// id (now or already). Errors, with a message saying what to do: an invalid id, `dir` missing or not
+/// a folder, the id owned by another folder, a damaged owner file, an unwritable data directory.
+/// Concurrent first bindings (threads or processes) produce exactly one owner.
+[[nodiscard]] Result<SkillBinding> bind_skill(const HostOptions& options, std::string_view id,
+                                              const std::filesystem::path& dir);
+
+/// Makes the folder `dir` the owner of `id` in the data directory of `options`, replacing any owner
+/// (also a damaged owner file) atomically: what the operator does after moving a skill folder or to
+/// hand an id to another folder (`skillbox skills rebind`). The id's store, workspace and granted
+/// secrets then belong to `dir`; the previous folder is refused. Errors: an invalid id, `dir` missing
+/// or not a folder, an unwritable data directory.
+[[nodiscard]] Result<SkillBinding> rebind_skill(const HostOptions& options, std::string_view id,
+                                                const std::filesystem::path& dir);
+
+/// Every bound id of the data directory of `options`, sorted by id; an id whose owner file is damaged
+/// or unreadable is listed with `problem` set. No data directory yet: an empty list. Changes nothing.
+[[nodiscard]] Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options);
 
 /// One call of a skill's export.
 ///

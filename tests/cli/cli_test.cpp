@@ -193,14 +193,17 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
   };
   const std::vector<Case> cases = {
       {{},
-       "skillbox: a command is required: run, check, store, tools, call, hook\nRun 'skillbox --help' for "
+       "skillbox: a command is required: run, check, store, skills, tools, call, hook\nRun 'skillbox --help' "
+       "for "
        "usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check, store, tools, call, hook\nRun "
+       "skillbox: unknown command \"frob\"; the commands are run, check, store, skills, tools, call, "
+       "hook\nRun "
        "'skillbox --help' for "
        "usage.\n"},
       {{"--frob"},
-       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, tools, call, hook\nRun "
+       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, skills, tools, call, "
+       "hook\nRun "
        "'skillbox --help' "
        "for "
        "usage.\n"},

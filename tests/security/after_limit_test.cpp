@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -32,8 +35,15 @@ class NothingAfterALimit : public ::testing::Test {
 
   RunResult run_skill(const std::string& source, uint64_t timeout_ms, const std::string& id = "cleaner",
                       FsMode fs_mode = FsMode::none, const HttpPolicy& http = {}) {
-    TempSkill skill({{"index.js", source}});
-    skill.manifest().id = id;
+    // One skill folder per id, its entry rewritten for each run: the data directory binds an id to
+    // one folder (docs/manifest.md "Identity").
+    std::unique_ptr<TempSkill>& slot = skills_[id];
+    if (!slot) {
+      slot = std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
+      slot->manifest().id = id;
+    }
+    TempSkill& skill = *slot;
+    skill.write("index.js", source);
     skill.manifest().limits.timeout_ms = timeout_ms;
     // The deadline is the limit under test: the step budget must not run out first on a fast machine
     // (patch 0011 charges the costly search about a million steps per call).
@@ -54,6 +64,7 @@ class NothingAfterALimit : public ::testing::Test {
 
   TempDir data_;
   HostOptions options_;
+  std::map<std::string, std::unique_ptr<TempSkill>> skills_;
 };
 
 // The example of SECURITY-CASES: before the fix, hundreds of keys were deleted after the host had
