@@ -244,11 +244,12 @@ const JSCFunctionListEntry kFsFunctions[] = {
 }  // namespace
 
 bool install_fs(JSContext* ctx, JSValueConst openhuman) {
-  Value fs(ctx, JS_NewObject(ctx));
-  if (fs.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, fs.get(), kFsFunctions, static_cast<int>(std::size(kFsFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "fs", fs.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  // Created on first access (list_object).
+  static const JSCFunctionListEntry kFsObject[] = {
+      list_object("fs", kFsFunctions, static_cast<int>(std::size(kFsFunctions))),
+  };
+  JS_SetPropertyFunctionList(ctx, openhuman, kFsObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

@@ -238,11 +238,12 @@ const JSCFunctionListEntry kHttpFunctions[] = {
 }  // namespace
 
 bool install_http(JSContext* ctx, JSValueConst openhuman) {
-  Value http(ctx, JS_NewObject(ctx));
-  if (http.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, http.get(), kHttpFunctions, static_cast<int>(std::size(kHttpFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "http", http.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  // Created on first access (list_object).
+  static const JSCFunctionListEntry kHttpObject[] = {
+      list_object("http", kHttpFunctions, static_cast<int>(std::size(kHttpFunctions))),
+  };
+  JS_SetPropertyFunctionList(ctx, openhuman, kHttpObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

@@ -25,7 +25,13 @@ std::deque<std::pair<uint64_t, bus::Reply>> ReplyInbox::take() {
 
 void ReplyInbox::wait_until(Clock::time_point until) {
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait_until(lock, until, [this] { return !replies_.empty(); });
+  cv_.wait_until(lock, until, [this] { return woken_ || !replies_.empty(); });
+}
+
+void ReplyInbox::wake() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  woken_ = true;
+  cv_.notify_one();
 }
 
 void ReplyInbox::clear() {
