@@ -501,7 +501,8 @@ bool decode_alternative(json& body, Variant& out, std::string& error) {
 template <class Variant, size_t... I>
 bool decode_variant(uint64_t tag, json& body, Variant& out, std::string& error, std::index_sequence<I...>) {
   bool ok = false;
-  ((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...);
+  // Stops at the alternative whose index is `tag` (|| short-circuits); the fold's value is not needed.
+  static_cast<void>(((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...));
   return ok;
 }
 

@@ -1,16 +1,58 @@
 #!/usr/bin/env bash
 # Builds skillbox and runs the whole test suite. Does all set-up on a fresh Debian 12 machine:
 # installs the Debian packages (scripts/setup.sh), fetches and verifies QuickJS with npm pack (CMake),
-# configures, builds and runs every test with ctest, and checks that every C++ file is formatted.
+# then builds and runs every test three times:
+#   1. the default build (RelWithDebInfo), the whole suite;
+#   2. an ASan+UBSan build (Debug, QuickJS included), the whole suite, halting on the first report,
+#      with leak detection on;
+#   3. a TSan build, the tests of the threaded parts (runner pool, watchdog, HTTP I/O thread, workers).
+# Every ctest run happens inside a network namespace that has only loopback (scripts/hermetic.sh).
+# Finally it checks that every C++ file is formatted.
+#
+# For a quicker local loop: SKILLBOX_TEST_SANITIZERS=off runs step 1 only. CI never sets it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+started=$SECONDS
+phase_start=$SECONDS
+timings=()
+phase_done() {
+  timings+=("$(printf '%-28s %5d s' "$1" $((SECONDS - phase_start)))")
+  phase_start=$SECONDS
+}
 
 bash scripts/setup.sh
 format_ok=1
 bash scripts/check-format.sh || format_ok=0
+phase_done "setup and format check"
+
+jobs=$(nproc)
 cmake --preset default
-cmake --build --preset default -j "$(nproc)"
-ctest --preset default -j "$(nproc)"
+cmake --build --preset default -j "$jobs"
+bash scripts/typecheck.sh --fetch # the hermetic runs below have no network
+phase_done "default: build"
+scripts/hermetic.sh ctest --preset default -j "$jobs"
+phase_done "default: tests"
+
+if [[ "${SKILLBOX_TEST_SANITIZERS:-on}" != off ]]; then
+  cmake --preset asan
+  cmake --build --preset asan -j "$jobs"
+  phase_done "asan+ubsan: build"
+  scripts/hermetic.sh ctest --preset asan -j "$jobs"
+  phase_done "asan+ubsan: tests"
+
+  cmake --preset tsan
+  cmake --build --preset tsan -j "$jobs" --target skillbox_tests
+  phase_done "tsan: build"
+  scripts/hermetic.sh ctest --preset tsan -j "$jobs"
+  phase_done "tsan: tests"
+else
+  echo "test: SKILLBOX_TEST_SANITIZERS=off: skipping the ASan+UBSan and TSan runs" >&2
+fi
+
+echo "test: timings"
+printf '  %s\n' "${timings[@]}"
+printf '  %-28s %5d s\n' "total" $((SECONDS - started))
 if ((format_ok == 0)); then
   echo "test: the suite passed, but some files are not formatted (see check-format above)" >&2
   exit 1
