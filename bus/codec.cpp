@@ -19,6 +19,8 @@
 #include <variant>
 #include <vector>
 
+#include "base/escape.h"
+
 namespace skillbox::bus {
 namespace {
 
@@ -326,7 +328,7 @@ class BoundedTreeBuilder {
   }
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
                    const nlohmann::detail::exception& ex) {
-    error_ = ex.what();
+    error_ = base::escape_text(ex.what());  // it quotes the frame's bytes: keep the message valid text
     return false;
   }
 
@@ -502,7 +504,8 @@ template <class Variant, size_t... I>
 bool decode_variant(uint64_t tag, json& body, Variant& out, std::string& error, std::index_sequence<I...>) {
   bool ok = false;
   // Stops at the alternative whose index is `tag` (|| short-circuits); the fold's value is not needed.
-  static_cast<void>(((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...));
+  static_cast<void>(
+      ((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...));
   return ok;
 }
 

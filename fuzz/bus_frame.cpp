@@ -37,7 +37,8 @@ void round_trip(std::span<const uint8_t> frame, Decode decode, Encode encode) {
   FUZZ_CHECK(encode(*again) == bytes);
 }
 
-void write_seed(const std::string& dir, const std::string& name, uint8_t selector, const skillbox::bus::Bytes& frame) {
+void write_seed(const std::string& dir, const std::string& name, uint8_t selector,
+                const skillbox::bus::Bytes& frame) {
   std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
   out.put(static_cast<char>(selector));
   out.write(reinterpret_cast<const char*>(frame.data()), static_cast<std::streamsize>(frame.size()));
@@ -60,10 +61,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (dir == nullptr) {
     return 0;
   }
-  write_seeds<bus::Request>(dir, "request", 0, [](const bus::Request& r) { return bus::encode_request(7, r); },
-                            std::make_index_sequence<std::variant_size_v<bus::Request>>{});
-  write_seeds<bus::Reply>(dir, "reply", 1, [](const bus::Reply& r) { return bus::encode_reply(7, r); },
-                          std::make_index_sequence<std::variant_size_v<bus::Reply>>{});
+  write_seeds<bus::Request>(
+      dir, "request", 0, [](const bus::Request& r) { return bus::encode_request(7, r); },
+      std::make_index_sequence<std::variant_size_v<bus::Request>>{});
+  write_seeds<bus::Reply>(
+      dir, "reply", 1, [](const bus::Reply& r) { return bus::encode_reply(7, r); },
+      std::make_index_sequence<std::variant_size_v<bus::Reply>>{});
   std::exit(0);
 }
 
@@ -74,11 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::span<const uint8_t> frame(data + 1, size - 1);
   if (data[0] % 2 == 0) {
-    round_trip(frame, [](std::span<const uint8_t> f) { return bus::decode_request(f); },
-               [](const bus::RequestFrame& r) { return bus::encode_request(r.id, r.request); });
+    round_trip(
+        frame, [](std::span<const uint8_t> f) { return bus::decode_request(f); },
+        [](const bus::RequestFrame& r) { return bus::encode_request(r.id, r.request); });
   } else {
-    round_trip(frame, [](std::span<const uint8_t> f) { return bus::decode_reply(f); },
-               [](const bus::ReplyFrame& r) { return bus::encode_reply(r.id, r.reply); });
+    round_trip(
+        frame, [](std::span<const uint8_t> f) { return bus::decode_reply(f); },
+        [](const bus::ReplyFrame& r) { return bus::encode_reply(r.id, r.reply); });
   }
   return 0;
 }

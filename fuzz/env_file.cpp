@@ -3,12 +3,13 @@
 // Invariants: never crashes; an error never quotes a value or an unparsed line (either could be a
 // secret): the only input it may repeat is a variable name (in "NAME is already set"), so the message is
 // printable ASCII and, apart from that one message, short. Every parsed name is a valid variable name.
+#include "skillbox/env_file.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"
-#include "skillbox/env_file.h"
 
 namespace {
 

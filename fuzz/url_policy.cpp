@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   size_t newline = input.find('\n');
   std::string_view entry_text = input.substr(0, newline);
-  std::string_view url_text = newline == std::string_view::npos ? std::string_view{} : input.substr(newline + 1);
+  std::string_view url_text =
+      newline == std::string_view::npos ? std::string_view{} : input.substr(newline + 1);
 
   auto entry = skillbox::policy::parse_http_allow_entry(entry_text);
   if (entry) {

@@ -3,12 +3,13 @@
 // Invariants: an accepted path is a list of visible, valid components (no "", ".", "..", "/", NUL,
 // reserved prefix), so it cannot leave the workspace lexically; normalising its relative() form again
 // gives the same components; every error message is valid UTF-8.
+#include "capabilities/fs/workspace_path.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "base/utf8.h"
-#include "capabilities/fs/workspace_path.h"
 #include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
