@@ -14,7 +14,6 @@
 #include <utility>
 #include <variant>
 
-#include "base/utf8_decoder.h"
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/errors.h"
@@ -52,10 +51,9 @@ JSValue js_read(JSContext* ctx, JSValueConst, int argc, JSValueConst* argv) {
   if (const auto* e = std::get_if<bus::ErrorReply>(&reply)) return bindings::throw_host_error(ctx, *e);
   const auto* bytes = std::get_if<bus::BytesReply>(&reply);
   if (bytes == nullptr) return unexpected(ctx, "data.read");
-  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
-  std::string text;
-  (void)decoder.decode(bytes->data.data(), bytes->data.size(), /*flush=*/true, text);
-  return bindings::new_string(ctx, text);
+  // The bindings' decoder: no host copy for valid text, and the U+FFFD expansion of invalid bytes is
+  // charged to the heap as it grows (a leading BOM is dropped, as before).
+  return bindings::new_string_from_bytes(ctx, bytes->data.data(), bytes->data.size(), /*ignore_bom=*/false);
 }
 
 /// data.write(name, text): replaces the workspace file atomically (fs capability, quotas).
