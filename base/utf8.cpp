@@ -108,6 +108,36 @@ void replace_lone_surrogates(char* data, size_t size) {
   }
 }
 
+std::string escape_invalid(std::string_view wtf8) {
+  std::string out;
+  out.reserve(wtf8.size());
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  size_t i = 0;
+  while (i < wtf8.size()) {
+    const std::optional<size_t> bad = find_invalid(wtf8.substr(i));
+    if (!bad) {
+      out.append(wtf8.substr(i));
+      break;
+    }
+    out.append(wtf8.substr(i, *bad));
+    i += *bad;
+    const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(wtf8[k])); };
+    if (b(i) == 0xED && i + 2 < wtf8.size() && b(i + 1) >= 0xA0 && b(i + 1) <= 0xBF &&
+        (b(i + 2) & 0xC0) == 0x80) {
+      const uint32_t unit = 0xD000 | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(unit >> shift) & 0xF];
+      i += 3;
+    } else {
+      out += "\\x";
+      out += kHex[b(i) >> 4];
+      out += kHex[b(i) & 0xF];
+      i += 1;
+    }
+  }
+  return out;
+}
+
 unsigned next(std::string_view text, size_t& pos, uint32_t& cp) {
   const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(text[i])); };
   const uint32_t lead = byte(pos);

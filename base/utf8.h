@@ -57,6 +57,12 @@ inline size_t sequence_length(uint8_t lead) {
 /// Replaces every lone surrogate of QuickJS string bytes with U+FFFD, in place (same length).
 void replace_lone_surrogates(char* data, size_t size);
 
+/// `wtf8` as well-formed UTF-8 for text that leaves the sandbox (error names, messages, stacks): each
+/// lone surrogate becomes the six characters `\uD800` (its escape, readable and never confused with
+/// the replacement character), any other byte that does not begin a well-formed sequence becomes
+/// `\xNN`; everything else is copied. Returns `wtf8` unchanged when it is already well-formed.
+[[nodiscard]] std::string escape_invalid(std::string_view wtf8);
+
 /// Reads the code point starting at `pos` of QuickJS string bytes (well-formed UTF-8 or WTF-8: a
 /// surrogate comes back as its own value) and advances `pos` past it. Returns the length in UTF-16
 /// code units (1 or 2). Precondition: pos < text.size().

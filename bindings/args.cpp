@@ -158,6 +158,16 @@ bool string_bytes(JSContext* ctx, JSValueConst value, const Where& where, String
   return true;
 }
 
+// A request payload copied out of the heap is host memory of the invocation (the Endpoint counts it
+// from when it receives the request): checked against the memory limit before the copy is made, so
+// a copy that cannot fit ends the run as memory_limit instead of being allocated.
+namespace {
+bool fits_in_memory(JSContext* ctx, size_t size) {
+  HeapCharge charge(ctx);
+  return charge.cover(size);
+}
+}  // namespace
+
 // ---- single values --------------------------------------------------------------------------------
 
 bool to_string(JSContext* ctx, JSValueConst value, const Where& where, std::string& out,
@@ -179,6 +189,7 @@ bool to_bytes(JSContext* ctx, JSValueConst value, const Where& where, bus::Bytes
     throw_too_large(ctx, where, view.size, max_bytes, "bytes");
     return false;
   }
+  if (!fits_in_memory(ctx, view.size)) return false;
   out.assign(view.data, view.data + view.size);
   return true;
 }
@@ -190,6 +201,7 @@ bool to_string_or_bytes(JSContext* ctx, JSValueConst value, const Where& where, 
     if (!string_bytes(ctx, value, where, text,
                       {.max_bytes = max_bytes, .lone_surrogates = LoneSurrogates::replace}))
       return false;
+    if (!fits_in_memory(ctx, text.size())) return false;
     const auto* begin = reinterpret_cast<const uint8_t*>(text.data());
     out.assign(begin, begin + text.size());
     return true;

@@ -28,6 +28,15 @@ class Bridge {
   /// resolves it with decode(ctx, reply). If the invocation ends first the promise never settles and
   /// the request is cancelled. Returns JS_EXCEPTION (pending exception) if the promise cannot be made.
   virtual JSValue call_async(JSContext* ctx, bus::Request request, ReplyDecoder decode) = 0;
+
+  /// Sends an asynchronous request (http) and blocks the JS thread until its reply arrives: the
+  /// synchronous `net.fetch` of OpenHuman bundles (docs/openhuman.md). The wait ends at the
+  /// invocation's deadline (an ErrorReply{Timeout}) or when a limit trips; replies of other requests
+  /// that arrive meanwhile are kept for the event loop. Counts as one host call. The default, for
+  /// bridges without an event loop (test doubles), refuses with IoError.
+  virtual bus::Reply call_blocking(bus::Request /*request*/) {
+    return bus::ErrorReply{bus::ErrorCode::IoError, "this host cannot wait for a request synchronously"};
+  }
 };
 
 /// The Bridge of the invocation running in `ctx` (the context opaque set by the engine).

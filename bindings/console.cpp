@@ -57,14 +57,14 @@ FormatLimits log_format_limits() {
 }
 
 bool install_console(JSContext* ctx, JSValueConst global) {
-  // Function-list entries are created lazily by QuickJS on first access: installing is cheap.
+  // Function-list entries (the `console` object too, list_object) are created lazily by QuickJS on
+  // first access: installing is cheap.
+  static const JSCFunctionListEntry kConsoleObject[] = {
+      list_object("console", kConsoleFunctions, static_cast<int>(std::size(kConsoleFunctions))),
+  };
   JS_SetPropertyFunctionList(ctx, global, kGlobalFunctions, static_cast<int>(std::size(kGlobalFunctions)));
-  Value console(ctx, JS_NewObject(ctx));
-  if (console.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, console.get(), kConsoleFunctions,
-                             static_cast<int>(std::size(kConsoleFunctions)));
-  return JS_DefinePropertyValueStr(ctx, global, "console", console.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  JS_SetPropertyFunctionList(ctx, global, kConsoleObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

@@ -86,12 +86,12 @@ bool fill_random(uint8_t* data, size_t size) {
 }
 
 bool install_crypto(JSContext* ctx, JSValueConst global) {
-  Value crypto(ctx, JS_NewObject(ctx));
-  if (crypto.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, crypto.get(), kCryptoFunctions,
-                             static_cast<int>(std::size(kCryptoFunctions)));
-  return JS_DefinePropertyValueStr(ctx, global, "crypto", crypto.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  // Created on first access (list_object).
+  static const JSCFunctionListEntry kCryptoObject[] = {
+      list_object("crypto", kCryptoFunctions, static_cast<int>(std::size(kCryptoFunctions))),
+  };
+  JS_SetPropertyFunctionList(ctx, global, kCryptoObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

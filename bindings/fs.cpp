@@ -94,11 +94,7 @@ JSValue decode_boolean(JSContext* ctx, bus::Reply& reply) {
 JSValue decode_utf8(JSContext* ctx, bus::Reply& reply) {
   const auto* bytes = std::get_if<bus::BytesReply>(&reply);
   if (!bytes) return wrong_reply(ctx);
-  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/true);
-  std::string text;
-  text.reserve(bytes->data.size());
-  (void)decoder.decode(bytes->data.data(), bytes->data.size(), /*flush=*/true, text);
-  return new_string(ctx, text);
+  return new_string_from_bytes(ctx, bytes->data.data(), bytes->data.size(), /*ignore_bom=*/true);
 }
 
 JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {
@@ -244,11 +240,12 @@ const JSCFunctionListEntry kFsFunctions[] = {
 }  // namespace
 
 bool install_fs(JSContext* ctx, JSValueConst openhuman) {
-  Value fs(ctx, JS_NewObject(ctx));
-  if (fs.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, fs.get(), kFsFunctions, static_cast<int>(std::size(kFsFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "fs", fs.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  // Created on first access (list_object).
+  static const JSCFunctionListEntry kFsObject[] = {
+      list_object("fs", kFsFunctions, static_cast<int>(std::size(kFsFunctions))),
+  };
+  JS_SetPropertyFunctionList(ctx, openhuman, kFsObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

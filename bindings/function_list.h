@@ -61,4 +61,17 @@ inline JSCFunctionListEntry list_string(const char* name, const char* value,
   return e;
 }
 
+/// A namespace object `name` holding the members `tab[0..len)` (writable, configurable, not
+/// enumerable). Like a method it is created lazily, on first access: a skill that never touches it
+/// never pays for its object, shape and property table. `tab` must have static storage duration.
+inline JSCFunctionListEntry list_object(const char* name, const JSCFunctionListEntry* tab, int len) {
+  JSCFunctionListEntry e{};
+  e.name = name;
+  e.prop_flags = JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE;
+  e.def_type = JS_DEF_OBJECT;
+  e.u.prop_list.tab = tab;
+  e.u.prop_list.len = len;
+  return e;
+}
+
 }  // namespace skillbox::bindings

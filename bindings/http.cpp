@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/utf8.h"
 #include "base/utf8_decoder.h"
 #include "bindings/args.h"
 #include "bindings/bridge.h"
@@ -34,9 +35,9 @@ constexpr int64_t kMaxTimeoutMs = static_cast<int64_t>(Limits::kMaxTimeoutMs);
 // fetch's default for a string body without a Content-Type header.
 constexpr const char* kTextContentType = "text/plain;charset=UTF-8";
 
-enum Function : int { kRequest, kGet, kPost };
+enum Function : int { kRequest, kGet, kPost, kRequestBlocking };
 constexpr const char* kFunctionNames[] = {"openhuman.http.request", "openhuman.http.get",
-                                          "openhuman.http.post"};
+                                          "openhuman.http.post", "net.fetch"};
 
 bool has_header(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view lname) {
   for (const auto& [name, value] : headers) {
@@ -52,16 +53,6 @@ bool has_header(const std::vector<std::pair<std::string, std::string>>& headers,
 }
 
 // ---- replies ----------------------------------------------------------------------------------------
-
-// The WHATWG "UTF-8 decode" of a body, as fetch's text() does it: a leading BOM is dropped, invalid
-// sequences become U+FFFD.
-std::string decode_utf8(const bus::Bytes& body) {
-  base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
-  std::string text;
-  text.reserve(body.size());
-  (void)decoder.decode(body.data(), body.size(), /*flush=*/true, text);
-  return text;
-}
 
 // `headers`: an own data property per lower-cased name (defined, never [[Set]], so "__proto__" is just
 // a name); repeated headers joined with ", " as fetch's Headers.get does.
@@ -109,7 +100,10 @@ JSValue response_object(JSContext* ctx, const bus::HttpResponseReply& r, Value b
 
 JSValue decode_text(JSContext* ctx, bus::Reply& reply) {
   auto& r = std::get<bus::HttpResponseReply>(reply);
-  return response_object(ctx, r, Value(ctx, new_string(ctx, decode_utf8(r.body))));
+  // The WHATWG "UTF-8 decode" of a body, as fetch's text() does it: a leading BOM is dropped,
+  // invalid sequences become U+FFFD.
+  return response_object(
+      ctx, r, Value(ctx, new_string_from_bytes(ctx, r.body.data(), r.body.size(), /*ignore_bom=*/false)));
 }
 
 JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {
@@ -119,7 +113,24 @@ JSValue decode_binary(JSContext* ctx, bus::Reply& reply) {
 
 JSValue decode_json(JSContext* ctx, bus::Reply& reply) {
   auto& r = std::get<bus::HttpResponseReply>(reply);
-  const std::string text = decode_utf8(r.body);
+  // The WHATWG "UTF-8 decode" (BOM dropped, invalid sequences U+FFFD) into a NUL-terminated copy for
+  // the parser, charged to the heap first (up to 3 bytes of text per invalid byte).
+  const std::string_view raw(reinterpret_cast<const char*>(r.body.data()), r.body.size());
+  const bool plain = !raw.starts_with("\xEF\xBB\xBF") && base::utf8::is_valid(raw);
+  HeapCharge charge(ctx);
+  if (!charge.cover(plain ? raw.size() + 1 : 3 * raw.size() + 16)) return JS_EXCEPTION;
+  std::string text;
+  try {
+    if (plain) {
+      text.assign(raw);
+    } else {
+      base::utf8::Utf8Decoder decoder(/*fatal=*/false, /*ignore_bom=*/false);
+      text.reserve(raw.size());
+      (void)decoder.decode(r.body.data(), r.body.size(), /*flush=*/true, text);
+    }
+  } catch (const std::bad_alloc&) {
+    return JS_ThrowOutOfMemory(ctx);
+  }
   // JS_ParseJSON is the engine's JSON.parse: deep nesting ends in a catchable stack-overflow error.
   Value body(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<http response>"));
   if (body.is_exception()) {
@@ -185,6 +196,16 @@ JSValue send(JSContext* ctx, Parsed& p) {
   return bridge(ctx).call_async(ctx, std::move(p.request), decode);
 }
 
+JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv, int magic);
+
+}  // namespace
+
+JSValue http_request_blocking(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv) {
+  return http_call(ctx, this_val, argc, argv, kRequestBlocking);
+}
+
+namespace {
+
 JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv, int magic) {
   const char* name = kFunctionNames[magic];
   Args args(ctx, name, argc, argv);
@@ -225,6 +246,15 @@ JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCo
       break;
     }
   }
+  if (magic == kRequestBlocking) {
+    if (p.string_body && !has_header(p.request.headers, "content-type"))
+      p.request.headers.emplace_back("Content-Type", kTextContentType);
+    bus::Reply reply = bridge(ctx).call_blocking(std::move(p.request));
+    if (const auto* e = std::get_if<bus::ErrorReply>(&reply)) return throw_host_error(ctx, *e);
+    if (!std::holds_alternative<bus::HttpResponseReply>(reply))
+      return JS_ThrowInternalError(ctx, "net.fetch: the host returned an unexpected reply");
+    return decode_text(ctx, reply);
+  }
   return send(ctx, p);
 }
 
@@ -238,11 +268,12 @@ const JSCFunctionListEntry kHttpFunctions[] = {
 }  // namespace
 
 bool install_http(JSContext* ctx, JSValueConst openhuman) {
-  Value http(ctx, JS_NewObject(ctx));
-  if (http.is_exception()) return false;
-  JS_SetPropertyFunctionList(ctx, http.get(), kHttpFunctions, static_cast<int>(std::size(kHttpFunctions)));
-  return JS_DefinePropertyValueStr(ctx, openhuman, "http", http.release(),
-                                   JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) >= 0;
+  // Created on first access (list_object).
+  static const JSCFunctionListEntry kHttpObject[] = {
+      list_object("http", kHttpFunctions, static_cast<int>(std::size(kHttpFunctions))),
+  };
+  JS_SetPropertyFunctionList(ctx, openhuman, kHttpObject, 1);
+  return true;
 }
 
 }  // namespace skillbox::bindings

@@ -11,4 +11,10 @@ namespace skillbox::bindings {
 /// (capabilities/http/). Returns false with an exception pending (out of memory).
 [[nodiscard]] bool install_http(JSContext* ctx, JSValueConst openhuman);
 
+/// A JSCFunction taking the options object of `openhuman.http.request` (same checks, same copy) that
+/// blocks until the response arrives (Bridge::call_blocking) and returns {status, statusText, headers,
+/// body, url} with a text body, or throws the host error. Not installed by install_http: compat/ puts
+/// it behind the synchronous `net.fetch` of OpenHuman bundles.
+JSValue http_request_blocking(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv);
+
 }  // namespace skillbox::bindings

@@ -63,6 +63,13 @@ class HeapCharge {
   size_t charged_ = 0;
 };
 
+/// A JS string of ctx from `size` bytes decoded as the WHATWG "UTF-8 decode" does (invalid sequences
+/// become U+FFFD; a leading BOM is dropped unless `ignore_bom`). Valid input becomes the string with
+/// no host copy; otherwise the host-side text is charged to the heap (HeapCharge) as it grows, so a
+/// body of invalid bytes (3 bytes of text each) cannot outgrow the memory limit in host memory.
+/// JS_EXCEPTION (pending) when out of memory.
+JSValue new_string_from_bytes(JSContext* ctx, const uint8_t* data, size_t size, bool ignore_bom);
+
 /// A JS string of ctx from UTF-8 text (JS_NewStringLen). Invalid UTF-8 bytes read as Latin-1.
 inline JSValue new_string(JSContext* ctx, std::string_view text) {
   return JS_NewStringLen(ctx, text.data(), text.size());

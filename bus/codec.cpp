@@ -19,6 +19,8 @@
 #include <variant>
 #include <vector>
 
+#include "base/escape.h"
+
 namespace skillbox::bus {
 namespace {
 
@@ -29,7 +31,7 @@ constexpr size_t kFrameFields = 5;  // [version, kind, id, tag, body]
 
 // A new Request/Reply alternative needs a fields() list and a name below and a kFrameVersion bump;
 // these asserts make forgetting the list impossible to miss.
-static_assert(std::variant_size_v<Request> == 15, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Request> == 18, "update fields()/kName and bump kFrameVersion");
 static_assert(std::variant_size_v<Reply> == 9, "update fields()/kName and bump kFrameVersion");
 
 // ---- the last enumerator of each enum (decode refuses anything beyond) ---------------------------
@@ -48,6 +50,12 @@ constexpr uint64_t enum_max(std::type_identity<FsEntryType>) {
 }
 constexpr uint64_t enum_max(std::type_identity<HttpResponseType>) {
   return uint64_t(HttpResponseType::json);
+}
+constexpr uint64_t enum_max(std::type_identity<DbOp>) {
+  return uint64_t(DbOp::all);
+}
+constexpr uint64_t enum_max(std::type_identity<CredentialKind>) {
+  return uint64_t(CredentialKind::auth);
 }
 
 // ---- field lists, shared by encoder and decoder ---------------------------------------------------
@@ -112,6 +120,19 @@ void fields(auto& v, Is<StoreKeysRequest> auto& s) {
 }
 void fields(auto& v, Is<EnvGetRequest> auto& s) {
   v("name", s.name);
+}
+void fields(auto& v, Is<EventRequest> auto& s) {
+  v("type", s.type);
+  v("data_json", s.data_json);
+}
+void fields(auto& v, Is<DbRequest> auto& s) {
+  v("op", s.op);
+  v("sql", s.sql);
+  v("params_json", s.params_json);
+}
+void fields(auto& v, Is<CredentialRequest> auto& s) {
+  v("kind", s.kind);
+  v("revoke", s.revoke);
 }
 
 void fields(auto& v, Is<ErrorReply> auto& s) {
@@ -184,6 +205,12 @@ template <>
 constexpr std::string_view kName<StoreKeysRequest> = "StoreKeysRequest";
 template <>
 constexpr std::string_view kName<EnvGetRequest> = "EnvGetRequest";
+template <>
+constexpr std::string_view kName<EventRequest> = "EventRequest";
+template <>
+constexpr std::string_view kName<DbRequest> = "DbRequest";
+template <>
+constexpr std::string_view kName<CredentialRequest> = "CredentialRequest";
 template <>
 constexpr std::string_view kName<ErrorReply> = "ErrorReply";
 template <>
@@ -301,7 +328,7 @@ class BoundedTreeBuilder {
   }
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
                    const nlohmann::detail::exception& ex) {
-    error_ = ex.what();
+    error_ = base::escape_text(ex.what());  // it quotes the frame's bytes: keep the message valid text
     return false;
   }
 
@@ -476,7 +503,9 @@ bool decode_alternative(json& body, Variant& out, std::string& error) {
 template <class Variant, size_t... I>
 bool decode_variant(uint64_t tag, json& body, Variant& out, std::string& error, std::index_sequence<I...>) {
   bool ok = false;
-  ((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...);
+  // Stops at the alternative whose index is `tag` (|| short-circuits); the fold's value is not needed.
+  static_cast<void>(
+      ((tag == I ? (ok = decode_alternative<Variant, I>(body, out, error), true) : false) || ...));
   return ok;
 }
 

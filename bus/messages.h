@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "bus/memory_budget.h"
+
 namespace skillbox::bus {
 
 using Bytes = std::vector<uint8_t>;
@@ -149,10 +151,51 @@ struct EnvGetRequest {
   bool operator==(const EnvGetRequest&) const = default;
 };
 
-using Request =
-    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
-                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
-                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest>;
+// ---- OpenHuman bundles (compat/, docs/openhuman.md) ------------------------------------------------
+
+/// An event of the run (platform.notify, memory.insert, oauth.revoke, cron registrations): recorded
+/// in RunResult::events. `data_json` is JSON text made by the binding. Reply: OkReply, or
+/// ErrorReply{QuotaExceeded} once the run's event budget is used up.
+struct EventRequest {
+  std::string type;
+  std::string data_json;
+
+  bool operator==(const EventRequest&) const = default;
+};
+
+enum class DbOp : uint8_t {
+  exec,  // reply: the number of rows changed
+  get,   // reply: the first row as an object, or null
+  all,   // reply: every row, an array of objects
+};
+
+/// One SQL statement on the skill's own database (`db.exec/get/all`). `params_json` is a JSON array of
+/// null, booleans, numbers and strings bound to `?` in order ("[]" for none). Reply:
+/// OptionalStringReply with the result as JSON text (see DbOp), or an ErrorReply.
+struct DbRequest {
+  DbOp op = DbOp::exec;
+  std::string sql;
+  std::string params_json = "[]";
+
+  bool operator==(const DbRequest&) const = default;
+};
+
+enum class CredentialKind : uint8_t { oauth, auth };
+
+/// `oauth.getCredential()` / `auth.getCredential()` / `oauth.revoke()`. Reply: OptionalStringReply with
+/// the credential as JSON text in which every secret is an opaque per-invocation placeholder (null:
+/// none); for `revoke`, OkReply after the credential is forgotten for the rest of the invocation.
+struct CredentialRequest {
+  CredentialKind kind = CredentialKind::oauth;
+  bool revoke = false;
+
+  bool operator==(const CredentialRequest&) const = default;
+};
+
+using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
+                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
+                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
+                             StoreKeysRequest, EnvGetRequest, EventRequest, DbRequest, CredentialRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 
@@ -167,9 +210,12 @@ struct ErrorReply {
 struct OkReply {
   bool operator==(const OkReply&) const = default;
 };
-/// readFile.
+/// readFile. `held` counts `data` against the invocation's memory budget (bus/memory_budget.h) for
+/// as long as the reply exists: waiting in the inbox and while the binding turns it into a JS value.
 struct BytesReply {
+  BytesReply(Bytes d = {}, HostBytes h = {}) : data(std::move(d)), held(std::move(h)) {}  // NOLINT
   Bytes data;
+  HostBytes held;  // not on the wire; equal to every other
 
   bool operator==(const BytesReply&) const = default;
 };
@@ -198,18 +244,28 @@ struct FsStatReply {
 
   bool operator==(const FsStatReply&) const = default;
 };
+/// `held` counts the headers and the body against the invocation's memory budget while the reply exists.
 struct HttpResponseReply {
+  HttpResponseReply(uint32_t s = 0, std::string st = {},  // NOLINT(google-explicit-constructor)
+                    std::vector<std::pair<std::string, std::string>> h = {}, Bytes b = {}, std::string u = {})
+      : status(s), status_text(std::move(st)), headers(std::move(h)), body(std::move(b)), url(std::move(u)) {}
   uint32_t status = 0;
   std::string status_text;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in arrival order
   Bytes body;                                                // decoded body
   std::string url;                                           // final URL after redirects
+  HostBytes held;                                            // not on the wire; equal to every other
 
   bool operator==(const HttpResponseReply&) const = default;
 };
-/// store.get (nullopt: no such key), env.get (nullopt: not granted or not set).
+/// store.get (nullopt: no such key), env.get (nullopt: not granted or not set). `held` counts a store
+/// value against the invocation's memory budget while the reply exists.
 struct OptionalStringReply {
+  OptionalStringReply(std::optional<std::string> v = std::nullopt,  // NOLINT(google-explicit-constructor)
+                      HostBytes h = {})
+      : value(std::move(v)), held(std::move(h)) {}
   std::optional<std::string> value;
+  HostBytes held;  // not on the wire; equal to every other
 
   bool operator==(const OptionalStringReply&) const = default;
 };

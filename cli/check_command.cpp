@@ -58,7 +58,7 @@ std::string where(const CodeProblem& p) {
 }
 
 int check_skill(const CheckOptions& o) {
-  Result<Skill> skill = Skill::load(o.dir);
+  Result<Skill> skill = load_skill(o.dir);
   std::vector<CodeProblem> problems;
   std::vector<std::string> warnings;
   std::string ts_note;
@@ -90,6 +90,7 @@ int check_skill(const CheckOptions& o) {
       out["problems"] = std::move(list);
       out["warnings"] = warnings;
       if (!problems.empty()) out["error"] = where(problems.front()) + ": " + problems.front().message;
+      if (skill->manifest().bundle) out["bundle"] = bundle_report_json(*skill);
     } else {
       out["error"] = skill.error().message;
     }
@@ -104,6 +105,7 @@ int check_skill(const CheckOptions& o) {
     emit(stderr, "invalid: the skill's code does not compile or load; fix the problems above\n");
   } else {
     emit(stdout, skill_report(*skill));
+    if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
   }
   if (!o.json)
     for (const std::string& w : warnings) emit(stderr, "warning: " + base::escape_text(w) + "\n");

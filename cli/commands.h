@@ -6,7 +6,11 @@
 // `void add_<name>_command(CLI::App&, CommandStatus&)`, declare it here, and list it in main.cpp.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "cli/cli11.h"
+#include "skillbox/skillbox.h"
 
 namespace skillbox::cli {
 
@@ -21,5 +25,18 @@ void add_run_command(CLI::App& app, CommandStatus& status);
 /// `skillbox check DIR`: validate a skill and show its effective limits and permissions
 /// (cli/check_command.cpp).
 void add_check_command(CLI::App& app, CommandStatus& status);
+
+/// `skillbox tools|call|hook DIR ...`: OpenHuman bundles (cli/bundle_commands.cpp).
+void add_bundle_commands(CLI::App& app, CommandStatus& status);
+
+/// `skillbox check`'s description of what is particular to an OpenHuman bundle: the detected format,
+/// tools (the bundle is evaluated, under its limits, to list them), hooks, requested env names, setup
+/// modes, ignored manifest keys and what the operator granted (cli/bundle_commands.cpp). Text or JSON.
+std::string bundle_report(const Skill& skill);
+nlohmann::ordered_json bundle_report_json(const Skill& skill);
+
+/// `skillbox skills list|rebind`: show and change which skill folder owns each skill id
+/// (cli/skills_command.cpp).
+void add_skills_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace skillbox::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "base/escape.h"
 #include "base/file_read.h"
 
 namespace skillbox::cli {
@@ -47,7 +48,7 @@ struct SyntaxCheck final : nlohmann::json_sax<nlohmann::json> {
     // ex.what(): "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..."
     const std::string what = ex.what();
     const size_t at = what.find("at line ");
-    error = at == std::string::npos ? what : what.substr(at + 3);
+    error = base::escape_text(at == std::string::npos ? what : what.substr(at + 3));  // quotes input bytes
     return false;
   }
   std::string error;

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "base/escape.h"
+#include "base/utf8.h"
 
 namespace skillbox::cli {
 namespace {
@@ -81,6 +82,20 @@ std::string dump_json(const json& value, int indent, bool ascii) {
   return ascii ? text : base::escape_json_text(text);
 }
 
+RunResult checked_result(RunResult result) {
+  if (result.outcome != Outcome::ok) return result;
+  const bool text = base::utf8::is_valid(result.value_json);
+  if (text && json::accept(result.value_json)) return result;
+  result.outcome = Outcome::internal;
+  result.error = ErrorInfo{"InternalError",
+                           std::string("the skill ended ok, but its result is not ") +
+                               (text ? "well-formed JSON" : "valid UTF-8") +
+                               "; skillbox does not print a replacement value. Please report this as a bug",
+                           "", ""};
+  result.value_json.clear();
+  return result;
+}
+
 json run_result_json(const RunResult& result) {
   json value = nullptr;
   if (result.outcome == Outcome::ok) {
@@ -104,6 +119,7 @@ json run_result_json(const RunResult& result) {
                 {"cpu_ms", u.cpu_ms},
                 {"steps", u.steps},
                 {"heap_peak_bytes", u.heap_peak_bytes},
+                {"host_peak_bytes", u.host_peak_bytes},
                 {"host_calls", u.host_calls},
                 {"http_bytes_in", u.http_bytes_in},
                 {"http_bytes_out", u.http_bytes_out},
@@ -114,6 +130,15 @@ json run_result_json(const RunResult& result) {
   out["value"] = std::move(value);
   out["error"] = std::move(error);
   out["logs"] = std::move(logs);
+  if (!result.events.empty()) {  // OpenHuman bundles (docs/openhuman.md "Events")
+    json events = json::array();
+    for (const Event& e : result.events) {
+      json data = json::parse(e.data_json, nullptr, /*allow_exceptions=*/false);
+      events.push_back(
+          {{"type", e.type}, {"data", data.is_discarded() ? json(e.data_json) : std::move(data)}});
+    }
+    out["events"] = std::move(events);
+  }
   out["usage"] = std::move(usage);
   return out;
 }

@@ -13,6 +13,11 @@
 
 namespace skillbox::cli {
 
+/// `result`, unless it is `ok` with a value that is not well-formed JSON text (valid UTF-8): then an
+/// `internal` result whose error says so. The CLI never prints null in place of a value it cannot
+/// read (runners keep this contract; this is the defence in depth before anything is printed).
+RunResult checked_result(RunResult result);
+
 /// `{outcome, value, error, logs, usage}` of docs/architecture.md "Contracts"; `value` is null unless the
 /// outcome is ok, `error` is null or `{name, message, stack, code}` (code null when the error is not a host
 /// error).

@@ -92,7 +92,7 @@ std::string override_notes(const LimitFlags& flags, const Limits& manifest) {
 }
 
 int run_skill(const RunOptions& o) {
-  Result<Skill> skill = Skill::load(o.dir);
+  Result<Skill> skill = load_skill(o.dir);  // an OpenHuman bundle too (--call "tool:NAME", docs/openhuman.md)
   if (!skill) return report_invalid(o, "InvalidSkill", skill.error().message);
 
   if (o.call.size() > kMaxExportNameBytes) {
@@ -166,7 +166,7 @@ int run_skill(const RunOptions& o) {
       write_err(log_line(e));
     };
   }
-  RunResult result = runner.run(invocation);
+  const RunResult result = checked_result(runner.run(invocation));
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");

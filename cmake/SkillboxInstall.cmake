@@ -12,8 +12,9 @@
 include(CMakePackageConfigHelpers)
 
 set(SKILLBOX_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/skillbox")
-# Every layer library (cmake/SkillboxLayers.cmake), bottom up, plus the engine.
-set(SKILLBOX_INSTALL_LAYERS base policy bus capabilities isolation bindings engine runner)
+# Every layer library, bottom up, as cmake/SkillboxLayers.cmake declared them (a new layer is installed
+# without a change here), plus the engine.
+get_property(SKILLBOX_INSTALL_LAYERS GLOBAL PROPERTY SKILLBOX_LAYERS)
 
 set(_skillbox_targets skillbox skillbox_public_headers quickjs)
 foreach(layer IN LISTS SKILLBOX_INSTALL_LAYERS)
@@ -52,8 +53,11 @@ install(FILES "${PROJECT_BINARY_DIR}/packaging/skillboxConfig.cmake"
 
 # pkg-config: static libraries, so the layers come in link order (each before the ones it uses) and the
 # system libraries they use are required publicly.
+# Declared bottom up, so the reverse order puts every layer before the layers it uses.
 set(SKILLBOX_PC_LIBS "")
-foreach(layer runner engine bindings capabilities bus policy isolation base)
+set(_skillbox_link_order ${SKILLBOX_INSTALL_LAYERS})
+list(REVERSE _skillbox_link_order)
+foreach(layer IN LISTS _skillbox_link_order)
   string(APPEND SKILLBOX_PC_LIBS " -lskillbox_${layer}")
 endforeach()
 string(APPEND SKILLBOX_PC_LIBS " -lquickjs -lm -pthread")

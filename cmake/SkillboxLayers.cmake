@@ -17,10 +17,13 @@
 
 set(SKILLBOX_LAYER_GRAPH "" CACHE INTERNAL "layer: allowed layers, one per line")
 set_property(GLOBAL PROPERTY SKILLBOX_LAYER_LINES "")
+# Every layer's name in the order declared (bottom up), for the install rules (cmake/SkillboxInstall.cmake).
+set_property(GLOBAL PROPERTY SKILLBOX_LAYERS "")
 
 function(skillbox_layer name)
   cmake_parse_arguments(L "" "" "DEPS;LIBS;PRIVATE_LIBS" ${ARGN})
   set(target skillbox_${name})
+  set_property(GLOBAL APPEND PROPERTY SKILLBOX_LAYERS ${name})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${name}/*.cpp")
 
   # Transitive closure of the allowed layers, for the include check.

@@ -36,8 +36,10 @@ bool HeapAccount::admit(JSMallocState* s, size_t grow) {
     limiter_.trip(LimitKind::timeout);
     return false;
   }
-  // The limit applies to the bytes we count (usable sizes), so heap_peak_bytes can be compared with it.
-  if (current_ + grow > s->malloc_limit) {
+  // The limit applies to the bytes we count (usable sizes), so heap_peak_bytes can be compared with it,
+  // and to the host buffers held for the invocation (its MemoryBudget) together with them.
+  const uint64_t host = budget_ == nullptr ? 0 : budget_->host_bytes();
+  if (current_ + grow + host > s->malloc_limit) {
     limiter_.trip(LimitKind::memory);
     return false;
   }
@@ -49,12 +51,14 @@ void HeapAccount::added(JSMallocState* s, size_t bytes) {
   s->malloc_size += bytes + kMallocOverhead;
   current_ += bytes;
   if (current_ > peak_) peak_ = current_;
+  if (budget_ != nullptr) budget_->set_engine_bytes(current_);
 }
 
 void HeapAccount::removed(JSMallocState* s, size_t bytes) {
   s->malloc_count--;
   s->malloc_size -= bytes + kMallocOverhead;
   current_ -= bytes;
+  if (budget_ != nullptr) budget_->set_engine_bytes(current_);
 }
 
 void* HeapAccount::js_malloc(JSMallocState* s, size_t size) {

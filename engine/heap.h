@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "bus/memory_budget.h"
 #include "engine/limiter.h"
 
 namespace skillbox::engine {
@@ -21,7 +22,11 @@ class HeapAccount {
  public:
   /// Counters of `limiter`'s invocation. The byte limit is JSMallocState::malloc_limit, which
   /// JS_SetMemoryLimit sets; QuickJS keeps JSMallocState::malloc_size (used by its GC trigger) too.
-  explicit HeapAccount(Limiter& limiter) : limiter_(limiter) {}
+  /// With a `budget` (the invocation's, bus/memory_budget.h), the host bytes held for the invocation
+  /// count against the same limit: an allocation is refused when heap + host bytes would pass it, and
+  /// every change of the heap is published to the budget, so host reservations see it.
+  explicit HeapAccount(Limiter& limiter, bus::MemoryBudget* budget = nullptr)
+      : limiter_(limiter), budget_(budget) {}
   HeapAccount(const HeapAccount&) = delete;
   HeapAccount& operator=(const HeapAccount&) = delete;
 
@@ -47,6 +52,7 @@ class HeapAccount {
   void removed(JSMallocState* s, size_t bytes);
 
   Limiter& limiter_;
+  bus::MemoryBudget* budget_;
   bool enforcing_ = false;
   uint64_t current_ = 0;
   uint64_t peak_ = 0;

@@ -1,15 +1,18 @@
 #include "engine/result.h"
 
+#include "base/utf8.h"
 #include "engine/handles.h"
 
 namespace skillbox::engine {
 namespace {
 
+// Error text leaves the sandbox (RunResult, terminals, JSON): a lone surrogate in a skill's message
+// would make it invalid UTF-8, so it is escaped as \uD800 (base::utf8::escape_invalid).
 std::string clip(const char* s, size_t len) {
-  if (len <= kMaxErrorTextBytes) return std::string(s, len);
+  if (len <= kMaxErrorTextBytes) return base::utf8::escape_invalid({s, len});
   size_t cut = kMaxErrorTextBytes;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
-  return std::string(s, cut) + "...";
+  return base::utf8::escape_invalid({s, cut}) + "...";
 }
 
 // Text of `v` by ToString, or nullopt if that threw (the exception is dropped).
@@ -53,6 +56,13 @@ Result<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value
   }
   CString s(ctx, json.get());
   if (!s.ok()) return take_exception(ctx);
+  // JSON.stringify escapes lone surrogates (ES2019, engine patch): the text is well-formed UTF-8.
+  // Checked anyway, since a result that is not would be mangled by every consumer: refused, not sent.
+  if (!base::utf8::is_valid(s.view()))
+    return ErrorInfo{"TypeError",
+                     "the export's result is not well-formed Unicode text after JSON serialisation; skillbox "
+                     "refuses to return it (return strings without unpaired surrogates)",
+                     "", ""};
   return std::string(s.data(), s.size());
 }
 

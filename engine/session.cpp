@@ -60,7 +60,7 @@ RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox&
 Session::Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox)
     : params_(std::move(params)),
       limiter_(params_.limits, params_.deadline, *params_.deadline_flag, params_.stop_token),
-      heap_(limiter_),
+      heap_(limiter_, params_.memory_budget),
       endpoint_(endpoint),
       inbox_(inbox) {}
 
@@ -81,9 +81,11 @@ RunResult Session::run() {
     Value exports;
     bool is_module = false;
     Value promise;
-    if (parse_input(input) && load_entry(exports, is_module) &&
-        call_export(exports, is_module, input, promise))
-      event_loop(promise);
+    if (parse_input(input) && load_entry(exports, is_module)) {
+      const bool called =
+          params_.flavor ? call_flavor(input, promise) : call_export(exports, is_module, input, promise);
+      if (called) event_loop(promise);
+    }
   }
   if (limiter_.tripped() != LimitKind::none) limit_result();
   result_.usage.steps = limiter_.steps();
@@ -120,6 +122,8 @@ bool Session::start_runtime() {
   timers_ = std::make_unique<TimerQueue>(ctx);
 
   bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
+  if (timers_ok && params_.flavor)
+    timers_ok = params_.flavor->install(ctx, *params_.invocation, flavor_state_);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
   // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the
   // host API take a fixed ~70 KB, far below Limits::kMinMemoryBytes.
@@ -276,7 +280,17 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
   }
 
   JSValue arg = input.get();
-  Value ret(ctx, JS_Call(ctx, fn.get(), JS_UNDEFINED, 1, &arg));
+  return await_value(Value(ctx, JS_Call(ctx, fn.get(), JS_UNDEFINED, 1, &arg)), promise);
+}
+
+bool Session::call_flavor(const Value& input, Value& promise) {
+  JSContext* ctx = ctx_.get();
+  return await_value(
+      Value(ctx, params_.flavor->call(ctx, *params_.invocation, flavor_state_.get(), input.get())), promise);
+}
+
+bool Session::await_value(Value ret, Value& promise) {
+  JSContext* ctx = ctx_.get();
   if (ret.is_exception()) {
     fail_with_exception();
     return false;
@@ -357,7 +371,9 @@ bool Session::run_jobs() {
 }
 
 bool Session::deliver_replies() {
-  std::deque<std::pair<uint64_t, bus::Reply>> replies = inbox_.take();
+  std::deque<std::pair<uint64_t, bus::Reply>> replies = std::move(deferred_);
+  deferred_.clear();
+  for (auto& reply : inbox_.take()) replies.push_back(std::move(reply));
   for (auto& [id, reply] : replies) {
     if (limiter_.check()) return false;
     settle(id, std::move(reply));
@@ -444,6 +460,31 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   return promise;
 }
 
+bus::Reply Session::call_blocking(bus::Request request) {
+  if (limiter_.check())
+    return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
+  const uint64_t id = next_request_id_++;
+  std::optional<bus::Reply> reply = dispatch(id, std::move(request));
+  if (reply) return std::move(*reply);  // refused at once (policy)
+  // The JS thread blocks here, as the bundle's synchronous API requires; the wait is bounded by the
+  // deadline, and the limiter (deadline, watchdog) is checked at every wake-up.
+  for (;;) {
+    for (auto& [rid, r] : inbox_.take()) {
+      if (rid == id && !reply) {
+        reply = std::move(r);
+      } else {
+        deferred_.emplace_back(rid, std::move(r));
+      }
+    }
+    if (reply) return std::move(*reply);
+    if (limiter_.check())
+      return bus::ErrorReply{
+          bus::ErrorCode::Timeout,
+          "the request did not finish before the invocation's deadline (limits.timeout_ms)"};
+    inbox_.wait_until(limiter_.deadline());
+  }
+}
+
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
   // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
   try {
@@ -521,7 +562,9 @@ void Session::limit_result() {
 void Session::teardown() {
   endpoint_.cancel_all();  // no completion arrives after this
   inbox_.clear();
+  deferred_.clear();
   pending_.clear();
+  flavor_state_.reset();
   script_globals_before_.clear();
   if (timers_) {
     result_.usage.timers_dropped += timers_->clear();

@@ -19,6 +19,7 @@
 #include <quickjs.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,8 +29,10 @@
 
 #include "bindings/bridge.h"
 #include "bus/endpoint.h"
+#include "bus/memory_budget.h"
 #include "bus/skill_sources.h"
 #include "bus/stop_token.h"
+#include "engine/flavor.h"
 #include "engine/handles.h"
 #include "engine/heap.h"
 #include "engine/limiter.h"
@@ -52,7 +55,11 @@ struct SessionParams {
   Clock::time_point deadline;             // wall-clock deadline of the invocation
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
   bus::StopToken* stop_token = nullptr;   // raised with the first limit (bus/stop_token.h); may be null
-  bus::SkillSources sources;              // read by the host (runner/skill_reader.h)
+  bus::MemoryBudget* memory_budget = nullptr;  // heap + host bytes (bus/memory_budget.h); may be null
+  bus::SkillSources sources;                   // read by the host (runner/skill_reader.h)
+
+  /// The API and calling convention of another skill format (compat/: OpenHuman bundles). Null: v1.
+  std::shared_ptr<const Flavor> flavor;
 
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.
@@ -78,6 +85,7 @@ class Session final : public bindings::Bridge {
   // bindings::Bridge
   bus::Reply call(bus::Request request) override;
   JSValue call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) override;
+  bus::Reply call_blocking(bus::Request request) override;
 
   TimerQueue& timers() { return *timers_; }
 
@@ -94,6 +102,8 @@ class Session final : public bindings::Bridge {
   bool parse_input(Value& input);
   [[nodiscard]] std::vector<std::string> export_candidates() const;
   bool call_export(const Value& exports, bool is_module, const Value& input, Value& promise);
+  bool call_flavor(const Value& input, Value& promise);
+  bool await_value(Value ret, Value& promise);
   void event_loop(const Value& promise);
   bool run_jobs();
   bool deliver_replies();
@@ -118,6 +128,10 @@ class Session final : public bindings::Bridge {
   ReplyInbox& inbox_;  // replies of asynchronous requests, filled from other threads
   std::unique_ptr<TimerQueue> timers_;
   std::map<uint64_t, PendingCall> pending_;
+  // Replies that arrived while call_blocking() waited for another one; delivered by the event loop.
+  std::deque<std::pair<uint64_t, bus::Reply>> deferred_;
+  // The flavor's per-context state (Flavor::install), freed with the context.
+  Value flavor_state_;
   uint64_t next_request_id_ = 1;
 
   // For a classic script: the candidate export names' global values before the script ran. A value

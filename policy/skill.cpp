@@ -5,6 +5,7 @@
 
 #include "base/file_read.h"
 #include "base/quote.h"
+#include "base/skill_id.h"
 #include "policy/ceilings.h"
 #include "policy/strict_json.h"
 #include "skillbox/skillbox.h"
@@ -22,7 +23,7 @@ bool is_within(const fs::path& root, const fs::path& p) {
 
 }  // namespace
 
-Result<Skill> Skill::load(const fs::path& dir) {
+Result<Skill> Skill::load(const fs::path& dir, const SkillLoadOptions& options) {
   const std::string shown = base::quote(dir.string(), 200, base::QuoteStyle::json);
   const std::string prefix = "cannot load skill " + shown + ": ";
   if (dir.empty()) return Error{"cannot load skill: no folder given; pass the folder that holds skill.json"};
@@ -52,6 +53,13 @@ Result<Skill> Skill::load(const fs::path& dir) {
   }
   Result<Manifest> manifest = parse_manifest(*text);
   if (!manifest) return manifest.error();
+  if (!options.id.empty()) {
+    if (!base::is_valid_skill_id(options.id)) {
+      return Error{prefix + "the id " + base::quote(options.id, 80) +
+                   " given by the host is not valid: expected " + std::string(base::kSkillIdRule)};
+    }
+    manifest->id = options.id;  // the embedder's choice; bound to the folder like any id (skill_binding.h)
+  }
 
   // The entry must be a regular file of the skill itself: symbolic links may not lead out of the folder
   // (a skill could otherwise make the host read and run any file it can name).

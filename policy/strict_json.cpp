@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/quote.h"
 
 namespace skillbox::policy {
@@ -56,7 +57,9 @@ class StrictSax final : public nlohmann::json_sax<json> {
     std::string what = ex.what();
     const size_t at = what.find("at line ");
     std::string detail = at == std::string::npos ? what : what.substr(at + 3);
-    error_ = std::string(doc_) + ": invalid JSON at " + detail;
+    // The parser quotes the bytes it last read, which may end inside a UTF-8 sequence or be no UTF-8 at
+    // all: escape them, so the message is valid text (fuzz/manifest.cpp found this).
+    error_ = std::string(doc_) + ": invalid JSON at " + base::escape_text(detail);
     return false;
   }
 

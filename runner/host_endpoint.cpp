@@ -3,18 +3,68 @@
 #include <utility>
 #include <variant>
 
+#include "capabilities/db/db_capability.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
 #include "capabilities/http/http_capability.h"
+#include "capabilities/http/url_check.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
+#include "policy/skill_binding.h"
+#include "runner/credential_vault.h"
 
 namespace skillbox::runner {
+namespace {
+
+// The bytes of a request that grow with what the skill passed (paths and names are capped at a few
+// KiB by the wire limits and left to the fixed overhead).
+struct PayloadSize {
+  uint64_t operator()(const bus::LogRequest& r) const { return r.text.size(); }
+  uint64_t operator()(const bus::FsWriteFileRequest& r) const { return r.data.size(); }
+  uint64_t operator()(const bus::HttpRequest& r) const {
+    uint64_t n = r.url.size() + r.body.size();
+    for (const auto& [name, value] : r.headers) n += name.size() + value.size();
+    return n;
+  }
+  uint64_t operator()(const bus::StoreSetRequest& r) const { return r.key.size() + r.value_json.size(); }
+  uint64_t operator()(const auto& /*small*/) const { return 0; }
+};
+
+uint64_t payload_bytes(const bus::Request& request) {
+  return std::visit(PayloadSize{}, request);
+}
+
+}  // namespace
+
+namespace {
+
+// Events of one run: enough for any bundle's notifications, bounded like the log.
+constexpr size_t kMaxEvents = 1000;
+constexpr size_t kMaxEventBytes = 1u << 20;
+
+}  // namespace
+
+struct HostEndpoint::RedactingSink final : bus::CompletionSink {
+  RedactingSink(bus::CompletionSink& n, const CredentialVault& v) : next(n), vault(v) {}
+  void complete(uint64_t request_id, bus::Reply reply) override {
+    vault.redact(reply);
+    next.complete(request_id, std::move(reply));
+  }
+  bus::CompletionSink& next;
+  const CredentialVault& vault;
+};
 
 struct HostEndpoint::Capabilities {
+  Capabilities(const InvocationContext& c, bus::MemoryBudget* budget)
+      : log(budget), vault(c.credentials, c.skill_id, c.setup_modes) {}
   capabilities::LogCapability log;
+  CredentialVault vault;
   std::unique_ptr<capabilities::Workspace> fs;
   std::unique_ptr<capabilities::HttpCapability> http;
+  // Requests carrying a real credential: a capability of their own that follows no redirect, so a
+  // secret in any header never reaches a host it is not bound to.
+  std::unique_ptr<capabilities::HttpCapability> http_credentialed;
+  std::unique_ptr<capabilities::DbCapability> db;
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -24,48 +74,158 @@ struct HostEndpoint::Capabilities {
 struct HostEndpoint::Router {
   HostEndpoint& self;
   uint64_t request_id;
+  bus::HostBytes& held;  // the request's payload, counted in the budget (an http body keeps it)
 
   [[nodiscard]] Capabilities& caps() const { return *self.caps_; }
   [[nodiscard]] const InvocationContext& ctx() const { return self.context_; }
 
+  // Identity (docs/manifest.md): the first request that reaches the id's data (workspace, store,
+  // granted env) binds the id to this folder; a folder that does not own it is refused.
+  [[nodiscard]] std::optional<bus::ErrorReply> identity() const {
+    if (!self.bound_) {
+      self.bound_ = true;
+      if (!self.skill_dir_.empty()) {
+        if (auto owner = policy::bind_skill_id(ctx().data_dir, ctx().skill_id, self.skill_dir_); !owner)
+          self.identity_ = bus::ErrorReply{bus::ErrorCode::PermissionDenied, owner.error().message};
+      }
+    }
+    return self.identity_;
+  }
+
+  // Mode none touches nothing on disk (the workspace refuses first), so it binds nothing either.
+  [[nodiscard]] std::optional<bus::ErrorReply> fs_identity() const {
+    if (ctx().policy.fs.mode == FsMode::none) return std::nullopt;
+    return identity();
+  }
+
   capabilities::Workspace& fs() const {
     if (!caps().fs)
       caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
-                                                            self.stop_);
+                                                            self.stop_, self.budget_);
     return *caps().fs;
   }
   capabilities::StoreCapability& store() const {
     if (!caps().store)
-      caps().store =
-          std::make_unique<capabilities::StoreCapability>(ctx().data_dir, ctx().skill_id, ctx().policy.store);
+      caps().store = std::make_unique<capabilities::StoreCapability>(
+          ctx().data_dir, ctx().skill_id, ctx().policy.store, self.stop_, self.budget_);
     return *caps().store;
   }
 
   std::optional<bus::Reply> operator()(bus::LogRequest& r) const { return caps().log.handle(r); }
 
-  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const { return fs().handle(r); }
-  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const { return fs().handle(r); }
-
-  std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
-    if (!caps().http)
-      caps().http = std::make_unique<capabilities::HttpCapability>(ctx().policy.http, ctx().extra_ca_file,
-                                                                   self.sink_, self.counters_,
-                                                                   capabilities::HttpTuning{}, self.stop_);
-    return caps().http->start(request_id, std::move(r));
+  std::optional<bus::Reply> operator()(bus::FsReadFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsWriteFileRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsReaddirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsStatRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsExistsRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsMkdirRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRemoveRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::FsRenameRequest& r) const {
+    if (auto refused = fs_identity()) return *refused;
+    return fs().handle(r);
   }
 
-  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const { return store().handle(r); }
-  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const { return store().handle(r); }
+  // The operator's origin map: policy is checked on the original URL here (a mapping never widens
+  // what the skill may reach), then the request goes to the mapped origin with the same path and query.
+  std::optional<bus::Reply> map_origin(bus::HttpRequest& r) const {
+    if (ctx().origin_map.empty()) return std::nullopt;
+    auto url = capabilities::http::parse_url(r.url, nullptr);
+    if (!url) return std::nullopt;  // the capability reports a bad URL with its own message
+    if (!capabilities::http::Allowlist(ctx().policy.http.allow).allows(*url))
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "http: " + url->display() + " is not in permissions.http.allow"};
+    for (const auto& [from, to] : ctx().origin_map) {
+      HttpAllowList f;
+      if (f.push_back(from + "/") || f.entries().empty()) continue;
+      const HttpAllowEntry& e = f.entries().front();
+      if (e.scheme != url->scheme() || e.host != url->host() || e.port != url->port()) continue;
+      const std::string text = url->text();
+      const size_t slash = text.find('/', text.find("://") + 3);
+      r.url = to + (slash == std::string::npos ? std::string("/") : text.substr(slash));
+      break;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<bus::Reply> operator()(bus::HttpRequest& r) const {
+    bool carries_secret = false;
+    if (auto refused = caps().vault.prepare(r, carries_secret)) return std::move(*refused);
+    if (auto refused = map_origin(r)) return refused;
+    auto& http = carries_secret ? caps().http_credentialed : caps().http;
+    if (!http) {
+      HttpPolicy policy = ctx().policy.http;
+      if (carries_secret) policy.max_redirects = 0;
+      // Mapped targets are the operator's; the original URL was checked in map_origin().
+      for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
+      http = std::make_unique<capabilities::HttpCapability>(
+          std::move(policy), ctx().extra_ca_file, *self.http_sink_, self.counters_,
+          capabilities::HttpTuning{}, self.stop_, self.budget_);
+    }
+    std::optional<bus::Reply> reply = http->start(request_id, std::move(r), std::move(held));
+    if (reply) caps().vault.redact(*reply);
+    return reply;
+  }
+
+  std::optional<bus::Reply> operator()(bus::EventRequest& r) const {
+    if (self.events_.size() >= kMaxEvents || self.event_bytes_ + r.data_json.size() > kMaxEventBytes)
+      return bus::ErrorReply{bus::ErrorCode::QuotaExceeded, "the run's event budget is used up (at most " +
+                                                                std::to_string(kMaxEvents) + " events, " +
+                                                                std::to_string(kMaxEventBytes) + " bytes)"};
+    self.event_bytes_ += r.data_json.size();
+    self.events_.push_back(Event{std::move(r.type), std::move(r.data_json)});
+    return bus::OkReply{};
+  }
+
+  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+    if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
+    if (!caps().db)
+      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
+                                                               ctx().policy.db, self.stop_);
+    return caps().db->handle(r);
+  }
+
+  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const { return caps().vault.handle(r); }
+
+  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
+  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    return store().handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::EnvGetRequest& r) const {
+    if (auto refused = identity()) return *refused;
     if (!caps().env) caps().env = std::make_unique<capabilities::EnvCapability>(ctx().policy.env, ctx().env);
     capabilities::EnvAnswer answer = caps().env->handle(r);
     // The note is a log line like any other: it counts against the run's log budget, and a budget
@@ -75,8 +235,14 @@ struct HostEndpoint::Router {
   }
 };
 
-HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop)
-    : context_(std::move(context)), sink_(sink), stop_(stop), caps_(std::make_unique<Capabilities>()) {}
+HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink, const bus::StopToken& stop,
+                           bus::MemoryBudget* budget)
+    : context_(std::move(context)),
+      sink_(sink),
+      stop_(stop),
+      budget_(budget),
+      caps_(std::make_unique<Capabilities>(context_, budget)),
+      http_sink_(std::make_unique<RedactingSink>(sink_, caps_->vault)) {}
 
 HostEndpoint::~HostEndpoint() {
   cancel_all();
@@ -84,6 +250,7 @@ HostEndpoint::~HostEndpoint() {
 
 void HostEndpoint::cancel_all() {
   if (caps_->http) caps_->http->cancel_all();
+  if (caps_->http_credentialed) caps_->http_credentialed->cancel_all();
 }
 
 std::vector<LogEntry> HostEndpoint::take_logs() {
@@ -95,7 +262,10 @@ void HostEndpoint::report(RunResult& result) {
   result.usage.host_calls = counters_.host_calls.load();
   result.usage.http_bytes_in = counters_.http_bytes_in.load();
   result.usage.http_bytes_out = counters_.http_bytes_out.load();
+  if (budget_ != nullptr) result.usage.host_peak_bytes = budget_->host_peak_bytes();
   result.logs = take_logs();
+  result.events = std::move(events_);
+  events_.clear();
 }
 
 std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request request) {
@@ -110,12 +280,20 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
-  if (live_ == nullptr) return std::visit(Router{*this, request_id}, request);
+  // The payload is already a host copy (made by the binding, or decoded from a worker's frame): it is
+  // counted from here for as long as a capability works on it, and a request whose payload does not
+  // fit the invocation's memory limit is refused before any capability sees it.
+  bus::HostBytes held(budget_);
+  const uint64_t payload = payload_bytes(request);
+  if (!held.charge(payload))
+    return bus::ErrorReply{bus::ErrorCode::PayloadTooLarge,
+                           "the request was refused: its " + budget_->refusal(payload)};
+  if (live_ == nullptr) return std::visit(Router{*this, request_id, held}, request);
   // Observed: the request is described before it is moved into its capability; new log lines (the
   // line itself, an env note, the budget marker) are streamed after it was served.
   const bool is_log = std::holds_alternative<bus::LogRequest>(request);
   std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
-  std::optional<bus::Reply> reply = std::visit(Router{*this, request_id}, request);
+  std::optional<bus::Reply> reply = std::visit(Router{*this, request_id, held}, request);
   const std::vector<LogEntry>& lines = caps_->log.entries();
   for (; logs_streamed_ < lines.size(); ++logs_streamed_) live_->log(lines[logs_streamed_]);
   if (!detail.empty()) {

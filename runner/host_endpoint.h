@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bus/endpoint.h"
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
 #include "runner/live_run.h"
@@ -37,6 +38,12 @@ struct InvocationContext {
   std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
   std::map<std::string, std::string> env;  // values env.get may return (only granted names)
   std::filesystem::path extra_ca_file;     // tests only: additional trusted CA (PEM)
+  // OpenHuman bundles (docs/openhuman.md): the operator's credentials for this skill, and the bundle's
+  // setup modes (for the hosts an auth credential is bound to by default).
+  std::optional<SkillCredentials> credentials;
+  std::vector<BundleSetupMode> setup_modes;
+  // The operator's origin map (HostOptions::origin_map), normalized by parse_origin_mapping.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
 
 class HostEndpoint final : public bus::Endpoint {
@@ -44,8 +51,11 @@ class HostEndpoint final : public bus::Endpoint {
   /// Serves the invocation described by `context`; asynchronous replies go to `sink`, which must
   /// outlive this object (or cancel_all() must have returned before it goes away). `stop` says when
   /// the invocation is ending (a limit tripped or its deadline passed); it must outlive this object.
+  /// `budget` (may be null: nothing counted) is the invocation's memory budget: every host buffer the
+  /// capabilities hold for it is reserved there first (docs/limits.md "Host memory is part of the
+  /// budget"); it must outlive this object.
   HostEndpoint(InvocationContext context, bus::CompletionSink& sink,
-               const bus::StopToken& stop = bus::StopToken::never());
+               const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* budget = nullptr);
   ~HostEndpoint() override;  // cancel_all()
   HostEndpoint(const HostEndpoint&) = delete;
   HostEndpoint& operator=(const HostEndpoint&) = delete;
@@ -55,7 +65,9 @@ class HostEndpoint final : public bus::Endpoint {
   /// counters().host_calls. A request with no type (a valueless variant) is an IoError reply. Once
   /// `stop` is requested, every request is answered ErrorReply{Timeout} without reaching any
   /// capability ("nothing happens after a limit"); the capabilities also check `stop` between the
-  /// steps of a long operation (fs recursive remove, appends; http transfers are aborted).
+  /// steps of a long operation (fs recursive remove, appends; http transfers are aborted). The payload
+  /// of a request (log text, write data, http body and headers, store value) is counted in the budget
+  /// while a capability works on it; one that does not fit is refused with PayloadTooLarge.
   std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override;
   /// bus::Endpoint: cancels the pending http requests; none completes after this returns.
   void cancel_all() override;
@@ -69,24 +81,38 @@ class HostEndpoint final : public bus::Endpoint {
   std::vector<LogEntry> take_logs();
 
   /// Copies what the host side measured into `result`: usage.host_calls, usage.http_bytes_in,
-  /// usage.http_bytes_out, and the log lines (take_logs()). Call after the engine finished (after
-  /// cancel_all()), so no counter moves any more.
+  /// usage.http_bytes_out, usage.host_peak_bytes (the budget's), the log lines (take_logs()) and the
+  /// events. Call after the engine finished (after cancel_all()), so no counter moves any more.
   void report(RunResult& result);
+
+  /// Requires `skill_dir` to own the invocation's skill id (docs/manifest.md "Identity"): the first
+  /// store, fs or env request binds the id to it (policy::bind_skill_id), and every such request of a
+  /// folder that does not own the id is refused (PermissionDenied, with the rebind command). Without
+  /// this call no identity is checked (tests of the capabilities alone).
+  void require_owner(std::filesystem::path skill_dir) { skill_dir_ = std::move(skill_dir); }
 
   [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
   [[nodiscard]] const InvocationContext& context() const { return context_; }
 
  private:
-  struct Capabilities;  // the lazily created capability objects (host_endpoint.cpp)
-  struct Router;        // the exhaustive visitor
+  struct Capabilities;   // the lazily created capability objects (host_endpoint.cpp)
+  struct RedactingSink;  // http replies pass the credential vault on their way to sink_
+  struct Router;         // the exhaustive visitor
 
   InvocationContext context_;
   bus::CompletionSink& sink_;
   const bus::StopToken& stop_;
+  bus::MemoryBudget* budget_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
   LiveRun* live_ = nullptr;   // see observe()
   size_t logs_streamed_ = 0;  // entries of the log capability already given to live_
+  std::unique_ptr<RedactingSink> http_sink_;
+  std::vector<Event> events_;
+  size_t event_bytes_ = 0;
+  std::filesystem::path skill_dir_;
+  std::optional<bus::ErrorReply> identity_;  // why the id is not this folder's (checked once: bound_)
+  bool bound_ = false;
 };
 
 }  // namespace skillbox::runner

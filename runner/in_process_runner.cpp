@@ -37,14 +37,18 @@
 #include <mutex>
 #include <thread>
 
+#include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "capabilities/env/env_capability.h"
+#include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "policy/skill_binding.h"
 #include "runner/host_endpoint.h"
 #include "runner/js_thread_pool.h"
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
+#include "runner/source_cache.h"
 #include "runner/testing_hooks.h"
 #include "skillbox/skillbox.h"
 
@@ -58,8 +62,12 @@ constexpr std::chrono::milliseconds kAbandonGrace{1000};
 using AbandonedCount = std::shared_ptr<std::atomic<size_t>>;
 
 struct Job {
-  Job(const Invocation& inv, engine::Clock::time_point deadline, AbandonedCount count)
-      : invocation(inv), live(inv.observer), stop_token(deadline), abandoned_count(std::move(count)) {
+  Job(const Invocation& inv, engine::Clock::time_point deadline, uint64_t memory_bytes, AbandonedCount count)
+      : invocation(inv),
+        live(inv.observer),
+        stop_token(deadline),
+        memory(memory_bytes),
+        abandoned_count(std::move(count)) {
     invocation.observer = {};  // only `live` calls the observer, and never after run() returned
   }
   Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
@@ -67,6 +75,7 @@ struct Job {
   engine::ReplyInbox inbox;  // outlives the invocation's endpoint, which completes into it
   engine::DeadlineFlag deadline_flag;
   bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
+  bus::MemoryBudget memory;   // limits.memory_mb: the engine heap and every host buffer of the run
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
@@ -117,11 +126,12 @@ RunResult cancelled_result(std::string message) {
   return r;
 }
 
-/// Runs one invocation on the calling (pool) thread: sources from disk, capabilities composed, engine.
+/// Runs one invocation on the calling (pool) thread: sources from disk (or from the runner's cache,
+/// revalidated by stat: runner/source_cache.h), capabilities composed, engine.
 RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
-                           runner::LiveRun& live, engine::ReplyInbox& inbox) {
+                           runner::SourceCache& cache, runner::LiveRun& live, engine::ReplyInbox& inbox) {
   const Skill& skill = params.invocation->skill;
-  auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
+  auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
     RunResult r;
     r.outcome = Outcome::invalid;
@@ -130,7 +140,13 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   }
   params.sources = std::move(*sources);
   live.event(RunEvent::Kind::started, params.invocation->export_name);
-  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token);
+  // The sources stay in memory for the whole run (modules are compiled from them on import).
+  uint64_t source_bytes = 0;
+  for (const auto& [name, text] : params.sources.files) source_bytes += name.size() + text.size();
+  bus::HostBytes sources_held(params.memory_budget);
+  (void)sources_held.charge(source_bytes);  // within the limit: read_skill_sources capped them at it
+  runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token, params.memory_budget);
+  endpoint.require_owner(skill.dir());
   endpoint.observe(live);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
@@ -155,12 +171,23 @@ struct InProcessRunner::Impl {
     // Only the names the manifest grants are looked up: the rest of the environment never reaches
     // the invocation.
     c.env = capabilities::granted_env(c.policy.env, options.env);
+    for (const auto& mapping : options.origin_map) {
+      // Normalized here, so a mapping written in another spelling still matches; an invalid one is
+      // refused by run() before anything starts.
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
+    }
+    if (skill.manifest().bundle) {
+      c.setup_modes = skill.manifest().bundle->setup_modes;
+      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end())
+        c.credentials = it->second;
+    }
     return c;
   }
 
   HostOptions options;
   std::filesystem::path data_dir;
   AbandonedCount abandoned;
+  std::shared_ptr<runner::SourceCache> sources = std::make_shared<runner::SourceCache>();  // jobs share it
   runner::JsThreadPool pool;
 };
 
@@ -186,11 +213,38 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     }
     if (invocation.cancel.cancelled())
       return cancelled_result("the run was cancelled by its caller before it started");
+    for (const auto& mapping : impl_->options.origin_map) {
+      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second); !m) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", "HostOptions::origin_map: " + m.error().message, "", ""};
+        return r;
+      }
+    }
+    const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
+    if (bundle) {
+      if (auto target = compat::parse_bundle_target(invocation.export_name); !target) {
+        RunResult r;
+        r.outcome = Outcome::invalid;
+        r.error = ErrorInfo{"InvalidInput", target.error().message, "", ""};
+        return r;
+      }
+    }
+    // Identity (docs/manifest.md): before any skill code runs, the id must not belong to another
+    // folder. The binding itself is written at the first data request (runner/host_endpoint.cpp).
+    if (auto owner =
+            policy::check_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
+        !owner) {
+      RunResult refused;
+      refused.outcome = Outcome::invalid;
+      refused.error = ErrorInfo{"InvalidSkill", owner.error().message, "", ""};
+      return refused;
+    }
     const Limits limits =
         clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
-    auto job = std::make_shared<Job>(invocation, deadline, impl_->abandoned);
+    auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, impl_->abandoned);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
@@ -199,7 +253,9 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.deadline = deadline;
     params.deadline_flag = &job->deadline_flag;
     params.stop_token = &job->stop_token;
+    params.memory_budget = &job->memory;
     params.install_extra_api = extra_api();
+    if (bundle) params.flavor = compat::bundle_flavor();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
     // Declared before the job's lock below, so it is released (and can no longer run) only after the
@@ -213,14 +269,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       j->cv.notify_all();
     });
 
-    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
-      RunResult r = run_on_js_thread(std::move(p), std::move(c), job->live, job->inbox);
-      std::lock_guard<std::mutex> lock(job->mutex);
-      job->result = std::move(r);
-      job->done = true;
-      if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-      job->cv.notify_all();
-    });
+    const bool started = impl_->pool.submit(
+        [job, p = std::move(params), c = std::move(context), cache = impl_->sources]() mutable {
+          RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox);
+          std::lock_guard<std::mutex> lock(job->mutex);
+          job->result = std::move(r);
+          job->done = true;
+          if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+          job->cv.notify_all();
+        });
     if (!started) {
       cancel_sub.reset();
       return internal_result("could not start a thread to run the skill");
@@ -228,7 +285,14 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
 
     std::unique_lock<std::mutex> lock(job->mutex);
     const auto stopping = [&] { return job->done || job->cancel_requested; };
-    if (!job->cv.wait_until(lock, deadline, stopping) || !job->done) {
+    const bool woke = job->cv.wait_until(lock, deadline, stopping);
+    if (job->done && job->cancel_requested) {
+      // The skill stopped so soon after the cancel that the wait woke to `done`: the observer is still
+      // told, as it is for a slower stop (the event precedes run()'s return either way).
+      lock.unlock();
+      job->live.event(RunEvent::Kind::cancel_requested, "");
+      lock.lock();
+    } else if (!woke || !job->done) {
       if (job->cancel_requested) {
         lock.unlock();  // the observer may take its time; the JS thread must be able to finish
         job->live.event(RunEvent::Kind::cancel_requested, "");

@@ -57,6 +57,16 @@ struct Describe {
   std::string operator()(const bus::StoreDeleteRequest& r) const { return "store.delete " + r.key; }
   std::string operator()(const bus::StoreKeysRequest& r) const { return "store.keys " + r.prefix; }
   std::string operator()(const bus::EnvGetRequest& r) const { return "env.get " + r.name; }
+  // OpenHuman bundles (compat/): the event type, the statement kind and the credential kind only; SQL
+  // text and event data can carry the skill's data and are left out.
+  std::string operator()(const bus::EventRequest& r) const { return "event " + r.type; }
+  std::string operator()(const bus::DbRequest& r) const {
+    return std::string(r.op == bus::DbOp::exec ? "db.exec" : r.op == bus::DbOp::get ? "db.get" : "db.all");
+  }
+  std::string operator()(const bus::CredentialRequest& r) const {
+    return std::string(r.revoke ? "oauth.revoke " : "credential ") +
+           (r.kind == bus::CredentialKind::oauth ? "oauth" : "auth");
+  }
 };
 
 }  // namespace

@@ -86,12 +86,34 @@ bool read_open_file(int fd, uint64_t max_bytes, std::string& out, std::string& w
   return true;
 }
 
+SourceStamp make_stamp(std::string name, bool follow, const struct stat& st) {
+  SourceStamp s;
+  s.name = std::move(name);
+  s.follow = follow;
+  s.dev = static_cast<uint64_t>(st.st_dev);
+  s.ino = static_cast<uint64_t>(st.st_ino);
+  s.size = static_cast<uint64_t>(st.st_size);
+  s.mode = static_cast<uint32_t>(st.st_mode);
+  s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  s.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  return s;
+}
+
+/// Records the status of the open `fd` as the stamp of `name`, when stamps are wanted.
+void stamp_fd(std::vector<SourceStamp>* stamps, const std::string& name, bool follow, int fd) {
+  if (stamps == nullptr) return;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) st = {};
+  stamps->push_back(make_stamp(name, follow, st));
+}
+
 /// Collects the candidate sources below the folder, one folder at a time.
 class SourceWalk {
  public:
   /// `out` holds the entry already (its bytes count against the total).
-  SourceWalk(const SkillFiles& files, uint64_t max_file_bytes, bus::SkillSources& out)
-      : files_(files), max_file_bytes_(max_file_bytes), out_(out) {
+  SourceWalk(const SkillFiles& files, uint64_t max_file_bytes, bus::SkillSources& out,
+             std::vector<SourceStamp>* stamps)
+      : files_(files), max_file_bytes_(max_file_bytes), out_(out), stamps_(stamps) {
     for (const auto& [name, text] : out.files) total_bytes_ += text.size();
   }
 
@@ -111,6 +133,7 @@ class SourceWalk {
       }
       dir.reset(fd);
     }
+    stamp_fd(stamps_, prefix, false, dir.get());
     std::vector<capabilities::DirectoryEntry> entries;
     if (const int err = capabilities::list_directory(dir.get(), entries); err != 0)
       return error("cannot list " +
@@ -173,6 +196,7 @@ class SourceWalk {
     std::string text;
     std::string why;
     if (!read_open_file(file.get(), max_file_bytes_, text, why)) return refuse(name, why);
+    if (stamps_ != nullptr) stamps_->push_back(make_stamp(name, true, st));
     total_bytes_ += text.size();
     out_.files.emplace(name, std::move(text));
     return true;
@@ -181,6 +205,7 @@ class SourceWalk {
   /// Records that `name` exists but cannot be loaded, and why.
   Result<bool> refuse(const std::string& name, std::string why) {
     if (Result<bool> counted = count(name, {}); !counted) return counted;
+    if (stamps_ != nullptr) stamps_->push_back(stamp_of_beneath(name));
     out_.refused.emplace(name, std::move(why));
     return true;
   }
@@ -197,9 +222,17 @@ class SourceWalk {
     return true;
   }
 
+  /// The stamp of a refused `name`, not following a final link (it may lead outside the folder).
+  SourceStamp stamp_of_beneath(const std::string& name) const {
+    struct stat st {};
+    if (fstatat(files_.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) st = {};
+    return make_stamp(name, false, st);
+  }
+
   const SkillFiles& files_;
   uint64_t max_file_bytes_;
   bus::SkillSources& out_;
+  std::vector<SourceStamp>* stamps_;
   size_t candidates_ = 1;  // the entry
   uint64_t total_bytes_ = 0;
 };
@@ -240,8 +273,16 @@ Result<std::string> SkillFiles::read(const std::string& name, uint64_t max_bytes
   return data;
 }
 
+SourceStamp stamp_of(const std::filesystem::path& dir, const std::string& name, bool follow) {
+  const std::filesystem::path path = name.empty() ? dir : dir / name;
+  struct stat st {};
+  if (fstatat(AT_FDCWD, path.c_str(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) st = {};
+  return make_stamp(name, follow, st);
+}
+
 Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, std::string_view entry,
-                                             uint64_t max_file_bytes, Openat2Fn openat2) {
+                                             uint64_t max_file_bytes, Openat2Fn openat2,
+                                             std::vector<SourceStamp>* stamps) {
   auto name = engine::normalize_relative(entry);
   if (!name) return error("entry: " + name.error().message);
   auto files = SkillFiles::open(dir, openat2);
@@ -262,9 +303,10 @@ Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, s
     std::string why;
     if (!read_open_file(file.get(), max_file_bytes, text, why))
       return error("entry file " + quote_source_name(*name) + " " + why);
+    stamp_fd(stamps, *name, true, file.get());
     sources.files.emplace(*name, std::move(text));
   }
-  SourceWalk walk(*files, max_file_bytes, sources);
+  SourceWalk walk(*files, max_file_bytes, sources, stamps);
   Result<bool> walked = walk.walk("", 0);
   if (!walked) return walked.error();
   return sources;

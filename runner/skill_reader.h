@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/unique_fd.h"
 #include "bus/skill_sources.h"
@@ -71,14 +72,36 @@ class SkillFiles {
   Openat2Fn openat2_;
 };
 
+/// The status of one path a read of the sources depended on, to tell later whether it changed
+/// (runner/source_cache.h). Folders are stamped without following links, files as opened (a link
+/// that stays inside the folder is followed, as the read did).
+struct SourceStamp {
+  std::string name;     // relative to the skill folder in normal form; "" is the folder itself
+  bool follow = false;  // stat follows a final symbolic link (files) or not (folders, refused names)
+  uint64_t dev = 0;
+  uint64_t ino = 0;  // 0: the name did not exist
+  uint64_t size = 0;
+  uint32_t mode = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;  // changes with every change of the inode and cannot be set back by a user
+  bool operator==(const SourceStamp&) const = default;
+};
+
 /// Reads the sources of the skill in `dir` whose manifest names `entry` (as written in the
 /// manifest): the entry (whatever its name) and every candidate module file, each at most
 /// min(`max_file_bytes`, engine::kMaxSourceBytes) (pass the invocation's heap limit: a larger file
 /// could never be compiled). Errors, each a message for RunResult (outcome invalid): "entry: <why the
 /// name is refused>", "entry file <why it cannot be read>", the folder cannot be opened, openat2 is
 /// missing or blocked, or one of the caps above is exceeded (the message names the cap).
+/// When `stamps` is given, it receives a SourceStamp of the folder, of every folder walked, of every
+/// file read and of every refused name: a folder's mtime changes when a name in it is added, removed
+/// or renamed, a file's when its bytes do, so the same stamps mean the same sources.
 [[nodiscard]] Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir,
                                                            std::string_view entry, uint64_t max_file_bytes,
-                                                           Openat2Fn openat2 = &system_openat2);
+                                                           Openat2Fn openat2 = &system_openat2,
+                                                           std::vector<SourceStamp>* stamps = nullptr);
+
+/// The stamp of `name` (relative to `dir`, "" for `dir` itself) as it is now; ino 0 if it is gone.
+[[nodiscard]] SourceStamp stamp_of(const std::filesystem::path& dir, const std::string& name, bool follow);
 
 }  // namespace skillbox::runner

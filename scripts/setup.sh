@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   openssl python3                  # tests: certificates and loopback servers
+  iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback
 )
 
 missing=()

@@ -3,6 +3,8 @@
 # types/tests/*.ts against types/skillbox.d.ts, with TypeScript from npm.
 #
 # Usage: scripts/typecheck.sh [WORK_DIR]      (ctest runs it as `types.typecheck`)
+#        scripts/typecheck.sh --fetch         (only fetch and verify: scripts/test.sh does this before
+#                                              the hermetic ctest run, which has no network)
 #
 # TypeScript is fetched once with `npm pack`, verified against its published sha512 integrity (like
 # QuickJS, cmake/QuickJS.cmake), cached in $SKILLBOX_CACHE_DIR (default ~/.cache/skillbox) and
@@ -10,6 +12,11 @@
 # scripts run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+fetch_only=0
+if [[ "${1:-}" == --fetch ]]; then
+  fetch_only=1
+  shift
+fi
 work=${1:-$root/build/typescript}
 
 ts_version=5.9.3
@@ -41,6 +48,10 @@ if [[ ! -f "$tarball" || "$(integrity_of "$tarball")" != "$ts_integrity" ]]; the
     echo "typecheck: typescript-$ts_version.tgz has integrity $got, expected $ts_integrity" >&2
     exit 1
   fi
+fi
+
+if ((fetch_only)); then
+  exit 0
 fi
 
 tsc=$work/package/lib/tsc.js

@@ -1,11 +1,23 @@
 #include "skill_fixture.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <stdexcept>
 
 namespace skillbox::testing {
+namespace {
+
+/// A fresh skill id: each TempSkill is a folder of its own, and a data directory binds an id to one
+/// folder, so two TempSkills must not share an id unless a test means them to (and rebinds).
+std::string fresh_id() {
+  static std::atomic<unsigned> next{0};
+  return "test-skill-" + std::to_string(::getpid()) + "-" + std::to_string(next++);
+}
+
+}  // namespace
 
 TempSkill::TempSkill(std::initializer_list<std::pair<const std::string, std::string>> files,
                      std::string entry) {
@@ -14,13 +26,13 @@ TempSkill::TempSkill(std::initializer_list<std::pair<const std::string, std::str
   root_ = tmpl;
   dir_ = root_ / "skill";
   std::filesystem::create_directories(dir_);
-  manifest_.id = "test-skill";
+  manifest_.id = fresh_id();
   manifest_.name = "Test skill";
   manifest_.version = "1.0.0";
   manifest_.entry = std::move(entry);
   for (const auto& [name, content] : files) write(name, content);
-  write("skill.json",
-        R"({"id":"test-skill","name":"Test skill","version":"1.0.0","entry":")" + manifest_.entry + "\"}");
+  write("skill.json", R"({"id":")" + manifest_.id + R"(","name":"Test skill","version":"1.0.0","entry":")" +
+                          manifest_.entry + "\"}");
 }
 
 TempSkill::~TempSkill() {

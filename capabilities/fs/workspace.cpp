@@ -77,8 +77,9 @@ ErrorReply stopped(const Call& call, const char* left) {
 // ---- construction --------------------------------------------------------------------------------------
 
 Workspace::Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy,
-                     const bus::StopToken& stop)
+                     const bus::StopToken& stop, bus::MemoryBudget* memory)
     : impl_(std::make_unique<Impl>()) {
+  impl_->memory = memory;
   impl_->data_dir = std::move(data_dir);
   impl_->skill_id = std::move(skill_id);
   impl_->policy = policy;
@@ -127,11 +128,17 @@ bus::Reply Workspace::handle(const bus::FsReadFileRequest& r) {
                 "the file is " + std::to_string(size) + " bytes; permissions.fs.max_file_bytes is " +
                     std::to_string(w.policy.max_file_bytes));
   }
-  bus::BytesReply reply;
+  // The content is held in host memory until the skill has it as a value: reserved first.
+  bus::BytesReply reply({}, bus::HostBytes(w.memory));
+  if (!reply.held.grow(size))
+    return fail(ErrorCode::PayloadTooLarge, call,
+                "the file is " + std::to_string(size) + " bytes: " + w.memory->refusal(size));
   reply.data.resize(static_cast<size_t>(size));
   size_t done = 0;
   while (done < reply.data.size()) {
-    const ssize_t n = read(fd.get(), reply.data.data() + done, reply.data.size() - done);
+    if (w.stop->stop_requested()) return stopped(call, "nothing was read");
+    const ssize_t n = read(fd.get(), reply.data.data() + done,
+                           std::min(reply.data.size() - done, workspace_io::kIoChunkBytes));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno_error(errno, call);
@@ -168,7 +175,9 @@ bus::Reply Workspace::handle(const bus::FsReaddirRequest& r) {
 
   bus::FsReaddirReply reply;
   reply.entries.reserve(listing.size());
+  size_t seen = 0;
   for (DirectoryEntry& e : listing) {
+    if (++seen % 256 == 0 && w.stop->stop_requested()) return stopped(call, "nothing was listed");
     // Temporaries are the host's; names a skill could not pass back as a path are not listed.
     if (!is_visible_name(e.name)) continue;
     unsigned char type = e.type;
@@ -288,8 +297,10 @@ bus::Reply Workspace::handle(const bus::FsWriteFileRequest& r) {
       openat(parent, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode));
   if (!out) return errno_error(errno, call);
   int err = 0;
-  if (source) err = copy_bytes(source.get(), out.get(), old_size);
-  if (!err) err = write_all(out.get(), r.data.data(), r.data.size());
+  // Both check the stop token between chunks: a large append or write ends at the deadline, and the
+  // temporary is removed below, so the target keeps its old content and the totals stay exact.
+  if (source) err = copy_bytes(source.get(), out.get(), old_size, w.stop);
+  if (!err) err = write_all(out.get(), r.data.data(), r.data.size(), w.stop);
   if (!err && fsync(out.get()) != 0) err = errno;
   out.reset();
   // The copy and the write may take long (an append copies the whole file): the rename is the one

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
 #include "skillbox/policy.h"
@@ -38,9 +39,13 @@ class Workspace {
  public:
   /// `stop` (must outlive the Workspace) is checked between the steps of a long mutation: a recursive
   /// remove stops before its next unlink, and a write or append stops before its rename (the
-  /// temporary file is deleted, the target keeps its old content); either returns Timeout.
+  /// temporary file is deleted, the target keeps its old content); either returns Timeout. The
+  /// workspace lock wait and the quota scan also end at it, and a readdir stops listing.
+  /// `memory` (may be null: nothing counted) is the invocation's memory budget: readFile reserves the
+  /// file's size there before reading it (PayloadTooLarge when it does not fit), and the reply holds
+  /// the reservation until it is freed.
   Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy,
-            const bus::StopToken& stop = bus::StopToken::never());
+            const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* memory = nullptr);
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;

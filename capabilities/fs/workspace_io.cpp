@@ -82,9 +82,10 @@ std::string temporary_name() {
   return name;
 }
 
-int write_all(int fd, const uint8_t* data, size_t size) {
+int write_all(int fd, const uint8_t* data, size_t size, const bus::StopToken* stop) {
   while (size > 0) {
-    const ssize_t n = write(fd, data, size);
+    if (stop != nullptr && stop->stop_requested()) return ECANCELED;
+    const ssize_t n = write(fd, data, std::min(size, kIoChunkBytes));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;
@@ -95,9 +96,10 @@ int write_all(int fd, const uint8_t* data, size_t size) {
   return 0;
 }
 
-int copy_bytes(int from, int to, uint64_t size) {
+int copy_bytes(int from, int to, uint64_t size, const bus::StopToken* stop) {
   std::vector<uint8_t> buffer(size_t{64} * 1024);
   while (size > 0) {
+    if (stop != nullptr && stop->stop_requested()) return ECANCELED;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(size, buffer.size()));
     const ssize_t n = read(from, buffer.data(), want);
     if (n < 0) {

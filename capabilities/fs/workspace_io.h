@@ -16,6 +16,7 @@
 
 #include "base/unique_fd.h"
 #include "bus/messages.h"
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 
 namespace skillbox::capabilities::workspace_io {
@@ -48,12 +49,17 @@ uint64_t random_u64();
 /// A fresh name for an atomic write's temporary file: kReservedPrefix, "tmp-", 16 random hex digits.
 std::string temporary_name();
 
-/// Writes all `size` bytes of `data` to `fd`, retrying short writes and EINTR. 0 or an errno.
-int write_all(int fd, const uint8_t* data, size_t size);
+/// Writes all `size` bytes of `data` to `fd`, retrying short writes and EINTR. 0 or an errno. With
+/// `stop`, checked between writes of at most kIoChunkBytes: ECANCELED once it is requested.
+int write_all(int fd, const uint8_t* data, size_t size, const bus::StopToken* stop = nullptr);
 
 /// Copies the first `size` bytes of `from` (from its current offset) to `to`. 0 or an errno; EIO when
-/// `from` is shorter than `size`.
-int copy_bytes(int from, int to, uint64_t size);
+/// `from` is shorter than `size`; ECANCELED once `stop` (if given) is requested, checked per chunk.
+int copy_bytes(int from, int to, uint64_t size, const bus::StopToken* stop = nullptr);
+
+/// Largest single write of write_all and copy_bytes' buffer: bounds the work between two checks of
+/// the stop token (1 MiB is a few milliseconds of disk time).
+inline constexpr size_t kIoChunkBytes = size_t{1} << 20;
 
 /// fsync(2) of a directory. 0 or an errno; EINVAL and EROFS (file systems that cannot sync
 /// directories) count as success.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "base/errno_text.h"
 #include "base/skill_id.h"
@@ -27,11 +28,17 @@ constexpr const char* kLockFile = "workspace.lock";
 
 /// Counts entries and regular-file bytes; removes leftover temporaries (we hold the lock, so no
 /// write is in progress: any temporary is from a writer that died before renaming it).
+/// Stops with ECANCELED once the invocation must stop (checked every kStopCheckEvery entries): a scan
+/// of a large workspace must not outlive the deadline. It changes nothing but deleting temporaries,
+/// so stopping half-way leaves nothing to undo; the totals are simply not cached.
 class ScanVisitor : public TreeVisitor {
  public:
+  static constexpr uint64_t kStopCheckEvery = 256;
+  explicit ScanVisitor(const bus::StopToken& stop) : stop_(stop) {}
   uint64_t bytes = 0;
   uint64_t entries = 0;
   int entry(int dir, const std::string& name, const struct stat& st, bool& descend) override {
+    if (++seen_ % kStopCheckEvery == 0 && stop_.stop_requested()) return ECANCELED;
     if (name.starts_with(kReservedPrefix)) {
       if (!S_ISDIR(st.st_mode)) unlinkat(dir, name.c_str(), 0);
       return 0;
@@ -42,6 +49,10 @@ class ScanVisitor : public TreeVisitor {
     return 0;
   }
   int leave(int, const std::string&, const struct stat&) override { return 0; }
+
+ private:
+  const bus::StopToken& stop_;
+  uint64_t seen_ = 0;
 };
 
 }  // namespace
@@ -94,16 +105,29 @@ std::string Workspace::Impl::try_open() {
 // ---- the mutation lock and usage ---------------------------------------------------------------------
 
 Result<void, ErrorReply> Workspace::Impl::acquire(const Call& call) {
-  for (int waited_us = 0, step_us = 100;; waited_us += step_us, step_us = std::min(step_us * 2, 20'000)) {
+  // The wait ends at kLockWaitMs or at the invocation's deadline, whichever comes first: a lock held
+  // elsewhere must not keep a run past its deadline (SECURITY-CASES "Waits are bounded by the deadline").
+  const auto started = std::chrono::steady_clock::now();
+  const auto give_up = std::min(stop->deadline() - started,
+                                std::chrono::steady_clock::duration(std::chrono::milliseconds(kLockWaitMs))) +
+                       started;
+  for (int step_us = 100;; step_us = std::min(step_us * 2, 20'000)) {
     if (flock(lock.get(), LOCK_EX | LOCK_NB) == 0) break;
     if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) return errno_error(errno, call);
-    if (waited_us >= kLockWaitMs * 1000) {
+    const auto now = std::chrono::steady_clock::now();
+    if (stop->stop_requested())
+      return fail(ErrorCode::Timeout, call,
+                  "the workspace is busy (another invocation of this skill holds it) and this invocation "
+                  "reached its deadline or a limit while waiting; nothing was changed");
+    if (now >= give_up) {
       return fail(ErrorCode::Timeout, call,
                   "the workspace is busy: another invocation of this skill held it for more than " +
                       std::to_string(kLockWaitMs / 1000) + " s");
     }
-    const timespec pause{0, static_cast<long>(step_us) * 1000};
+    const auto pause_ns = std::min<int64_t>(
+        int64_t{step_us} * 1000, std::chrono::duration_cast<std::chrono::nanoseconds>(give_up - now).count());
+    const timespec pause{0, static_cast<long>(std::max<int64_t>(pause_ns, 1000))};
     nanosleep(&pause, nullptr);
   }
   locked = true;
@@ -111,9 +135,13 @@ Result<void, ErrorReply> Workspace::Impl::acquire(const Call& call) {
   uint64_t current = 0;
   if (pread(lock.get(), &current, sizeof current, 0) != static_cast<ssize_t>(sizeof current)) current = 0;
   if (!usage || current == 0 || current != token) {
-    ScanVisitor scan;
+    ScanVisitor scan(*stop);
     if (int err = walk_tree(root.get(), scan)) {
       release();
+      if (err == ECANCELED)
+        return fail(
+            ErrorCode::Timeout, call,
+            "stopped: the invocation reached a limit while counting the workspace; nothing was changed");
       return fail(ErrorCode::IoError, call,
                   "the workspace could not be scanned (" + base::errno_text(err) + ")");
     }

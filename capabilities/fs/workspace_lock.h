@@ -49,6 +49,7 @@ struct Workspace::Impl {
   std::string skill_id;
   FsPolicy policy;
   const bus::StopToken* stop = &bus::StopToken::never();  // the invocation's (Workspace's constructor)
+  bus::MemoryBudget* memory = nullptr;                    // the invocation's; null: nothing counted
 
   base::UniqueFd root;                      // the workspace directory, opened once
   base::UniqueFd lock;                      // workspace.lock, when the mode permits writing

@@ -109,6 +109,10 @@ struct Transfer {
   size_t response_header_bytes = 0;
   bool headers_done = false;
   bus::Bytes response_body;
+  // Host memory of the invocation's budget (bus/memory_budget.h): the request's payload (charged by the
+  // Endpoint), and the response's headers and body capacity, reserved before each grows.
+  bus::HostBytes request_held;
+  bus::HostBytes response_held;
 
   [[nodiscard]] const std::string* response_header(std::string_view lname) const {
     const std::string* found = nullptr;
@@ -123,7 +127,41 @@ struct Transfer {
     response_headers.clear();
     response_header_bytes = 0;
     headers_done = false;
-    response_body.clear();
+    bus::Bytes().swap(response_body);  // frees the capacity its reservation counted
+    response_held.reset();
+  }
+
+  ErrorReply memory_refusal(const char* what, uint64_t n) const {
+    return error(ErrorCode::PayloadTooLarge, std::string("the response ") + what + " of " + url.display() +
+                                                 " was cut off: " + response_held.budget()->refusal(n));
+  }
+
+  // Makes room for `need` body bytes in all, reserving the new capacity before the vector grows: while
+  // it moves, the old and the new block both exist, and both are counted. Growth doubles (so a body
+  // costs amortised O(1) per byte), capped at the policy's max_response_bytes; near the memory limit
+  // it falls back to exactly `need`. False (abort_reason set) when even that does not fit.
+  bool reserve_body(uint64_t need) {
+    const uint64_t cap = response_body.capacity();
+    if (need <= cap) return true;
+    constexpr uint64_t kFirstBlock = uint64_t{64} * 1024;
+    uint64_t next = std::max<uint64_t>(need, cap < kFirstBlock ? kFirstBlock : cap * 2);
+    next = std::min<uint64_t>(next, std::max<uint64_t>(need, policy->max_response_bytes));
+    if (!response_held.grow(next)) {
+      next = need;
+      if (!response_held.grow(next)) {
+        abort_reason = memory_refusal("body", next);
+        return false;
+      }
+    }
+    try {
+      response_body.reserve(static_cast<size_t>(next));
+    } catch (...) {
+      response_held.shrink(next);
+      abort_reason = error(ErrorCode::IoError, "out of memory while reading the response body");
+      return false;
+    }
+    response_held.shrink(cap);  // the old block is gone
+    return true;
   }
 
   // ---- libcurl callbacks (run on the I/O thread, inside curl_multi_perform) ------------------------
@@ -195,6 +233,7 @@ struct Transfer {
                                                 " bytes (permissions.http.max_response_bytes)");
       return 0;  // short write: libcurl aborts the transfer right here
     }
+    if (!t->reserve_body(t->response_body.size() + n)) return 0;
     try {
       t->response_body.insert(t->response_body.end(), reinterpret_cast<const uint8_t*>(data),
                               reinterpret_cast<const uint8_t*>(data) + n);
@@ -223,6 +262,10 @@ struct Transfer {
     if (response_header_bytes > kMaxResponseHeaderBytes) {
       abort_reason = error(ErrorCode::PayloadTooLarge,
                            "response headers exceed " + std::to_string(kMaxResponseHeaderBytes) + " bytes");
+      return false;
+    }
+    if (!response_held.grow(line.size())) {  // kept (parsed) until the reply is freed
+      abort_reason = memory_refusal("headers", line.size());
       return false;
     }
     if (headers_done) return true;  // trailers after a chunked body: not exposed
@@ -276,6 +319,9 @@ struct Transfer {
                                                   " bytes (permissions.http.max_response_bytes)");
         return false;
       }
+      // A declared body is reserved whole before the first byte arrives: one that cannot fit the
+      // invocation's memory is refused at once instead of after most of it was read.
+      if (digits && !reserve_body(declared)) return false;
     }
     return true;
   }
@@ -287,8 +333,9 @@ struct Transfer {
 
 struct HttpCapability::Impl {
   Impl(HttpPolicy p, std::filesystem::path ca, bus::CompletionSink& s, bus::BusCounters& c, HttpTuning t,
-       const bus::StopToken& st)
-      : policy(std::move(p)),
+       const bus::StopToken& st, bus::MemoryBudget* budget)
+      : memory(budget),
+        policy(std::move(p)),
         extra_ca_file(std::move(ca)),
         sink(s),
         counters(c),
@@ -302,6 +349,7 @@ struct HttpCapability::Impl {
     max_concurrent = std::max<uint32_t>(1, policy.max_concurrent);
   }
 
+  bus::MemoryBudget* const memory;  // the invocation's; null: nothing counted
   const HttpPolicy policy;
   const std::filesystem::path extra_ca_file;
   bus::CompletionSink& sink;
@@ -332,7 +380,7 @@ struct HttpCapability::Impl {
   bool ca_failed = false;
   std::string ca_blob;
 
-  std::optional<bus::Reply> start(uint64_t id, bus::HttpRequest request);
+  std::optional<bus::Reply> start(uint64_t id, bus::HttpRequest request, bus::HostBytes held);
   void cancel_all();
   void run();
   void begin_hop(Transfer& t);
@@ -346,7 +394,8 @@ struct HttpCapability::Impl {
   void load_ca();
 };
 
-std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequest request) {
+std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequest request,
+                                                      bus::HostBytes held) {
   {
     std::lock_guard lock(mu);
     if (ended) return error(ErrorCode::NetworkError, "the invocation has ended; no new requests can start");
@@ -393,6 +442,8 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
   t->body = std::move(request.body);
   t->timeout_ms = std::min(request.timeout_ms.value_or(policy.timeout_ms), policy.timeout_ms);
   t->url = std::move(url);
+  t->request_held = std::move(held);
+  t->response_held = bus::HostBytes(memory);
 
   std::lock_guard lock(mu);
   if (ended) return error(ErrorCode::NetworkError, "the invocation has ended; no new requests can start");
@@ -674,6 +725,7 @@ void HttpCapability::Impl::finish_hop(Transfer& t, CURLcode code) {
     reply.headers = std::move(t.response_headers);
     reply.body = std::move(t.response_body);
     reply.url = t.url.text();
+    reply.held = std::move(t.response_held);  // the body stays counted until the reply is freed
     complete(t, std::move(reply));
   } else if (!t.connect_refusal.empty() && !t.connected) {
     complete(t, Transfer::refusal(t, t.connect_refusal));
@@ -759,16 +811,16 @@ void HttpCapability::Impl::complete(Transfer& t, bus::Reply reply) {
 
 HttpCapability::HttpCapability(HttpPolicy policy, std::filesystem::path extra_ca_file,
                                bus::CompletionSink& sink, bus::BusCounters& counters, HttpTuning tuning,
-                               const bus::StopToken& stop)
+                               const bus::StopToken& stop, bus::MemoryBudget* memory)
     : impl_(std::make_unique<Impl>(std::move(policy), std::move(extra_ca_file), sink, counters,
-                                   std::move(tuning), stop)) {}
+                                   std::move(tuning), stop, memory)) {}
 
 HttpCapability::~HttpCapability() {
   cancel_all();
 }
 
-std::optional<bus::Reply> HttpCapability::start(uint64_t id, bus::HttpRequest request) {
-  return impl_->start(id, std::move(request));
+std::optional<bus::Reply> HttpCapability::start(uint64_t id, bus::HttpRequest request, bus::HostBytes held) {
+  return impl_->start(id, std::move(request), std::move(held));
 }
 
 void HttpCapability::cancel_all() {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bus/endpoint.h"
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
 #include "skillbox/policy.h"
@@ -59,9 +60,13 @@ class HttpCapability {
   /// `stop` (must outlive this object): once it is requested, every transfer in flight is aborted
   /// (its connection closed) and every waiting request fails with Timeout; the I/O thread wakes at
   /// the token's deadline for that, so a transfer does not outlive the invocation's deadline.
+  /// `memory` (may be null: nothing counted; must outlive this object) is the invocation's memory
+  /// budget (bus/memory_budget.h): response headers and body are reserved there before they grow (a
+  /// declared Content-Length at once), and a response that does not fit fails with PayloadTooLarge
+  /// naming limits.memory_mb; the reply holds its reservation until it is freed.
   HttpCapability(HttpPolicy policy, std::filesystem::path extra_ca_file, bus::CompletionSink& sink,
                  bus::BusCounters& counters, HttpTuning tuning = {},
-                 const bus::StopToken& stop = bus::StopToken::never());
+                 const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* memory = nullptr);
   ~HttpCapability();  // cancel_all()
   HttpCapability(const HttpCapability&) = delete;
   HttpCapability& operator=(const HttpCapability&) = delete;
@@ -70,7 +75,8 @@ class HttpCapability {
   /// std::nullopt and the reply arrives through sink.complete(id, ...). At most
   /// `policy.max_concurrent` requests are in flight at once; further ones wait in FIFO order. The
   /// total timeout of a request starts when it leaves that queue and covers all redirect hops.
-  std::optional<bus::Reply> start(uint64_t id, bus::HttpRequest request);
+  /// `held`: the request's payload as counted by the Endpoint; kept until the transfer ends.
+  std::optional<bus::Reply> start(uint64_t id, bus::HttpRequest request, bus::HostBytes held = {});
 
   /// Aborts every pending and queued request, closes their connections and stops the I/O thread.
   /// When it returns no sink.complete() call is running or will ever be made; later start() calls

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "base/utf8.h"
+
 namespace skillbox::capabilities::http {
 namespace {
 
@@ -96,6 +98,11 @@ Result<std::vector<Header>, ErrorReply> check_request_headers(const std::vector<
         return invalid("request header \"" + name +
                        "\" contains a control character (CR, LF, NUL, ...) at offset " + std::to_string(i));
     }
+    // Text that leaves the sandbox is well-formed UTF-8: a lone surrogate of a JS string arrives as
+    // its 3-byte WTF-8 form, which no server should be sent as a header byte sequence.
+    if (!base::utf8::is_valid(raw_value))
+      return invalid("request header \"" + name +
+                     "\" is not valid UTF-8 (an unpaired surrogate?); send well-formed text");
     const size_t first = raw_value.find_first_not_of(" \t");
     const size_t last = raw_value.find_last_not_of(" \t");
     std::string value =

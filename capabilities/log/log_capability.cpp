@@ -1,6 +1,8 @@
 // capabilities/log/log_capability.cpp — escaping, per-message cap and per-run budget of skill output.
 #include "capabilities/log/log_capability.h"
 
+#include <algorithm>
+
 #include "base/escape.h"
 
 namespace skillbox::capabilities {
@@ -35,10 +37,25 @@ std::string LogCapability::budget_marker() {
          std::to_string(kMaxRunBytes) + " bytes); later output was dropped";
 }
 
+std::string LogCapability::memory_marker() {
+  return "[skillbox] log output stopped: the invocation's memory limit (limits.memory_mb) is reached; later "
+         "output was dropped";
+}
+
 bus::Reply LogCapability::handle(const bus::LogRequest& request) {
   if (exhausted_) return budget_error();
+  // Reserved before escaping (an escape is at most 6 bytes per input byte; the result is capped), and
+  // lowered to the escaped size after.
+  const uint64_t bound = std::min<uint64_t>(kMaxMessageBytes, uint64_t{request.text.size()} * 6);
+  if (!held_.grow(bound)) {
+    exhausted_ = true;
+    entries_.push_back({LogEntry::Level::warn, memory_marker()});
+    return budget_error();
+  }
   std::string message = escape_log_text(request.text);
+  held_.shrink(bound - std::min<uint64_t>(bound, message.size()));
   if (lines_ + 1 > kMaxRunLines || bytes_ + message.size() > kMaxRunBytes) {
+    held_.shrink(message.size());
     exhausted_ = true;
     entries_.push_back({LogEntry::Level::warn, budget_marker()});
     return budget_error();

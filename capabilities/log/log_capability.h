@@ -14,6 +14,9 @@
 //   first message that does not fit is replaced by ONE marker entry (level warn, budget_marker()); it
 //   and every later message are dropped and answered with ErrorReply QuotaExceeded, which tells the
 //   binding to stop formatting. The marker is the only entry past the budget.
+// - memory: the recorded text is held in host memory until the run ends, so it is reserved from the
+//   invocation's memory budget (bus/memory_budget.h). A message that does not fit ends the log like
+//   the run budget does, with a marker naming limits.memory_mb (the marker itself is not counted).
 // A new LogCapability (one per run, owned by the run's runner::HostEndpoint) starts with a fresh budget.
 #pragma once
 
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "bus/limits.h"
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "skillbox/skillbox.h"
 
@@ -30,6 +34,9 @@ namespace skillbox::capabilities {
 
 class LogCapability {
  public:
+  /// `memory` (may be null: not counted) is the invocation's memory budget; it must outlive this.
+  explicit LogCapability(bus::MemoryBudget* memory = nullptr) : held_(memory) {}
+
   /// One message after escaping, suffix included: the wire limit (bus/limits.h).
   static constexpr size_t kMaxMessageBytes = bus::kMaxLogMessageBytes;
   /// All messages of one run. 256 KiB bounds what a run adds to RunResult/JSON output and host
@@ -42,13 +49,18 @@ class LogCapability {
   static constexpr std::string_view kCutSuffix = "...[truncated]";
   /// The text of the single entry that replaces everything past the run's budget (names the limits).
   static std::string budget_marker();
+  /// The text of the entry that ends the log when the invocation's memory limit is reached.
+  static std::string memory_marker();
 
   /// Records `request` (escaped, capped) if it fits the run's budget: OkReply. Otherwise records the
   /// budget marker once and returns ErrorReply{QuotaExceeded} for this and every later request.
   bus::Reply handle(const bus::LogRequest& request);
 
   /// The entries recorded so far, moved out.
-  std::vector<LogEntry> take() { return std::move(entries_); }
+  std::vector<LogEntry> take() {
+    held_.reset();  // the caller holds them now (a RunResult, outside any invocation's budget)
+    return std::move(entries_);
+  }
   /// The entries recorded since the last take() (read by the host to stream them live).
   [[nodiscard]] const std::vector<LogEntry>& entries() const { return entries_; }
 
@@ -57,6 +69,7 @@ class LogCapability {
   size_t bytes_ = 0;
   size_t lines_ = 0;
   bool exhausted_ = false;
+  bus::HostBytes held_;  // the escaped text of entries_
 };
 
 /// Escapes `text` as described above (base::escape_text_capped, the one table of unsafe code points)

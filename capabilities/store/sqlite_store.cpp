@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <compare>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "base/errno_text.h"
 #include "base/escape.h"
@@ -175,7 +177,7 @@ StoreError sqlite_error(sqlite3* db, int rc, std::string_view doing) {
     case SQLITE_LOCKED:
       return make_error(StoreErrc::busy,
                         "the store database is busy: another process held its write lock "
-                        "for longer than the busy timeout while " +
+                        "for longer than the busy timeout (or until the invocation's deadline) while " +
                             std::string(doing) + "; try again");
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
@@ -385,6 +387,8 @@ struct StoreDatabase::Impl {
   sqlite3* db = nullptr;
   std::array<sqlite3_stmt*, kStmtCount> stmts{};
   int64_t busy_timeout_ms = 0;
+  std::chrono::steady_clock::time_point wait_until = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point busy_since;  // start of the current busy wait
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -568,7 +572,9 @@ Result<void, StoreError> check_value(std::string_view value_json, const StorePol
                                                      " bytes of JSON (limit is " +
                                                      std::to_string(policy.max_value_bytes) + " bytes)");
   if (!nlohmann::json::accept(value_json))
-    return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
+    return make_error(StoreErrc::invalid_argument,
+                      "store value is not valid JSON text, or holds a string with an unpaired surrogate "
+                      "(\\ud800-\\udfff), which is not stored; store well-formed strings");
   return {};
 }
 
@@ -592,6 +598,23 @@ uint64_t entry_cost(std::string_view key, uint64_t value_bytes) {
   return key.size() + value_bytes + kStoreEntryOverheadBytes;
 }
 
+// The busy handler of connections opened with a wait_until: sleeps with backoff (100 us doubling to
+// 20 ms) until busy_timeout has passed since the wait began or wait_until comes, then gives up
+// (SQLITE_BUSY). `count` is 0 at the first call of each wait.
+int busy_wait(void* p, int count) {
+  auto* impl = static_cast<StoreDatabase::Impl*>(p);
+  const auto now = std::chrono::steady_clock::now();
+  if (count == 0) impl->busy_since = now;
+  const auto give_up =
+      std::min(impl->wait_until - impl->busy_since,
+               std::chrono::steady_clock::duration(std::chrono::milliseconds(impl->busy_timeout_ms))) +
+      impl->busy_since;
+  if (now >= give_up) return 0;
+  const auto step = std::chrono::microseconds(std::min(20'000, 100 << std::min(count, 8)));
+  std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(step, give_up - now));
+  return 1;
+}
+
 // Opens `file` (which must exist) and applies the per-connection settings. Reads nothing yet.
 StoreResult<std::shared_ptr<Impl>> connect(const std::filesystem::path& file,
                                            const StoreOpenOptions& options) {
@@ -604,7 +627,14 @@ StoreResult<std::shared_ptr<Impl>> connect(const std::filesystem::path& file,
     return sqlite_error(impl->db, rc, "opening the store database");
   }
   impl->busy_timeout_ms = options.busy_timeout.count();
-  sqlite3_busy_timeout(impl->db, static_cast<int>(std::min<int64_t>(impl->busy_timeout_ms, INT32_MAX)));
+  impl->wait_until = options.wait_until;
+  if (impl->wait_until == std::chrono::steady_clock::time_point::max()) {
+    sqlite3_busy_timeout(impl->db, static_cast<int>(std::min<int64_t>(impl->busy_timeout_ms, INT32_MAX)));
+  } else {
+    // SQLite's own handler only knows a duration; this one also stops at wait_until (an invocation's
+    // deadline): a write lock held elsewhere must not keep a run past its deadline.
+    sqlite3_busy_handler(impl->db, &busy_wait, impl.get());
+  }
   // Defensive mode: no writable_schema or other ways of corrupting the file through SQL. Untrusted
   // schema: a tampered file cannot make triggers or views call functions with side effects.
   sqlite3_db_config(impl->db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);

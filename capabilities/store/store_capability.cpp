@@ -31,13 +31,17 @@ struct StoreCapability::Impl {
   std::filesystem::path data_dir;
   std::string skill_id;
   StorePolicy policy;
+  const bus::StopToken* stop = &bus::StopToken::never();
+  bus::MemoryBudget* memory = nullptr;
   std::optional<SkillStore> store;
 
   // The skill's view of the database, opened on first use. A failed open is not remembered: the next
   // request tries again (the failure may have been a busy lock).
   StoreResult<SkillStore*> open() {
     if (!store) {
-      auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir));
+      StoreOpenOptions options;
+      options.wait_until = stop->deadline();
+      auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir), options);
       if (!db) return db.error();
       auto view = db->skill(skill_id, policy);  // keeps the connection alive
       if (!view) return view.error();
@@ -47,8 +51,10 @@ struct StoreCapability::Impl {
   }
 };
 
-StoreCapability::StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy)
-    : impl_(std::make_unique<Impl>(Impl{std::move(data_dir), std::move(skill_id), policy, std::nullopt})) {}
+StoreCapability::StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy,
+                                 const bus::StopToken& stop, bus::MemoryBudget* memory)
+    : impl_(std::make_unique<Impl>(
+          Impl{std::move(data_dir), std::move(skill_id), policy, &stop, memory, std::nullopt})) {}
 
 StoreCapability::~StoreCapability() = default;
 
@@ -57,7 +63,15 @@ bus::Reply StoreCapability::handle(const bus::StoreGetRequest& r) {
   if (!s) return to_reply(s.error());
   auto value = (*s)->get(r.key);
   if (!value) return to_reply(value.error());
-  return bus::OptionalStringReply{std::move(*value)};
+  // The value (at most max_value_bytes) is held until the skill has it: counted from here, and
+  // refused when it does not fit the invocation's memory limit.
+  bus::HostBytes held(impl_->memory);
+  const uint64_t size = value->has_value() ? (*value)->size() : 0;
+  if (!held.charge(size))
+    return bus::ErrorReply{
+        bus::ErrorCode::PayloadTooLarge,
+        "store.get: the value is " + std::to_string(size) + " bytes: " + impl_->memory->refusal(size)};
+  return bus::OptionalStringReply{std::move(*value), std::move(held)};
 }
 
 bus::Reply StoreCapability::handle(const bus::StoreSetRequest& r) {

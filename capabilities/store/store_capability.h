@@ -5,7 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "bus/memory_budget.h"
 #include "bus/messages.h"
+#include "bus/stop_token.h"
 #include "skillbox/policy.h"
 
 namespace skillbox::capabilities {
@@ -21,7 +23,12 @@ namespace skillbox::capabilities {
 /// skillbox, or unwritable). Messages never contain host paths.
 class StoreCapability {
  public:
-  StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy);
+  /// `stop` (must outlive this) bounds SQLite's busy wait: no store call waits for a write lock past
+  /// the invocation's deadline (Timeout). `memory` (may be null: nothing counted) is the invocation's
+  /// memory budget: a value read or written is counted there while it is held, and one that does not
+  /// fit is refused with PayloadTooLarge.
+  StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy,
+                  const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* memory = nullptr);
   ~StoreCapability();
   StoreCapability(const StoreCapability&) = delete;
   StoreCapability& operator=(const StoreCapability&) = delete;

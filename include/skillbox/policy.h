@@ -149,12 +149,57 @@ struct StorePolicy {
   static constexpr uint64_t kMaxKeyBytes = 512;
 };
 
+/// `permissions.db`: the skill's own SQLite database (OpenHuman bundles' `db`, docs/openhuman.md).
+/// The file is DATA/skills/<id>/db.sqlite, never in the workspace.
+struct DbPolicy {
+  /// Largest size of the database file (SQLite `max_page_count`); a write beyond it fails with
+  /// QuotaExceeded. Default 4 MiB.
+  uint64_t quota_bytes = 4ull * 1024 * 1024;
+};
+
 /// Everything a skill is permitted to do.
 struct Policy {
   FsPolicy fs;
   HttpPolicy http;
   std::vector<std::string> env;  // names `env.get` may read
   StorePolicy store;
+  DbPolicy db;
+};
+
+/// Which kind of folder a Skill was loaded from.
+enum class SkillFormat : uint8_t {
+  skillbox,   // skill.json + an ES module or script calling the v1 API
+  openhuman,  // an OpenHuman bundle: manifest.json + index.js (docs/openhuman.md)
+};
+
+/// One `setup.auth.modes[i]` (or the `setup.oauth` form, as a mode of type "managed") of an OpenHuman
+/// manifest: what the bundle asks the operator for. Informational: nothing here grants anything.
+struct BundleSetupMode {
+  std::string type;  // "managed", "self_hosted" or "text"
+  std::string label;
+  std::string provider;                  // managed
+  std::vector<std::string> scopes;       // managed
+  std::string api_base_url;              // managed: apiBaseUrl
+  std::vector<std::string> field_names;  // self_hosted: fields[].name
+};
+
+/// What an OpenHuman manifest.json says beyond id/name/version/entry (docs/openhuman.md). Plain values.
+struct BundleManifest {
+  std::string description;
+  std::string runtime;                 // "quickjs", "v8" or empty
+  std::vector<std::string> platforms;  // as listed
+  std::vector<std::string> env;        // names the bundle asks for; granted only by the operator
+  std::string skill_type;
+  bool auto_start = false;
+  std::optional<uint64_t> memory_limit_mb;  // applied as a lowering of limits.memory_mb
+  bool setup_required = false;
+  std::string setup_label;
+  std::vector<BundleSetupMode> setup_modes;
+  /// Keys OpenHuman ignored and skillbox ignores too, as key paths ("foo", "setup.bar"); `check`
+  /// lists them.
+  std::vector<std::string> unknown_keys;
+  /// True when a skill.json beside manifest.json supplied the operator's limits and permissions.
+  bool has_grants = false;
 };
 
 /// The validated manifest.
@@ -165,6 +210,9 @@ struct Manifest {
   std::string entry;    // entry file, relative to the skill folder
   Limits limits;
   Policy permissions;
+  SkillFormat format = SkillFormat::skillbox;
+  /// Set when format == openhuman.
+  std::optional<BundleManifest> bundle;
 };
 
 }  // namespace skillbox

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "skillbox/credentials.h"
 #include "skillbox/policy.h"
 #include "skillbox/result.h"
 #include "skillbox/version.h"
@@ -52,13 +53,22 @@ enum class Outcome : uint8_t {
 /// Process exit code of an outcome, per docs/architecture.md "Contracts".
 [[nodiscard]] int exit_code(Outcome outcome);
 
+/// How Skill::load treats a folder.
+struct SkillLoadOptions {
+  /// The skill's id, chosen by the embedder instead of the manifest's `id` (which must still be a
+  /// valid manifest). Empty: the manifest's. Must follow the id rule of docs/manifest.md. Either way
+  /// the id is bound to the folder by the rule of docs/manifest.md "Identity".
+  std::string id;
+};
+
 /// A loaded, validated skill: its folder and manifest. Cheap to copy.
 class Skill {
  public:
   /// Reads `dir/skill.json`, validates the whole schema (docs/manifest.md) and checks that the entry
   /// file exists inside `dir`. Errors name the key path and what was expected, e.g.
-  /// "skill.json: limits.memory_mb: expected an integer between 1 and 4096, got \"lots\"".
-  static Result<Skill> load(const std::filesystem::path& dir);
+  /// "skill.json: limits.memory_mb: expected an integer between 1 and 4096, got \"lots\"". With
+  /// `options.id` set, manifest().id is that id (an invalid one is an error naming the rule).
+  static Result<Skill> load(const std::filesystem::path& dir, const SkillLoadOptions& options = {});
 
   /// Validates manifest JSON text without touching the disk (used by tests and embedders).
   static Result<Manifest> parse_manifest(std::string_view json_text);
@@ -74,12 +84,18 @@ class Skill {
   Manifest manifest_;
 };
 
+/// Loads a skill folder of either format: an OpenHuman bundle when the folder holds manifest.json
+/// (docs/openhuman.md "Loading a bundle": a skill.json beside it holds only the operator's `limits`
+/// and `permissions`), else a skillbox skill through Skill::load. Errors name the file and key.
+Result<Skill> load_skill(const std::filesystem::path& dir);
+
 /// Resource use of one invocation (docs/architecture.md "Contracts").
 struct Usage {
   uint64_t wall_ms = 0;          // wall-clock time from runtime creation to disposal
   uint64_t cpu_ms = 0;           // CPU time of the thread that ran the skill
   uint64_t steps = 0;            // steps counted, see docs/limits.md
   uint64_t heap_peak_bytes = 0;  // peak bytes allocated by the runtime (our allocator)
+  uint64_t host_peak_bytes = 0;  // peak host buffers held for the run (docs/limits.md "Host memory")
   uint64_t host_calls = 0;       // requests sent on the bus (log, fs, http, store, env)
   uint64_t http_bytes_in = 0;    // response body bytes received (after decoding)
   uint64_t http_bytes_out = 0;   // request body bytes sent
@@ -102,6 +118,16 @@ struct LogEntry {
 };
 [[nodiscard]] std::string_view to_string(LogEntry::Level level);
 
+/// Something a skill reported that is neither a log line nor its result (OpenHuman bundles:
+/// `platform.notify`, `memory.insert`, `oauth.revoke`, the inert `cron` registrations; see
+/// docs/openhuman.md "Events"). In the order the skill made them.
+struct Event {
+  /// "notify", "memory.insert", "oauth.revoke", "cron.register" or "cron.unregister".
+  std::string type;
+  /// The event's fields as one JSON object (text), e.g. {"title":"t","body":"b"}.
+  std::string data_json;
+};
+
 /// The result of one invocation.
 struct RunResult {
   Outcome outcome = Outcome::internal;
@@ -110,6 +136,8 @@ struct RunResult {
   /// Set for every outcome except ok.
   std::optional<ErrorInfo> error;
   std::vector<LogEntry> logs;
+  /// Events of the run (see Event), also for outcomes other than ok.
+  std::vector<Event> events;
   Usage usage;
 };
 
@@ -128,6 +156,18 @@ struct HostOptions {
   /// its memory limit) allocated until its native call returns, so the default of 2 bounds that stray
   /// use to two cores while tolerating a rare abandoned run. Values below 1 count as 1.
   size_t max_abandoned_runs = 2;
+  /// Credentials of OpenHuman bundles by skill id (`--credentials FILE`, load_credentials_file()).
+  /// Secret values stay on the host side: the bundle sees placeholders, and the http capability puts
+  /// the real value into header values of requests to the hosts the credential is bound to
+  /// (docs/openhuman.md "Secrets").
+  std::map<std::string, SkillCredentials> credentials;
+  /// Origins mapped to others, for testing bundles that hard-code origins against local servers
+  /// (`--map-origin https://api.notion.com=http://127.0.0.1:8080`, docs/openhuman.md "Origin map"):
+  /// {from, to}, each "scheme://host[:port]". Policy (the allowlist, credential bindings) is checked
+  /// against the original URL; the request then goes to `to` with the same path and query, and the
+  /// connect-time address checks apply to `to` unless permissions.http.allow_private_addresses. Only
+  /// the operator sets these; a skill cannot.
+  std::vector<std::pair<std::string, std::string>> origin_map;
 };
 
 /// A point on the monotonic clock (std::chrono::steady_clock) of this process: comparable between the
@@ -244,14 +284,52 @@ struct CodeProblem {
 /// its own for the compile (8 MiB stack), so it may be called from any thread.
 [[nodiscard]] std::vector<CodeProblem> check_code(const Skill& skill);
 
+/// Checks one origin-map entry "FROM=TO" (HostOptions::origin_map) and returns it split, or why not.
+Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_view text);
+
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
 /// Empty only when none can be found (no $HOME and no password-database entry for the user).
 [[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
 
+/// Which skill folder owns a skill id in a data directory (docs/manifest.md "Identity"). The first
+/// invocation of an id binds it to its folder's canonical path; an invocation of the same id from any
+/// other folder then ends `invalid` (before any skill code or capability runs) until the id is rebound.
+struct SkillBinding {
+  std::string id;
+  std::filesystem::path dir;  // the owning folder, absolute and canonical; empty when `problem` is set
+  std::string problem;        // skill_bindings() only: why this id's owner cannot be read, else empty
+};
+
+/// Binds `id` to the folder `dir` (symbolic links resolved) in the data directory of `options`, as the
+/// first invocation would, unless the id already has an owner. Returns the binding when `dir` owns the
+/// id (now or already). Errors, with a message saying what to do: an invalid id, `dir` missing or not
+/// a folder, the id owned by another folder, a damaged owner file, an unwritable data directory.
+/// Concurrent first bindings (threads or processes) produce exactly one owner.
+[[nodiscard]] Result<SkillBinding> bind_skill(const HostOptions& options, std::string_view id,
+                                              const std::filesystem::path& dir);
+
+/// Makes the folder `dir` the owner of `id` in the data directory of `options`, replacing any owner
+/// (also a damaged owner file) atomically: what the operator does after moving a skill folder or to
+/// hand an id to another folder (`skillbox skills rebind`). The id's store, workspace and granted
+/// secrets then belong to `dir`; the previous folder is refused. Errors: an invalid id, `dir` missing
+/// or not a folder, an unwritable data directory.
+[[nodiscard]] Result<SkillBinding> rebind_skill(const HostOptions& options, std::string_view id,
+                                                const std::filesystem::path& dir);
+
+/// Every bound id of the data directory of `options`, sorted by id; an id whose owner file is damaged
+/// or unreadable is listed with `problem` set. No data directory yet: an empty list. Changes nothing.
+[[nodiscard]] Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options);
+
 /// One call of a skill's export.
+///
+/// For an OpenHuman bundle (SkillFormat::openhuman) the export name chooses what runs after the
+/// bundle, `init()` and `start({oauth, auth})`, and before `stop()` (docs/openhuman.md "Lifecycle"):
+/// "tool:NAME" runs that tool's execute(input), "hook:NAME" the hook NAME(input), "tools" lists the
+/// tools without calling any hook; an empty name reads the input as a sequence, a JSON array of
+/// {"tool": NAME, "args": ...} and {"hook": NAME, "args": ...}, run in order in one runtime.
 struct Invocation {
   Skill skill;
-  /// Export to call. Empty: `default`, then `run`.
+  /// Export to call. Empty: `default`, then `run`. For a bundle, see above.
   std::string export_name{};
   /// Input as JSON text, passed to the export parsed. Default `null`.
   std::string input_json = "null";

@@ -105,6 +105,9 @@ struct StoreOpenOptions {
   /// How long a statement waits for another connection's write lock before failing with
   /// StoreErrc::busy. Writes hold the lock for one short transaction, so waits are normally brief.
   std::chrono::milliseconds busy_timeout{5000};
+  /// No busy wait lasts past this instant (an invocation's deadline), whatever busy_timeout says: a
+  /// statement that would wait longer fails with StoreErrc::busy at that instant. max(): no such bound.
+  std::chrono::steady_clock::time_point wait_until = std::chrono::steady_clock::time_point::max();
   /// Create the file (and its directory, mode 0700) when it does not exist. An existing file is never
   /// created anew, truncated or "repaired".
   bool create = true;

@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -46,8 +49,10 @@ class FsBindingTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "skillbox-fsjs-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
-    runner_ =
-        std::make_unique<InProcessRunner>(HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}});
+    runner_ = std::make_unique<InProcessRunner>(
+        HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}});
+    skill_ = std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
+    skill_->manifest().id = "test-skill";
   }
   void TearDown() override {
     runner_.reset();
@@ -63,11 +68,19 @@ class FsBindingTest : public ::testing::Test {
   /// Runs `body` as the body of the skill's async default export (`input` in scope) with `policy`.
   RunResult run(const std::string& body, FsMode mode = FsMode::readwrite, FsPolicy policy = {},
                 const std::string& input = "null") {
-    TempSkill skill({{"index.js", "const fs = openhuman.fs;\nexport default async function (input) {\n" +
-                                      body + "\n}\n"}});
+    const std::string source =
+        "const fs = openhuman.fs;\nexport default async function (input) {\n" + body + "\n}\n";
+    // One skill folder per test (the data directory binds the id whose workspace ws() names to one
+    // folder, docs/manifest.md "Identity"); each run gets its own entry file and manifest copy, so
+    // concurrent runs share nothing but the folder.
+    const std::string entry = "run-" + std::to_string(next_entry_++) + ".js";
+    skill_->write(entry, source);
+    Manifest manifest = skill_->manifest();
+    manifest.entry = entry;
     policy.mode = mode;
-    skill.manifest().permissions.fs = policy;
-    return testing::run(*runner_, skill, input);
+    manifest.permissions.fs = policy;
+    return runner_->run(
+        {.skill = Skill(skill_->dir(), manifest), .export_name = "", .input_json = input, .overrides = {}});
   }
 
   /// Runs `body` and expects outcome ok with `value_json`.
@@ -87,6 +100,8 @@ class FsBindingTest : public ::testing::Test {
 
   fs::path root_;
   std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<TempSkill> skill_;  // id "test-skill", made in SetUp
+  std::atomic<unsigned> next_entry_{0};
 };
 
 // JS helper, prepended to snippets: the outcome of a promise as a short string.
@@ -505,6 +520,7 @@ TEST_F(FsBindingTest, NotesExampleKeepsNotesAcrossInvocations) {
   source << in.rdbuf();
   ASSERT_FALSE(source.str().empty());
   TempSkill skill({{"index.js", source.str()}});
+  skill.manifest().id = "test-skill";                        // the id ws() names
   skill.manifest().permissions.fs.mode = FsMode::readwrite;  // as examples/skills/notes/skill.json grants
   auto call = [&](const std::string& input) { return testing::run(*runner_, skill, input); };
 

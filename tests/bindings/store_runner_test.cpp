@@ -3,6 +3,9 @@
 // as errors or limits, and the next invocation is always normal.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "capabilities/store/store_test_util.h"
@@ -24,8 +27,15 @@ class StoreFromSkills : public ::testing::Test {
   /// Runs `body` as the default export of skill `id` (an async function body with `input`).
   RunResult run(const std::string& body, const std::string& id = "notes", StorePolicy policy = {},
                 const std::string& input = "null") {
-    TempSkill skill({{"index.js", "export default async function (input) {\n" + body + "\n}"}});
-    skill.manifest().id = id;
+    // One skill folder per id, rewritten for each run: the data directory binds an id to one folder
+    // (docs/manifest.md "Identity").
+    std::unique_ptr<TempSkill>& slot = skills_[id];
+    if (!slot) {
+      slot = std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
+      slot->manifest().id = id;
+    }
+    TempSkill& skill = *slot;
+    skill.write("index.js", "export default async function (input) {\n" + body + "\n}");
     skill.manifest().permissions.store = policy;
     skill.manifest().permissions.env = env_names_;
     InProcessRunner runner(options_);
@@ -47,6 +57,7 @@ class StoreFromSkills : public ::testing::Test {
   testing::TempDir data_;
   HostOptions options_;
   std::vector<std::string> env_names_;
+  std::map<std::string, std::unique_ptr<TempSkill>> skills_;
 };
 
 TEST_F(StoreFromSkills, ValuesPersistAcrossInvocations) {

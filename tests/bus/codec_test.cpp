@@ -61,6 +61,11 @@ std::vector<Request> sample_requests() {
       StoreDeleteRequest{"k"},
       StoreKeysRequest{""},
       EnvGetRequest{"WEATHER_API_KEY"},
+      EventRequest{"notify", R"({"title":"t\u0000","body":""})"},
+      DbRequest{DbOp::all, "SELECT * FROM t WHERE a = ?", "[1,\"x\",null]"},
+      DbRequest{DbOp::exec, "", "[]"},
+      CredentialRequest{CredentialKind::auth, true},
+      CredentialRequest{CredentialKind::oauth, false},
   };
 }
 
@@ -206,7 +211,7 @@ TEST(Codec, EnvelopeErrorsAreReported) {
   expect_request_error(raw(f), "request id");
   f = good_mkdir_frame();
   f[3] = std::variant_size_v<Request>;
-  expect_request_error(raw(f), "unknown tag 15");
+  expect_request_error(raw(f), "unknown tag " + std::to_string(std::variant_size_v<Request>));
   f[3] = std::numeric_limits<uint64_t>::max();
   expect_request_error(raw(f), "unknown tag");
   f = good_mkdir_frame();

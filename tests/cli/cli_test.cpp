@@ -192,12 +192,19 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
     std::string err;
   };
   const std::vector<Case> cases = {
-      {{}, "skillbox: a command is required: run, check, store\nRun 'skillbox --help' for usage.\n"},
+      {{},
+       "skillbox: a command is required: run, check, store, skills, tools, call, hook\nRun 'skillbox --help' "
+       "for "
+       "usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check, store\nRun 'skillbox --help' for "
+       "skillbox: unknown command \"frob\"; the commands are run, check, store, skills, tools, call, "
+       "hook\nRun "
+       "'skillbox --help' for "
        "usage.\n"},
       {{"--frob"},
-       "skillbox: unknown option \"--frob\"; give a command first: run, check, store\nRun 'skillbox --help' "
+       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, skills, tools, call, "
+       "hook\nRun "
+       "'skillbox --help' "
        "for "
        "usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},

@@ -3,10 +3,27 @@
 
 #include <string>
 
+#include "base/utf8.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
 namespace {
+
+// Found by fuzz/manifest.cpp: the JSON parser's message quotes the bytes it last read, and cuts a
+// multi-byte character where the syntax error starts, so the error carried half a UTF-8 sequence. The
+// text is valid UTF-8 (invalid text is refused before parsing); variants use 2-, 3- and 4-byte
+// characters where a value should start.
+TEST(ParseManifest, SyntaxErrorMessagesAreValidUtf8WhateverTheBytes) {
+  for (const std::string& text :
+       {std::string("{\"id\":\xde\x87{\n \"id\": \"w\"\"} "), std::string("{\"id\":\xc3\xa9}"),
+        std::string("{\"id\":\xe2\x82\xac}"), std::string("{\"id\":\xf0\x9f\x98\x80}")}) {
+    auto m = Skill::parse_manifest(text);
+    ASSERT_FALSE(m.ok());
+    EXPECT_TRUE(base::utf8::is_valid(m.error().message)) << m.error().message;
+    EXPECT_NE(m.error().message.find("skill.json: invalid JSON at line 1"), std::string::npos)
+        << m.error().message;
+  }
+}
 
 // ---- good manifests -------------------------------------------------------------------------------
 

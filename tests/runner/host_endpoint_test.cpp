@@ -26,9 +26,15 @@ struct ThrowsOnConversion {
 
 TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
   NoCompletions sink;
-  HostEndpoint endpoint(
-      InvocationContext{.skill_id = "test", .policy = {}, .data_dir = {}, .env = {}, .extra_ca_file = {}},
-      sink);
+  HostEndpoint endpoint(InvocationContext{.skill_id = "test",
+                                          .policy = {},
+                                          .data_dir = {},
+                                          .env = {},
+                                          .extra_ca_file = {},
+                                          .credentials = {},
+                                          .setup_modes = {},
+                                          .origin_map = {}},
+                        sink);
   bus::Request request = bus::LogRequest{bus::LogLevel::info, "x"};
   try {
     request.emplace<bus::EnvGetRequest>(ThrowsOnConversion{});

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +102,31 @@ TEST(InProcessRunner, NothingSurvivesFromOneInvocationToTheNext) {
     ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
     EXPECT_EQ(r.value_json, R"(["undefined","undefined"])");
   }
+}
+
+// The same with the runner's source cache serving the sources (runner/source_cache.h: files younger
+// than a second are always read again, so the skill ages first): only source text is cached, and each
+// run still gets a fresh runtime; an edit of the same size still takes effect on the next run.
+TEST(InProcessRunner, NothingSurvivesBetweenRunsServedFromTheSourceCache) {
+  InProcessRunner runner;
+  TempSkill skill(
+      {{"index.js",
+        "export default () => { const seen = [typeof globalThis.mark, typeof Array.prototype.mark];\n"
+        "  globalThis.mark = 1; Array.prototype.mark = 2; Object.prototype.polluted = 3;\n"
+        "  setTimeout(() => {}, 60000); return [1, seen]; }"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (int i = 0; i < 3; ++i) {
+    RunResult r = run(runner, skill);
+    ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+    EXPECT_EQ(r.value_json, R"([1,["undefined","undefined"]])");
+  }
+  skill.write("index.js",
+              "export default () => { const seen = [typeof globalThis.mark, typeof Array.prototype.mark];\n"
+              "  globalThis.mark = 1; Array.prototype.mark = 2; Object.prototype.polluted = 3;\n"
+              "  setTimeout(() => {}, 60000); return [2, seen]; }");
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"([2,["undefined","undefined"]])");
 }
 
 TEST(InProcessRunner, ManyRunnersCanLiveAndDieInOneProcess) {

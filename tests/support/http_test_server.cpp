@@ -490,6 +490,21 @@ bool HttpTestServer::Impl::handle(Conn& c, const Request& req) {
     wait_for_close(c);
     return false;
   }
+  if (p == "/stream") {  // N bytes of 's' with Content-Length, written 64 KiB at a time (never held whole)
+    const uint64_t n = std::stoull(q("n", "0"));
+    if (!c.write_all("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(n) + "\r\n\r\n", stopping))
+      return false;
+    const std::string block(size_t{64} * 1024, 's');
+    for (uint64_t left = n; left > 0;) {
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
+      if (!c.write_all(std::string_view(block).substr(0, k), stopping)) {
+        if (!stopping) bump(client_closes);
+        return false;
+      }
+      left -= k;
+    }
+    return false;  // closes the connection after the body
+  }
   if (p == "/forever") {
     if (!c.write_all("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", stopping)) return false;
     const std::string chunk = "4000\r\n" + std::string(0x4000, 'f') + "\r\n";

@@ -17,6 +17,7 @@
 //   /redirect?to=URL[&code=C]  C (default 302) with Location: URL (percent-decoded)
 //   /chain?n=K              K > 0: 302 to /chain?n=K-1; K == 0: 200 "end of chain"
 //   /declared?n=N           Content-Length: N, 10 bytes, then waits for the client to close
+//   /stream?n=N             N bytes of 's' with Content-Length, streamed (never held whole), then close
 //   /forever                chunked 16 KiB chunks until the client closes
 //   /gzip?n=N               Content-Encoding: gzip of N zero bytes (small on the wire)
 //   /drip?interval_ms=M     1 byte every M ms (Content-Length 1e6) until the client closes

@@ -1,0 +1,6 @@
+// expect: 196418
+// W3: fib(27), recursive, under the peer's limits.
+function fib(n) {
+  return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+return fib(27);

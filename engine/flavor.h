@@ -1,0 +1,35 @@
+// engine/flavor.h — a skill format other than v1's: its host API and how its entry is called.
+//
+// The engine knows one calling convention of its own (an ES module's or a script's export, called
+// with the input). A Flavor replaces that for another format: compat/ implements the OpenHuman bundle
+// lifecycle (evaluate the bundle, init, start, a tool or hook, stop). The Flavor runs inside the
+// Session: everything it installs reaches the host through the same Bridge and bus requests as the v1
+// API, so the same capabilities and policy serve it in-process and in worker mode. A Flavor is shared
+// by many invocations at once (const, no per-invocation state of its own): what it needs per context
+// it keeps in the `state` value the Session holds for it.
+#pragma once
+
+#include <quickjs.h>
+
+#include "bindings/owners.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::engine {
+
+class Flavor {
+ public:
+  virtual ~Flavor() = default;
+
+  /// Installs the flavor's API on `ctx` after the v1 host API and the timers, before the entry runs.
+  /// May keep a value for call() in `state`. Returns false with an exception pending on failure.
+  [[nodiscard]] virtual bool install(JSContext* ctx, const Invocation& invocation,
+                                     bindings::Value& state) const = 0;
+
+  /// Called once the entry (a classic script) has run, instead of looking up an export. Returns the
+  /// value or promise whose settlement ends the run (like an export's return value), or JS_EXCEPTION
+  /// with an exception pending. `input` is the invocation's parsed input.
+  [[nodiscard]] virtual JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state,
+                                     JSValueConst input) const = 0;
+};
+
+}  // namespace skillbox::engine

@@ -1,0 +1,1 @@
+export default function (input) { return { greeting: "hi " + JSON.stringify(input) }; }

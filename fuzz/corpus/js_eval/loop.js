@@ -1,0 +1,1 @@
+export default function () { let s = 0; for (;;) s++; }

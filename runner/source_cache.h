@@ -1,0 +1,77 @@
+// runner/source_cache.h — a runner's cache of skill sources, revalidated by stat before every use.
+//
+// Reading a skill's sources (runner/skill_reader.h) opens, checks and reads every candidate file and
+// lists every folder: for a small skill that is a good part of a trivial invocation. The cache keeps
+// what one read returned together with the stamps of everything it depended on (device, inode, size,
+// mode, mtime and ctime of the folder, each folder walked, each file read, each refused name); the
+// next invocation of the same skill stats those paths again and uses the cached sources only if every
+// stamp is unchanged, so an edited, added, removed or renamed file takes effect on the next run.
+//
+// Timestamps are coarse (a file system clock tick can hold two writes of the same size), so a read
+// whose stamps are younger than kRacyWindow when it was made is never trusted: like git's "racily
+// clean" index entries, it is read again until the files have been quiet for that long.
+//
+// Only the host's own reads are cached, as text handed to the engine to compile; no JS value, heap or
+// runtime state is kept (a fresh runtime still compiles the sources on every invocation).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "bus/skill_sources.h"
+#include "runner/skill_reader.h"
+#include "skillbox/result.h"
+
+namespace skillbox::runner {
+
+class SourceCache {
+ public:
+  /// Reads younger than this (by the stamps' mtime and ctime) are not trusted; see the file comment.
+  static constexpr std::chrono::milliseconds kRacyWindow{1000};
+  /// Most skills kept; the oldest entry is dropped beyond it.
+  static constexpr size_t kMaxSkills = 64;
+  /// Most source bytes kept, all skills together (a skill may hold up to kMaxSourceTotalBytes).
+  static constexpr uint64_t kMaxBytes = 64ull * 1024 * 1024;
+
+  /// `racy_window`: kRacyWindow, or shorter in tests that change sizes or inodes only.
+  explicit SourceCache(std::chrono::milliseconds racy_window = kRacyWindow,
+                       Openat2Fn openat2 = &system_openat2)
+      : racy_window_(racy_window), openat2_(openat2) {}
+
+  /// read_skill_sources(dir, entry, max_file_bytes), from the cache when every stamp of the cached
+  /// read is unchanged. Errors are never cached. Thread-safe.
+  [[nodiscard]] Result<bus::SkillSources> read(const std::filesystem::path& dir, std::string_view entry,
+                                               uint64_t max_file_bytes);
+
+  /// Reads served from the cache so far (diagnostics, benchmarks).
+  [[nodiscard]] uint64_t hits() const;
+
+ private:
+  using Key = std::tuple<std::string, std::string, uint64_t>;  // folder, entry, per-file cap
+  struct Entry {
+    std::shared_ptr<const bus::SkillSources> sources;
+    std::vector<SourceStamp> stamps;
+    int64_t read_at_ns = 0;  // CLOCK_REALTIME when the read started (the file system's clock)
+    uint64_t bytes = 0;
+    uint64_t sequence = 0;  // insertion order, for eviction
+  };
+
+  std::chrono::milliseconds racy_window_;
+  Openat2Fn openat2_;
+  mutable std::mutex mutex_;
+  std::map<Key, Entry> entries_;  // guarded by mutex_
+  uint64_t bytes_ = 0;            // guarded by mutex_
+  uint64_t next_sequence_ = 0;    // guarded by mutex_
+  uint64_t hits_ = 0;             // guarded by mutex_
+};
+
+}  // namespace skillbox::runner
