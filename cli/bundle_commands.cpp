@@ -141,8 +141,7 @@ int run_bundle(const BundleOptions& o) {
     } else {
       emit(stdout, run_result_value(result));
     }
-    const Limits effective = invocation.overrides.apply(skill->manifest().limits);
-    emit(stderr, run_result_report(result, effective));
+    emit(stderr, run_result_report(result, effective_limits(skill->manifest().limits, invocation.overrides)));
   }
   return exit_code(result.outcome);
 }

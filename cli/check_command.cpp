@@ -59,7 +59,8 @@ std::string where(const CodeProblem& p) {
 
 int check_skill(const CheckOptions& o) {
   Result<Skill> skill = load_skill(o.dir);
-  std::vector<CodeProblem> problems;
+  CodeCheck code;
+  std::vector<CodeProblem>& problems = code.problems;
   std::vector<std::string> warnings;
   std::string ts_note;
   if (skill) {
@@ -73,7 +74,7 @@ int check_skill(const CheckOptions& o) {
                 "and set \"entry\" to the .js file";
       problems.push_back({entry, 0, ts_note});
     } else {
-      problems = check_code(*skill);
+      code = check_code(*skill);
     }
     warnings = warnings_of(*skill);
   }
@@ -88,6 +89,9 @@ int check_skill(const CheckOptions& o) {
       for (const CodeProblem& p : problems)
         list.push_back({{"file", p.file}, {"line", p.line}, {"message", p.message}});
       out["problems"] = std::move(list);
+      // A module's export names; null for a classic script (its exports are known only when it runs).
+      out["exports"] = code.entry_is_module && problems.empty() ? nlohmann::ordered_json(code.exports)
+                                                                : nlohmann::ordered_json(nullptr);
       out["warnings"] = warnings;
       if (!problems.empty()) out["error"] = where(problems.front()) + ": " + problems.front().message;
       if (skill->manifest().bundle) out["bundle"] = bundle_report_json(*skill);
@@ -104,7 +108,7 @@ int check_skill(const CheckOptions& o) {
     }
     emit(stderr, "invalid: the skill's code does not compile or load; fix the problems above\n");
   } else {
-    emit(stdout, skill_report(*skill));
+    emit(stdout, skill_report(*skill, &code));
     if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
   }
   if (!o.json)
@@ -118,12 +122,13 @@ void add_check_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<CheckOptions>();
   CLI::App* check = app.add_subcommand(
       "check",
-      "Validate a skill: its manifest, and that its code compiles and its imports resolve (nothing runs).");
+      "Validate a skill: its manifest, and that its code compiles and its imports resolve (nothing runs); "
+      "list its exports.");
   check->add_option("DIR", o->dir, "Skill folder (the one that holds skill.json)")->required()->type_name("");
   check->add_flag(
       "--json", o->json,
-      "Print {valid, dir, manifest, problems, warnings} or {valid, error} as JSON; manifest is a complete "
-      "skill.json");
+      "Print {valid, dir, manifest, problems, exports, warnings} or {valid, error} as JSON; manifest is a "
+      "complete skill.json");
   check->footer("Exit codes: 0 the skill is valid, 2 it is not (every problem is listed, one per line).");
   check->callback([o, &status] { status.exit_code = check_skill(*o); });
 }

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <charconv>
+#include <optional>
 #include <system_error>
 
 #include "base/escape.h"
@@ -34,20 +35,21 @@ std::string approx_bytes(uint64_t bytes) {
   return std::string(buf.data(), end) + unit;
 }
 
-/// The limit behind a limit outcome, in the words of the manifest key that sets it.
-std::string limit_explanation(Outcome outcome, const Limits& limits) {
+/// The limit behind a limit outcome, and where it was set.
+std::string limit_explanation(Outcome outcome, const EffectiveLimits& e) {
+  const Limits& limits = e.limits;
   switch (outcome) {
     case Outcome::memory_limit:
-      return "the skill reached its heap limit of " + exact_bytes(limits.memory_bytes) +
-             " (limits.memory_mb in skill.json)";
+      return "the skill reached its heap limit of " + exact_bytes(limits.memory_bytes) + " (" +
+             e.memory_source + ")";
     case Outcome::step_limit:
-      return "the skill used up its " + std::to_string(limits.steps) + " steps (limits.steps in skill.json)";
+      return "the skill used up its " + std::to_string(limits.steps) + " steps (" + e.steps_source + ")";
     case Outcome::timeout:
-      return "the run passed its deadline of " + std::to_string(limits.timeout_ms) +
-             " ms (limits.timeout_ms in skill.json)";
+      return "the run passed its deadline of " + std::to_string(limits.timeout_ms) + " ms (" +
+             e.timeout_source + ")";
     case Outcome::stack_overflow:
-      return "the skill reached its stack limit of " + exact_bytes(limits.stack_bytes) +
-             " (limits.stack_kb in skill.json)";
+      return "the skill reached its stack limit of " + exact_bytes(limits.stack_bytes) + " (" +
+             e.stack_source + ")";
     case Outcome::crashed:
       return "the worker process running the skill died";
     case Outcome::internal:
@@ -57,6 +59,16 @@ std::string limit_explanation(Outcome outcome, const Limits& limits) {
     default:
       return {};
   }
+}
+
+/// Where one limit of a run came from: the flag when it lowered the skill's value, else skill.json.
+std::string limit_source(uint64_t effective, uint64_t manifest, uint64_t fallback,
+                         const std::optional<uint64_t>& flag, const std::string& flag_text, const char* key) {
+  if (flag && effective < manifest) return "`" + flag_text + "` on the command line";
+  if (manifest == fallback) {
+    return "the default for `limits." + std::string(key) + "`; set it in skill.json or lower it with a flag";
+  }
+  return "`limits." + std::string(key) + "` in skill.json";
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -174,7 +186,26 @@ std::string run_result_error(const RunResult& result) {
   return out;
 }
 
-std::string run_result_report(const RunResult& result, const Limits& limits) {
+EffectiveLimits effective_limits(const Limits& manifest, const LimitOverrides& flags) {
+  const Limits defaults;
+  EffectiveLimits e;
+  e.limits = flags.apply(manifest);
+  const Limits& l = e.limits;
+  e.memory_source =
+      limit_source(l.memory_bytes, manifest.memory_bytes, defaults.memory_bytes, flags.memory_bytes,
+                   "--memory-mb " + std::to_string(flags.memory_bytes.value_or(0) / kMiB), "memory_mb");
+  e.steps_source = limit_source(l.steps, manifest.steps, defaults.steps, flags.steps,
+                                "--steps " + std::to_string(flags.steps.value_or(0)), "steps");
+  e.stack_source =
+      limit_source(l.stack_bytes, manifest.stack_bytes, defaults.stack_bytes, flags.stack_bytes,
+                   "--stack-kb " + std::to_string(flags.stack_bytes.value_or(0) / kKiB), "stack_kb");
+  e.timeout_source =
+      limit_source(l.timeout_ms, manifest.timeout_ms, defaults.timeout_ms, flags.timeout_ms,
+                   "--timeout-ms " + std::to_string(flags.timeout_ms.value_or(0)), "timeout_ms");
+  return e;
+}
+
+std::string run_result_report(const RunResult& result, const EffectiveLimits& limits) {
   std::string out = run_result_error(result);
   out += "outcome: " + std::string(to_string(result.outcome)) + " (exit " +
          std::to_string(exit_code(result.outcome)) + ")";
@@ -228,7 +259,16 @@ json manifest_json(const Manifest& m) {
   return out;
 }
 
-std::string skill_report(const Skill& skill) {
+std::string exports_text(const CodeCheck& code) {
+  if (!code.entry_is_module)
+    return "(a classic script: the functions it defines at top level, known when it runs)";
+  if (code.exports.empty()) return "none (the module exports nothing `skillbox run --call` could call)";
+  std::string out;
+  for (const std::string& name : code.exports) out += (out.empty() ? "" : ", ") + base::escape_text(name);
+  return out;
+}
+
+std::string skill_report(const Skill& skill, const CodeCheck* code) {
   const Manifest& m = skill.manifest();
   const Limits& l = m.limits;
   const Policy& p = m.permissions;
@@ -236,6 +276,7 @@ std::string skill_report(const Skill& skill) {
   out += "skill    " + m.id + " " + base::escape_text(m.version) + " (" + base::escape_text(m.name) + ")\n";
   out += "folder   " + base::escape_text(skill.dir().string()) + "\n";
   out += "entry    " + base::escape_text(m.entry) + "\n";
+  if (code != nullptr) out += "exports  " + exports_text(*code) + "\n";
   out += "\nlimits\n";
   out += "  memory   " + exact_bytes(l.memory_bytes) + "\n";
   out += "  steps    " + std::to_string(l.steps) + "\n";

@@ -30,9 +30,25 @@ RunResult checked_result(RunResult result);
 /// The error part of run_result_report: "error: name [code]: message" and the stack; "" without error.
 [[nodiscard]] std::string run_result_error(const RunResult& result);
 
+/// The limits a run gets and, for each, where it came from, in words a user can act on:
+/// "`--timeout-ms 300` on the command line", "`limits.timeout_ms` in skill.json", "the default for
+/// `limits.timeout_ms` (skill.json does not lower or raise it)".
+struct EffectiveLimits {
+  Limits limits;
+  std::string memory_source;
+  std::string steps_source;
+  std::string stack_source;
+  std::string timeout_source;
+};
+
+/// The skill's limits (`manifest`) lowered by the command line's `flags`, with their sources. A flag
+/// above the skill's own limit does not apply, so the skill's limit is the source then.
+[[nodiscard]] EffectiveLimits effective_limits(const Limits& manifest, const LimitOverrides& flags);
+
 /// What ended the run, for stderr: the error (name [code]: message, then the stack), the outcome line
-/// (with the limit that was hit, from `limits`) and the usage line. Skill-controlled text is escaped.
-[[nodiscard]] std::string run_result_report(const RunResult& result, const Limits& limits);
+/// (with the limit that was hit and where it was set, from `limits`) and the usage line.
+/// Skill-controlled text is escaped.
+[[nodiscard]] std::string run_result_report(const RunResult& result, const EffectiveLimits& limits);
 
 /// The stdout part of a run's human output: the value as indented JSON (escaped for terminals, still
 /// valid JSON), or "" when the outcome is not ok.
@@ -42,8 +58,12 @@ RunResult checked_result(RunResult result);
 /// itself a valid skill.json).
 [[nodiscard]] nlohmann::ordered_json manifest_json(const Manifest& manifest);
 
-/// `skillbox check`'s human description of a skill: identity, limits, permissions.
-[[nodiscard]] std::string skill_report(const Skill& skill);
+/// `skillbox check`'s human description of a skill: identity, the entry's exports (when `code` is
+/// given), limits, permissions.
+[[nodiscard]] std::string skill_report(const Skill& skill, const CodeCheck* code = nullptr);
+
+/// The entry's exports as `skillbox check` prints them: "default, greet", or what a script's are.
+[[nodiscard]] std::string exports_text(const CodeCheck& code);
 
 /// "32 MiB", "512 KiB", "1000 bytes": exact binary units, never rounded.
 [[nodiscard]] std::string exact_bytes(uint64_t bytes);

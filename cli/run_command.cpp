@@ -121,7 +121,7 @@ int run_skill(const RunOptions& o) {
   }
 
   const LimitOverrides overrides = o.limits.overrides();
-  const Limits effective = overrides.apply(skill->manifest().limits);
+  const EffectiveLimits effective = effective_limits(skill->manifest().limits, overrides);
   if (!o.json && !o.json_stream) write_err(override_notes(o.limits, skill->manifest().limits));
 
   HostOptions host;

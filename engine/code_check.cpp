@@ -1,5 +1,6 @@
 #include "engine/code_check.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -105,13 +106,19 @@ class Checker {
   Checker(const Checker&) = delete;
   Checker& operator=(const Checker&) = delete;
 
-  std::vector<CodeProblem> run() {
-    if (!start()) return std::move(problems_);
-    check_file(sources_.entry, /*is_entry=*/true);
-    for (const auto& [name, text] : sources_.files) {
-      if (name != sources_.entry) check_file(name, /*is_entry=*/false);
+  CodeCheck run() {
+    CodeCheck out;
+    if (start()) {
+      check_file(sources_.entry, /*is_entry=*/true);
+      for (const auto& [name, text] : sources_.files) {
+        if (name != sources_.entry) check_file(name, /*is_entry=*/false);
+      }
     }
-    return std::move(problems_);
+    out.problems = std::move(problems_);
+    out.entry_is_module = entry_is_module_;
+    out.exports = std::move(exports_);
+    if (!out.problems.empty()) out.exports.clear();
+    return out;
   }
 
  private:
@@ -148,7 +155,7 @@ class Checker {
       if (!is_module) {
         Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
                                   JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-        if (!script.is_exception()) return;
+        if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
         Value ignored(ctx, JS_GetException(ctx));
         is_module = true;  // report the module's error if it is not one either
       }
@@ -172,7 +179,31 @@ class Checker {
       } else {
         add_loader_failure(name);
       }
+      return;
     }
+    if (is_entry) {
+      entry_is_module_ = true;
+      list_exports(static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get())), name);
+    }
+  }
+
+  // The entry's export names (patch 0012: read from the resolved module, nothing linked or run).
+  void list_exports(JSModuleDef* module, const std::string& name) {
+    JSContext* ctx = ctx_.get();
+    JSAtom* names = nullptr;
+    int count = 0;
+    if (JS_GetModuleExportNames(ctx, module, &names, &count) < 0) {
+      add_exception(name);
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      const char* text = JS_AtomToCString(ctx, names[i]);
+      if (text != nullptr) exports_.emplace_back(text);
+      JS_FreeCString(ctx, text);
+      JS_FreeAtom(ctx, names[i]);
+    }
+    js_free(ctx, names);
+    std::sort(exports_.begin(), exports_.end());
   }
 
   // An import the loader refused: reported at the importing file's line that names the specifier.
@@ -215,17 +246,21 @@ class Checker {
   ContextPtr ctx_;
   LoaderState state_;
   std::vector<CodeProblem> problems_;
+  bool entry_is_module_ = false;
+  std::vector<std::string> exports_;
 };
 
 }  // namespace
 
-std::vector<CodeProblem> check_code(const bus::SkillSources& sources, const Limits& limits) {
+CodeCheck check_code(const bus::SkillSources& sources, const Limits& limits) {
   try {
     Checker checker(sources, limits);
     return checker.run();
   } catch (const std::exception& e) {
-    return {
-        CodeProblem{sources.entry, 0, std::string("skillbox failed while compiling the skill: ") + e.what()}};
+    CodeCheck out;
+    out.problems.push_back(
+        CodeProblem{sources.entry, 0, std::string("skillbox failed while compiling the skill: ") + e.what()});
+    return out;
   }
 }
 

@@ -6,8 +6,9 @@
 // every other file as a module (only modules can be imported; a .cjs file as a script). For each
 // module, JS_ResolveModule then loads the modules it imports through the same specifier rules as a
 // run (resolve_specifier, find_module_source), recursively, without linking or evaluating anything: no
-// line of the skill's code runs. Named imports (`import { x }`) are not matched against the exports
-// here; that happens when a run links the modules.
+// line of the skill's code runs. The entry module's export names come from the resolved module
+// (JS_GetModuleExportNames, engine patch 0012), also without linking. Named imports (`import { x }`) are not
+// matched against the exports here; that happens when a run links the modules.
 #pragma once
 
 #include <string>
@@ -22,8 +23,9 @@ namespace skillbox::engine {
 inline constexpr uint64_t kCodeCheckTimeoutMs = 5000;
 
 /// The problems of `sources` (empty when every file compiles and every import resolves), in file
-/// order, the entry first. `limits` gives the heap and stack limits. Runs on the calling thread, whose
-/// stack must exceed limits.stack_bytes plus kNativeStackReserve (engine/session.h). Never throws.
-std::vector<CodeProblem> check_code(const bus::SkillSources& sources, const Limits& limits);
+/// order, the entry first, and the entry's export names when it is a module without problems. `limits` gives
+/// the heap and stack limits. Runs on the calling thread, whose stack must exceed limits.stack_bytes plus
+/// kNativeStackReserve (engine/session.h). Never throws.
+CodeCheck check_code(const bus::SkillSources& sources, const Limits& limits);
 
 }  // namespace skillbox::engine

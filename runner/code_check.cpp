@@ -8,15 +8,21 @@
 
 namespace skillbox {
 
-std::vector<CodeProblem> check_code(const Skill& skill) {
+CodeCheck check_code(const Skill& skill) {
   const Manifest& m = skill.manifest();
+  CodeCheck out;
   auto sources = runner::read_skill_sources(skill.dir(), m.entry, m.limits.memory_bytes);
-  if (!sources) return {CodeProblem{m.entry, 0, sources.error().message}};
-  std::vector<CodeProblem> problems;
+  if (!sources) {
+    out.problems.push_back(CodeProblem{m.entry, 0, sources.error().message});
+    return out;
+  }
   const bool ran =
-      runner::JsThreadPool::run_on_fresh_thread([&] { problems = engine::check_code(*sources, m.limits); });
-  if (!ran) return {CodeProblem{m.entry, 0, "could not start a thread to compile the skill"}};
-  return problems;
+      runner::JsThreadPool::run_on_fresh_thread([&] { out = engine::check_code(*sources, m.limits); });
+  if (!ran) {
+    out = CodeCheck{};
+    out.problems.push_back(CodeProblem{m.entry, 0, "could not start a thread to compile the skill"});
+  }
+  return out;
 }
 
 }  // namespace skillbox

@@ -275,14 +275,26 @@ struct CodeProblem {
   std::string message;
 };
 
+/// What check_code() found in a skill's JavaScript.
+struct CodeCheck {
+  /// Every problem found: a syntax error, an import that does not resolve, a file that cannot be read.
+  /// Empty when the code is fine.
+  std::vector<CodeProblem> problems;
+  /// True when the entry is an ES module (false: a classic script, whose exports are the functions it
+  /// defines at top level, known only when it runs).
+  bool entry_is_module = false;
+  /// The entry module's export names, sorted ("default" among them when it has one), as a run would
+  /// find them: its own and those of `export * from`. Empty for a script or when there are problems.
+  std::vector<std::string> exports;
+};
+
 /// Compiles the skill's entry and every importable file (.js, .mjs, .cjs in the folder) the way a run
-/// would, in a throwaway runtime under the skill's heap and stack limits, and resolves the import
-/// specifiers of every module (only relative specifiers of files in the folder resolve). None of the
-/// skill's code runs. Returns every problem found: a syntax error, an import that does not resolve, a
-/// file that cannot be read. Empty when the code is fine. Named imports are not matched against the
-/// exports of the imported module (a run does that when it links them). Thread-safe; takes a thread of
-/// its own for the compile (8 MiB stack), so it may be called from any thread.
-[[nodiscard]] std::vector<CodeProblem> check_code(const Skill& skill);
+/// would, in a throwaway runtime under the skill's heap and stack limits, resolves the import
+/// specifiers of every module (only relative specifiers of files in the folder resolve) and lists the
+/// entry's exports. None of the skill's code runs. Named imports are not matched against the exports
+/// of the imported module (a run does that when it links them). Thread-safe; takes a thread of its
+/// own for the compile (8 MiB stack), so it may be called from any thread.
+[[nodiscard]] CodeCheck check_code(const Skill& skill);
 
 /// Checks one origin-map entry "FROM=TO" (HostOptions::origin_map) and returns it split, or why not.
 Result<std::pair<std::string, std::string>> parse_origin_mapping(std::string_view text);

@@ -155,5 +155,43 @@ TEST_F(CheckCode, ATypeScriptEntrySaysHowToCompileIt) {
   EXPECT_NE(r.err.find("esbuild"), std::string::npos) << r.err;
 }
 
+TEST_F(CheckCode, ListsTheEntrysExportsWithoutRunningIt) {
+  manifest();
+  // Own exports, a renamed one, and `export *` (which never re-exports `default`); the top level would
+  // throw if it ran.
+  file("index.js",
+       "export * from './lib/more.js';\nexport function greet() {}\nconst a = 1;\nexport { a as answer };\n"
+       "throw new Error('ran');\nexport default () => 1;\n");
+  file("lib/more.js", "export const extra = 2;\nexport default 3;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("exports  answer, default, extra, greet\n"), std::string::npos) << r.out;
+
+  const Exec j = check("--json");
+  const auto out = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << j.out;
+  EXPECT_EQ(out["exports"], nlohmann::json::array({"answer", "default", "extra", "greet"})) << j.out;
+}
+
+TEST_F(CheckCode, AScriptEntrySaysItsExportsAreKnownWhenItRuns) {
+  manifest();
+  file("index.js", "function run(input) { return input; }\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("exports  (a classic script"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(check("--json").out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_TRUE(j["exports"].is_null()) << j.dump();
+}
+
+TEST_F(CheckCode, AModuleWithoutExportsSaysSo) {
+  manifest();
+  file("index.js", "import './lib/side.js';\n");
+  file("lib/side.js", "export const unused = 1;\n");
+  const Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("exports  none"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace skillbox

@@ -339,6 +339,7 @@ TEST_F(CliTest, CheckShowsEffectiveLimitsAndPermissions) {
                 fs::canonical(example("hello")).string() +
                 "\n"
                 "entry    index.js\n"
+                "exports  default\n"
                 "\n"
                 "limits\n"
                 "  memory   8 MiB\n"
@@ -534,8 +535,8 @@ TEST_F(CliTest, RunawaySpinningEndsAsStepLimitExitEleven) {
   EXPECT_EQ(r.exit_code, 11) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("[info] spinning forever\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("outcome: step_limit (exit 11): the skill used up its 100000 steps (limits.steps in "
-                       "skill.json)\n"),
+  EXPECT_NE(r.err.find("outcome: step_limit (exit 11): the skill used up its 100000 steps (`--steps 100000` "
+                       "on the command line)\n"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("caught"), std::string::npos) << "skill code ran after the limit: " << r.err;
@@ -545,7 +546,7 @@ TEST_F(CliTest, RunawayHoggingEndsAsMemoryLimitExitTen) {
   const Exec r = run({example("runaway"), "--call", "hog", "--memory-mb", "4"});
   EXPECT_EQ(r.exit_code, 10) << r.err;
   EXPECT_NE(r.err.find("outcome: memory_limit (exit 10): the skill reached its heap limit of 4 MiB "
-                       "(limits.memory_mb in skill.json)\n"),
+                       "(`--memory-mb 4` on the command line)\n"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("caught"), std::string::npos) << r.err;
@@ -554,7 +555,8 @@ TEST_F(CliTest, RunawayHoggingEndsAsMemoryLimitExitTen) {
 TEST_F(CliTest, RunawayRecursingEndsAsStackOverflowExitThirteen) {
   const Exec r = run({example("runaway"), "--call", "recurse"});
   EXPECT_EQ(r.exit_code, 13) << r.err;
-  EXPECT_NE(r.err.find("outcome: stack_overflow (exit 13): the skill reached its stack limit of 256 KiB"),
+  EXPECT_NE(r.err.find("outcome: stack_overflow (exit 13): the skill reached its stack limit of 256 KiB "
+                       "(`limits.stack_kb` in skill.json)\n"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("caught"), std::string::npos) << r.err;
@@ -577,7 +579,52 @@ TEST_F(CliTest, OverridesNeverRaiseTheSkillsLimits) {
   const std::string note =
       "note: --steps 1000000000 is above the skill's own limit of 100000 steps; the lower limit applies\n";
   EXPECT_EQ(r.err.substr(0, note.size()), note);
-  EXPECT_NE(r.err.find("used up its 100000 steps"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("used up its 100000 steps (`limits.steps` in skill.json)"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliTest, TheReadmesRunawayLineEndsInATimeout) {
+  // Run the README's own line (from the repository's README.md), so the two cannot drift apart.
+  std::ifstream readme(std::string(SKILLBOX_SOURCE_DIR) + "/README.md");
+  std::string line;
+  std::string found;
+  while (std::getline(readme, line)) {
+    if (line.starts_with("./build/skillbox run examples/skills/runaway")) found = line;
+  }
+  ASSERT_FALSE(found.empty()) << "README.md has no runaway line";
+  found = found.substr(std::string("./build/skillbox run ").size(), found.find("  #") - 21);
+  std::vector<std::string> args;
+  for (size_t at = 0; at < found.size();) {
+    const size_t end = std::min(found.find(' ', at), found.size());
+    if (end > at) args.push_back(found.substr(at, end - at));
+    at = end + 1;
+  }
+  args[0] = std::string(SKILLBOX_SOURCE_DIR) + "/" + args[0];
+  const Exec r = run(args);
+  EXPECT_EQ(r.exit_code, 12) << found << "\n" << r.err;
+  EXPECT_NE(
+      r.err.find("outcome: timeout (exit 12): the run passed its deadline of 500 ms (`--timeout-ms 500`"),
+      std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliTest, ALimitOutcomeNamesWhereTheLimitWasSet) {
+  // The README's runaway line: the flag lowers the skill's 2000 ms, and the outcome line says it did.
+  Exec r = run({example("runaway"), "--call", "wait", "--timeout-ms", "300"});
+  EXPECT_EQ(r.exit_code, 12) << r.err;
+  EXPECT_NE(
+      r.err.find("outcome: timeout (exit 12): the run passed its deadline of 300 ms (`--timeout-ms 300` on "
+                 "the command line)\n"),
+      std::string::npos)
+      << r.err;
+  // A limit skill.json leaves unset is the default, and the line says where to change it.
+  const std::string dir = code_skill("const f = (n) => f(n + 1) + 1; export default () => f(0);");
+  r = run({dir});
+  EXPECT_EQ(r.exit_code, 13) << r.err;
+  EXPECT_NE(r.err.find("stack limit of 512 KiB (the default for `limits.stack_kb`; set it in skill.json or "
+                       "lower it with a flag)\n"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliTest, SkillOutputCannotDriveTheTerminal) {
