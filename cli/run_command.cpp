@@ -24,6 +24,7 @@ struct RunOptions {
   LimitFlags limits;
   std::string data_dir;
   std::optional<std::string> env_file;
+  std::string isolation = "process";
 };
 
 /// Longest export name accepted; ES export names are identifiers or short strings.
@@ -112,10 +113,15 @@ int run_skill(const RunOptions& o) {
     if (!values) return report_invalid(o, "InvalidInput", "--env-file: " + values.error().message);
     host.env = std::move(*values);
   }
-  InProcessRunner runner(std::move(host));
+  // Process isolation (the worker wall) is the default; in-process only when asked for by name.
+  std::unique_ptr<Runner> runner;
+  if (o.isolation == "inprocess")
+    runner = std::make_unique<InProcessRunner>(std::move(host));
+  else
+    runner = std::make_unique<WorkerRunner>(std::move(host));
   Invocation invocation{
       .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
-  const RunResult result = runner.run(invocation);
+  const RunResult result = runner->run(invocation);
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
@@ -151,6 +157,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                   "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
                   "process environment; the skill still sees only names in permissions.env")
       ->type_name("FILE");
+  run->add_option("--isolation", o->isolation,
+                  "process (default): each run in a sandboxed worker process (seccomp, Landlock, rlimits; "
+                  "docs/isolation.md); inprocess: in this process, behind the engine's limits only")
+      ->check(CLI::IsMember({"process", "inprocess"}))
+      ->type_name("MODE");
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"

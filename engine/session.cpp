@@ -447,6 +447,7 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
   // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
   try {
+    if (params_.report_progress) params_.report_progress(limiter_.steps(), heap_.peak_bytes());
     return endpoint_.send(id, std::move(request));
   } catch (const std::exception& e) {
     return bus::ErrorReply{bus::ErrorCode::IoError,

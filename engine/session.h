@@ -53,6 +53,9 @@ struct SessionParams {
   DeadlineFlag* deadline_flag = nullptr;  // set by the runner's watchdog
   bus::StopToken* stop_token = nullptr;   // raised with the first limit (bus/stop_token.h); may be null
   bus::SkillSources sources;              // read by the host (runner/skill_reader.h)
+  /// Worker mode: told the steps and heap peak so far right before each host request is sent, so a
+  /// supervisor that has to kill the worker knows how far it got. May be empty.
+  std::function<void(uint64_t steps, uint64_t heap_peak_bytes)> report_progress;
 
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.

@@ -30,10 +30,10 @@
 #include <thread>
 
 #include "bus/stop_token.h"
-#include "capabilities/env/env_capability.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "runner/host_endpoint.h"
+#include "runner/invocation_setup.h"
 #include "runner/js_thread_pool.h"
 #include "runner/skill_reader.h"
 #include "runner/testing_hooks.h"
@@ -79,16 +79,6 @@ std::function<void(JSContext*)> extra_api() {
   return hook.install;
 }
 
-// Limits are validated by the manifest parser; this guards the ceilings the engine's safety rests on
-// (the JS stack must fit the pool thread's stack) against a Skill built in code with other values.
-Limits clamp_to_host_ceilings(Limits l) {
-  l.memory_bytes = std::clamp(l.memory_bytes, Limits::kMinMemoryBytes, Limits::kMaxMemoryBytes);
-  l.steps = std::min(l.steps, Limits::kMaxSteps);
-  l.stack_bytes = std::clamp(l.stack_bytes, Limits::kMinStackBytes, Limits::kMaxStackBytes);
-  l.timeout_ms = std::min(l.timeout_ms, Limits::kMaxTimeoutMs);
-  return l;
-}
-
 RunResult internal_result(std::string message) {
   RunResult r;
   r.outcome = Outcome::internal;
@@ -124,15 +114,7 @@ struct InProcessRunner::Impl {
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
   runner::InvocationContext invocation_context(const Skill& skill) const {
-    runner::InvocationContext c;
-    c.skill_id = skill.manifest().id;
-    c.policy = skill.manifest().permissions;
-    c.data_dir = data_dir;
-    c.extra_ca_file = options.extra_ca_file;
-    // Only the names the manifest grants are looked up: the rest of the environment never reaches
-    // the invocation.
-    c.env = capabilities::granted_env(c.policy.env, options.env);
-    return c;
+    return runner::make_invocation_context(skill, options, data_dir);
   }
 
   HostOptions options;
@@ -161,8 +143,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       r.error->name = "TooManyAbandonedRuns";
       return r;
     }
-    const Limits limits =
-        clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
+    const Limits limits = runner::effective_limits(invocation);
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
     auto job = std::make_shared<Job>(invocation, deadline, impl_->abandoned);

@@ -46,8 +46,10 @@ class FsBindingTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "skillbox-fsjs-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
-    runner_ =
-        std::make_unique<InProcessRunner>(HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}});
+    HostOptions options;
+    options.data_dir = data();
+    options.env = std::map<std::string, std::string>{};
+    runner_ = std::make_unique<skillbox::testing::TestRunner>(std::move(options));
   }
   void TearDown() override {
     runner_.reset();
@@ -86,7 +88,7 @@ class FsBindingTest : public ::testing::Test {
   }
 
   fs::path root_;
-  std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<skillbox::testing::TestRunner> runner_;
 };
 
 // JS helper, prepended to snippets: the outcome of a promise as a short string.

@@ -28,7 +28,7 @@ class StoreFromSkills : public ::testing::Test {
     skill.manifest().id = id;
     skill.manifest().permissions.store = policy;
     skill.manifest().permissions.env = env_names_;
-    InProcessRunner runner(options_);
+    skillbox::testing::TestRunner runner(options_);
     return testing::run(runner, skill, input);
   }
 
