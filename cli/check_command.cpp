@@ -16,17 +16,6 @@ struct CheckOptions {
   bool json = false;
 };
 
-/// Which isolation `skillbox run` would use here, and why: process isolation unless the worker or
-/// the kernel features it needs are missing, in which case run fails closed (never weakens).
-std::string isolation_line() {
-  Result<void> support = WorkerRunner::check_support();
-  if (support)
-    return "isolation: process (the default: each run in a worker process under seccomp, Landlock and "
-           "rlimits)\n";
-  return "isolation: process is unavailable, so `skillbox run` fails closed: " + support.error().message +
-         "\n";
-}
-
 int check_skill(const CheckOptions& o) {
   Result<Skill> skill = Skill::load(o.dir);
   if (o.json) {
@@ -44,7 +33,7 @@ int check_skill(const CheckOptions& o) {
     }
     emit(stdout, dump_json(out, 2, /*ascii=*/true) + "\n");
   } else if (skill) {
-    emit(stdout, skill_report(*skill) + isolation_line());
+    emit(stdout, skill_report(*skill));
   } else {
     emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
   }

@@ -76,7 +76,7 @@ int run_main(int argc, char** argv) {
   app.footer(
       "Run 'skillbox COMMAND --help' for a command's options. Docs: docs/cli.md, docs/manifest.md.\n"
       "Exit codes: 0 ok, 1 error, 2 invalid, 10 memory_limit, 11 step_limit, 12 timeout, 13 stack_overflow,\n"
-      "20 crashed, 70 internal.");
+      "20 crashed, 70 internal, 130 cancelled.");
 
   CommandStatus status;
   for (AddCommand add : kCommands) add(app, status);

@@ -51,6 +51,8 @@ std::string limit_explanation(Outcome outcome, const Limits& limits) {
       return "the worker process running the skill died";
     case Outcome::internal:
       return "skillbox itself failed; please report this with the error above";
+    case Outcome::cancelled:
+      return "the run was cancelled before it finished (Ctrl-C or SIGTERM)";
     default:
       return {};
   }

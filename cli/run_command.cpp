@@ -7,6 +7,7 @@
 #include "base/escape.h"
 #include "cli/commands.h"
 #include "cli/input.h"
+#include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
@@ -113,14 +114,19 @@ int run_skill(const RunOptions& o) {
     if (!values) return report_invalid(o, "InvalidInput", "--env-file: " + values.error().message);
     host.env = std::move(*values);
   }
+  CancelToken cancel;
+  const InterruptWatch interrupts(cancel);  // before the runner: its threads must not take the signals
   // Process isolation (the worker wall) is the default; in-process only when asked for by name.
   std::unique_ptr<Runner> runner;
   if (o.isolation == "inprocess")
     runner = std::make_unique<InProcessRunner>(std::move(host));
   else
     runner = std::make_unique<WorkerRunner>(std::move(host));
-  Invocation invocation{
-      .skill = *skill, .export_name = o.call, .input_json = std::move(input), .overrides = overrides};
+  Invocation invocation{.skill = *skill,
+                        .export_name = o.call,
+                        .input_json = std::move(input),
+                        .overrides = overrides,
+                        .cancel = cancel};
   const RunResult result = runner->run(invocation);
 
   if (o.json) {
@@ -166,7 +172,8 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"
               "Exit codes: 0 ok, 1 error (the skill threw), 2 invalid (bad skill, input or flags), 10 "
-              "memory_limit,\n11 step_limit, 12 timeout, 13 stack_overflow, 20 crashed, 70 internal.");
+              "memory_limit,\n11 step_limit, 12 timeout, 13 stack_overflow, 20 crashed, 70 internal,\n130 "
+              "cancelled (Ctrl-C).");
   run->callback([o, &status] { status.exit_code = run_skill(*o); });
 }
 

@@ -55,6 +55,10 @@ int Limiter::interrupt() {
 
 // The one place a limit becomes the invocation's: from here on the host serves none of its requests.
 void Limiter::record(LimitKind kind) {
+  // The deadline flag also carries the caller's cancellation; everything that sees the flag (the
+  // allocator, the interrupt handler) reports a timeout, which is then the cancellation.
+  if (kind == LimitKind::timeout && deadline_flag_.cancelled.load(std::memory_order_relaxed))
+    kind = LimitKind::cancelled;
   if (tripped_ == LimitKind::none) tripped_ = kind;
   if (stop_ != nullptr) stop_->raise();
 }

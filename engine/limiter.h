@@ -22,8 +22,9 @@ namespace skillbox::engine {
 
 using Clock = std::chrono::steady_clock;
 
-/// Which limit ended the invocation. `none` while no limit was hit.
-enum class LimitKind : uint8_t { none, memory, steps, timeout, stack };
+/// Which limit ended the invocation. `none` while no limit was hit. `cancelled` is the caller's stop
+/// (skillbox::CancelToken), enforced exactly like the deadline.
+enum class LimitKind : uint8_t { none, memory, steps, timeout, stack, cancelled };
 
 /// Set from outside the JS thread (the runner's watchdog) when the wall-clock deadline passes. The
 /// allocator and the interrupt handler read it; it is the only cross-thread state of an invocation.
@@ -35,6 +36,15 @@ enum class LimitKind : uint8_t { none, memory, steps, timeout, stack };
 /// that JS_FreeRuntime may be freeing (the Limiter forgets it before the session frees it).
 struct DeadlineFlag {
   std::atomic<bool> passed{false};
+  /// Set (before `passed`) when the stop is the caller's cancellation rather than the deadline: the
+  /// Limiter then records `cancelled` where it would record `timeout`.
+  std::atomic<bool> cancelled{false};
+
+  /// The caller cancelled the run: stops it as the deadline would, recorded as `cancelled`. Any thread.
+  void raise_cancel() {
+    cancelled.store(true, std::memory_order_relaxed);
+    raise();
+  }
 
   /// Marks the deadline as passed and asks the attached runtime, if any, to poll at once. Any thread;
   /// holds the mutex only for one atomic store. Idempotent.

@@ -30,7 +30,13 @@ void ReplyInbox::wait_until(Clock::time_point until) {
     return;
   }
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait_until(lock, until, [this] { return !replies_.empty(); });
+  cv_.wait_until(lock, until, [this] { return woken_ || !replies_.empty(); });
+}
+
+void ReplyInbox::wake() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  woken_ = true;
+  cv_.notify_one();
 }
 
 void ReplyInbox::clear() {

@@ -32,8 +32,13 @@ class ReplyInbox final : public bus::CompletionSink {
   /// Every reply queued so far, in arrival order, moved out. JS thread.
   std::deque<std::pair<uint64_t, bus::Reply>> take();
 
-  /// Blocks until a reply is queued or `until` passes. JS thread.
+  /// Blocks until a reply is queued, `until` passes or wake() was called. JS thread.
   void wait_until(Clock::time_point until);
+
+  /// Makes every later wait_until() return at once: the invocation is being stopped from outside (its
+  /// caller cancelled it) and the event loop must look at its Limiter now, not at the next timer or
+  /// the deadline. Any thread; never undone.
+  void wake();
 
   /// Drops every queued reply (the invocation ended).
   void clear();
@@ -48,6 +53,7 @@ class ReplyInbox final : public bus::CompletionSink {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::pair<uint64_t, bus::Reply>> replies_;
+  bool woken_ = false;                           // guarded by mutex_
   std::function<void(Clock::time_point)> pump_;  // set only in worker mode
 };
 

@@ -507,6 +507,10 @@ void Session::limit_result() {
       e = host_error("StackOverflow",
                      "the JS stack limit was reached (limit is " + std::to_string(l.stack_bytes) + " bytes)");
       break;
+    case LimitKind::cancelled:
+      result_.outcome = Outcome::cancelled;
+      e = host_error("Cancelled", "the run was cancelled by its caller before it finished");
+      break;
     case LimitKind::none:
       return;
   }

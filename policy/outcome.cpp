@@ -23,6 +23,8 @@ std::string_view to_string(Outcome outcome) {
       return "crashed";
     case Outcome::internal:
       return "internal";
+    case Outcome::cancelled:
+      return "cancelled";
   }
   return "internal";  // an out-of-range value is a bug in the caller
 }
@@ -47,6 +49,8 @@ int exit_code(Outcome outcome) {
       return 20;
     case Outcome::internal:
       return 70;
+    case Outcome::cancelled:
+      return 130;  // 128 + SIGINT: what a shell reports for a command stopped with Ctrl-C
   }
   return 70;
 }
@@ -63,6 +67,18 @@ std::string_view to_string(LogEntry::Level level) {
       return "error";
   }
   return "info";
+}
+
+std::string_view to_string(RunEvent::Kind kind) {
+  switch (kind) {
+    case RunEvent::Kind::started:
+      return "started";
+    case RunEvent::Kind::host_call:
+      return "host_call";
+    case RunEvent::Kind::cancel_requested:
+      return "cancel_requested";
+  }
+  return "started";
 }
 
 }  // namespace skillbox

@@ -87,6 +87,7 @@ void HostEndpoint::cancel_all() {
 }
 
 std::vector<LogEntry> HostEndpoint::take_logs() {
+  logs_streamed_ = 0;
   return caps_->log.take();
 }
 
@@ -109,7 +110,20 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
-  return std::visit(Router{*this, request_id}, request);
+  if (live_ == nullptr) return std::visit(Router{*this, request_id}, request);
+  // Observed: the request is described before it is moved into its capability; new log lines (the
+  // line itself, an env note, the budget marker) are streamed after it was served.
+  const bool is_log = std::holds_alternative<bus::LogRequest>(request);
+  std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
+  std::optional<bus::Reply> reply = std::visit(Router{*this, request_id}, request);
+  const std::vector<LogEntry>& lines = caps_->log.entries();
+  for (; logs_streamed_ < lines.size(); ++logs_streamed_) live_->log(lines[logs_streamed_]);
+  if (!detail.empty()) {
+    if (const auto* err = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr)
+      detail += std::string(" -> ") + bus::error_name(err->code);
+    live_->event(RunEvent::Kind::host_call, detail);
+  }
+  return reply;
 }
 
 }  // namespace skillbox::runner

@@ -24,6 +24,7 @@
 #include "bus/endpoint.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
+#include "runner/live_run.h"
 #include "skillbox/policy.h"
 #include "skillbox/skillbox.h"
 
@@ -59,6 +60,11 @@ class HostEndpoint final : public bus::Endpoint {
   /// bus::Endpoint: cancels the pending http requests; none completes after this returns.
   void cancel_all() override;
 
+  /// Streams this invocation's log lines and host-call events to `live` (the embedder's Observer) as
+  /// they are accepted, from send()'s thread. `live` must outlive this object. Call before the first
+  /// send(); without it nothing is streamed.
+  void observe(LiveRun& live) { live_ = &live; }
+
   /// Log lines accepted so far (escaped, truncated, within the run's budget), moved out.
   std::vector<LogEntry> take_logs();
 
@@ -79,6 +85,8 @@ class HostEndpoint final : public bus::Endpoint {
   const bus::StopToken& stop_;
   bus::BusCounters counters_;
   std::unique_ptr<Capabilities> caps_;
+  LiveRun* live_ = nullptr;   // see observe()
+  size_t logs_streamed_ = 0;  // entries of the log capability already given to live_
 };
 
 }  // namespace skillbox::runner

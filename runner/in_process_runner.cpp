@@ -16,6 +16,14 @@
 // runner counts them (abandoned_runs()) and, at HostOptions::max_abandoned_runs, refuses to start more
 // runs until one finishes: a skill that is abandoned on every call cannot pile up stray threads.
 //
+// Cancellation (CancelToken) is the deadline brought forward by the caller: the token's callback raises
+// the StopToken and the DeadlineFlag (marked as a cancellation, so the engine records `cancelled`) and
+// wakes the watchdog, which then waits kAbandonGrace as it does after a deadline.
+//
+// Live output: a LiveRun per invocation (runner/live_run.h) passes log lines and events to the
+// embedder's Observer from the JS thread and keeps a copy of every line, so a run that is abandoned
+// still returns the lines it wrote. The watchdog closes it before run() returns: no callback after.
+//
 // Nothing happens after a limit: every invocation has a bus::StopToken (its deadline, raised by the
 // engine's Limiter at the first limit and by the watchdog), which the HostEndpoint checks before it
 // dispatches a request and the capabilities check between the steps of a long operation.
@@ -35,6 +43,7 @@
 #include "runner/host_endpoint.h"
 #include "runner/invocation_setup.h"
 #include "runner/js_thread_pool.h"
+#include "runner/live_run.h"
 #include "runner/skill_reader.h"
 #include "runner/testing_hooks.h"
 #include "skillbox/skillbox.h"
@@ -50,14 +59,19 @@ using AbandonedCount = std::shared_ptr<std::atomic<size_t>>;
 
 struct Job {
   Job(const Invocation& inv, engine::Clock::time_point deadline, AbandonedCount count)
-      : invocation(inv), stop_token(deadline), abandoned_count(std::move(count)) {}
+      : invocation(inv), live(inv.observer), stop_token(deadline), abandoned_count(std::move(count)) {
+    invocation.observer = {};  // only `live` calls the observer, and never after run() returned
+  }
   Invocation invocation;  // a copy: an abandoned job outlives the caller's invocation
+  runner::LiveRun live;
+  engine::ReplyInbox inbox;  // outlives the invocation's endpoint, which completes into it
   engine::DeadlineFlag deadline_flag;
   bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
   std::mutex mutex;
   std::condition_variable cv;
   bool done = false;
-  bool abandoned = false;  // guarded by mutex: set by the watchdog when it gives up waiting
+  bool abandoned = false;         // guarded by mutex: set by the watchdog when it gives up waiting
+  bool cancel_requested = false;  // guarded by mutex: set by the CancelToken's callback
   AbandonedCount abandoned_count;
   RunResult result;
 };
@@ -86,8 +100,16 @@ RunResult internal_result(std::string message) {
   return r;
 }
 
+RunResult cancelled_result(std::string message) {
+  RunResult r;
+  r.outcome = Outcome::cancelled;
+  r.error = ErrorInfo{"Cancelled", std::move(message), "", ""};
+  return r;
+}
+
 /// Runs one invocation on the calling (pool) thread: sources from disk, capabilities composed, engine.
-RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context) {
+RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
+                           runner::LiveRun& live, engine::ReplyInbox& inbox) {
   const Skill& skill = params.invocation->skill;
   auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
@@ -97,8 +119,9 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
     return r;
   }
   params.sources = std::move(*sources);
-  engine::ReplyInbox inbox;  // outlives the endpoint, which completes into it
+  live.event(RunEvent::Kind::started, params.invocation->export_name);
   runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token);
+  endpoint.observe(live);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
   endpoint.report(r);
   return r;
@@ -143,6 +166,8 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       r.error->name = "TooManyAbandonedRuns";
       return r;
     }
+    if (invocation.cancel.cancelled())
+      return cancelled_result("the run was cancelled by its caller before it started");
     const Limits limits = runner::effective_limits(invocation);
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
@@ -158,37 +183,72 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.install_extra_api = extra_api();
     runner::InvocationContext context = impl_->invocation_context(invocation.skill);
 
+    // Declared before the job's lock below, so it is released (and can no longer run) only after the
+    // lock is: the callback takes the job's mutex under the token's, never the other way round.
+    CancelToken::Subscription cancel_sub = invocation.cancel.subscribe([j = job.get()] {
+      j->stop_token.raise();
+      j->deadline_flag.raise_cancel();
+      j->inbox.wake();  // an event loop asleep until its next timer looks at its Limiter now
+      std::lock_guard<std::mutex> lock(j->mutex);
+      j->cancel_requested = true;
+      j->cv.notify_all();
+    });
+
     const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context)]() mutable {
-      RunResult r = run_on_js_thread(std::move(p), std::move(c));
+      RunResult r = run_on_js_thread(std::move(p), std::move(c), job->live, job->inbox);
       std::lock_guard<std::mutex> lock(job->mutex);
       job->result = std::move(r);
       job->done = true;
       if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
       job->cv.notify_all();
     });
-    if (!started) return internal_result("could not start a thread to run the skill");
+    if (!started) {
+      cancel_sub.reset();
+      return internal_result("could not start a thread to run the skill");
+    }
 
     std::unique_lock<std::mutex> lock(job->mutex);
-    if (!job->cv.wait_until(lock, deadline, [&] { return job->done; })) {
-      job->stop_token.raise();     // the host serves no more requests of this invocation
-      job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
+    const auto stopping = [&] { return job->done || job->cancel_requested; };
+    if (!job->cv.wait_until(lock, deadline, stopping) || !job->done) {
+      if (job->cancel_requested) {
+        lock.unlock();  // the observer may take its time; the JS thread must be able to finish
+        job->live.event(RunEvent::Kind::cancel_requested, "");
+        lock.lock();
+      } else {
+        job->stop_token.raise();     // the host serves no more requests of this invocation
+        job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
+      }
       if (!job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done; })) {
         // Under the job's mutex, so the JS thread, which marks the job done under it, either finished
         // already (the predicate above saw it) or sees `abandoned` and takes it off the count.
         job->abandoned = true;
         job->abandoned_count->fetch_add(1, std::memory_order_acq_rel);
-        RunResult r;
-        r.outcome = Outcome::timeout;
-        r.error =
-            ErrorInfo{"TimeoutExceeded",
-                      "the wall-clock deadline passed (limit is " + std::to_string(limits.timeout_ms) +
-                          " ms) during a native operation that cannot be interrupted; the run was abandoned "
-                          "and its logs are lost",
-                      "", ""};
-        r.usage.wall_ms = limits.timeout_ms + static_cast<uint64_t>(kAbandonGrace.count());
+        const bool cancelled = job->cancel_requested;
+        lock.unlock();
+        job->live.close();
+        RunResult r = cancelled ? cancelled_result(
+                                      "the run was cancelled by its caller during a native operation that "
+                                      "cannot be interrupted; the run was abandoned")
+                                : RunResult{};
+        if (!cancelled) {
+          r.outcome = Outcome::timeout;
+          r.error =
+              ErrorInfo{"TimeoutExceeded",
+                        "the wall-clock deadline passed (limit is " + std::to_string(limits.timeout_ms) +
+                            " ms) during a native operation that cannot be interrupted; the run was "
+                            "abandoned",
+                        "", ""};
+        }
+        // The lines written before the run was cut off; the abandoned thread may add more, unseen.
+        r.logs = job->live.take_logs();
+        const auto waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(engine::Clock::now() - start);
+        r.usage.wall_ms = static_cast<uint64_t>(waited.count());
         return r;
       }
     }
+    lock.unlock();
+    job->live.close();
     return std::move(job->result);
   } catch (const std::exception& e) {
     return internal_result(std::string("skillbox failed to run the skill: ") + e.what());

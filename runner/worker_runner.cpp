@@ -51,6 +51,8 @@
 #include "isolation/sandbox.h"
 #include "runner/host_endpoint.h"
 #include "runner/invocation_setup.h"
+#include "runner/js_thread_pool.h"
+#include "runner/live_run.h"
 #include "runner/skill_reader.h"
 #include "runner/worker_transport.h"
 #include "skillbox/skillbox.h"
@@ -169,6 +171,11 @@ class RelaySink final : public bus::CompletionSink {
     std::deque<std::pair<uint64_t, bus::Reply>> out;
     out.swap(replies_);
     return out;
+  }
+  /// Wakes the supervising thread without a reply (a cancellation). Any thread; only a write(2).
+  void wake() const {
+    const uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof(one));
   }
   [[nodiscard]] int fd() const { return wake_.get(); }
   [[nodiscard]] bool valid() const { return wake_.valid(); }
@@ -471,6 +478,7 @@ struct WorkerRunner::Impl {
   HostOptions options;
   std::filesystem::path data_dir;
   std::filesystem::path worker_path;
+  runner::JsThreadPool observer_threads{2};  // supervise observed runs (Observer: not the caller's thread)
   static constexpr int kZygoteControlFd = 3;
 
   std::mutex start_mu;  // serializes starting and stopping the zygote
@@ -521,13 +529,25 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
     return failure(Outcome::internal, "InternalError", "eventfd failed: " + base::errno_text(errno));
   }
   bus::StopToken stop(deadline);
+  // Log lines and host-call events reach the observer from this thread as the worker's request frames
+  // are served (HostEndpoint::observe); close() in finish() keeps them from running after run().
+  runner::LiveRun live(invocation.observer);
   runner::HostEndpoint endpoint(runner::make_invocation_context(invocation.skill, options, data_dir), sink,
                                 stop);
+  endpoint.observe(live);
   WorkerState state;
+  // Cancellation from another thread: a flag and a wake-up of the poll below; the worker is killed
+  // there. Declared after what the callback touches, so it is unsubscribed before they go.
+  std::atomic<bool> cancel_requested{false};
+  CancelToken::Subscription cancel_sub = invocation.cancel.subscribe([&cancel_requested, &sink] {
+    cancel_requested.store(true, std::memory_order_release);
+    sink.wake();
+  });
 
   const auto finish = [&](RunResult r) {
     stop.raise();
     endpoint.cancel_all();
+    live.close();
     const uint64_t steps = r.usage.steps;
     const uint64_t peak = r.usage.heap_peak_bytes;
     const uint64_t cpu = r.usage.cpu_ms;
@@ -569,6 +589,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                    status);
   };
 
+  live.event(RunEvent::Kind::started, invocation.export_name);
   // The invocation frame.
   {
     bus::InvocationFrame frame;
@@ -608,6 +629,14 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
   };
 
   for (;;) {
+    if (cancel_requested.load(std::memory_order_acquire)) {
+      w.kill();
+      live.event(RunEvent::Kind::cancel_requested, "");
+      RunResult r = failure(Outcome::cancelled, "Cancelled",
+                            "the run was cancelled by its caller; the worker process was killed (" +
+                                post_mortem_text(state) + ")");
+      return finish(std::move(r));
+    }
     // Relay asynchronous replies first: their requests were sent before anything still unread.
     for (auto& [id, reply] : sink.take()) {
       if (state.pending_async.erase(id) != 0) send_reply(id, reply);
@@ -739,12 +768,34 @@ RunResult WorkerRunner::run(const Invocation& invocation) {
     const Limits limits = runner::effective_limits(invocation);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
+    if (invocation.cancel.cancelled())
+      return failure(Outcome::cancelled, "Cancelled",
+                     "the run was cancelled by its caller before it started");
     const Skill& skill = invocation.skill;
     auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, limits.memory_bytes);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
     Result<Worker, std::string> worker = impl_->acquire(limits);
     if (!worker) return isolation_unavailable(worker.error());
-    return impl_->supervise(*worker, invocation, limits, start, deadline, std::move(*sources));
+    if (invocation.observer.empty())
+      return impl_->supervise(*worker, invocation, limits, start, deadline, std::move(*sources));
+    // Observer callbacks never run on the caller's thread (skillbox.h): supervise on a pool thread and
+    // wait. supervise() returns by the deadline plus bounded waits, so nothing is ever abandoned.
+    std::mutex m;
+    std::condition_variable done_cv;
+    std::optional<RunResult> result;
+    const bool started = impl_->observer_threads.submit([&] {
+      RunResult r = impl_->supervise(*worker, invocation, limits, start, deadline, std::move(*sources));
+      std::lock_guard<std::mutex> lock(m);
+      result = std::move(r);
+      done_cv.notify_all();
+    });
+    if (!started) {
+      worker->kill();
+      return failure(Outcome::internal, "InternalError", "could not start a thread to supervise the worker");
+    }
+    std::unique_lock<std::mutex> lock(m);
+    done_cv.wait(lock, [&] { return result.has_value(); });
+    return std::move(*result);
   } catch (const std::exception& e) {
     return failure(Outcome::internal, "InternalError",
                    std::string("skillbox failed to run the skill: ") + e.what());

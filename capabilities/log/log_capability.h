@@ -49,6 +49,8 @@ class LogCapability {
 
   /// The entries recorded so far, moved out.
   std::vector<LogEntry> take() { return std::move(entries_); }
+  /// The entries recorded since the last take() (read by the host to stream them live).
+  [[nodiscard]] const std::vector<LogEntry>& entries() const { return entries_; }
 
  private:
   std::vector<LogEntry> entries_;

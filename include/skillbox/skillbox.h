@@ -14,9 +14,11 @@
 // "Contracts".
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,6 +44,7 @@ enum class Outcome : uint8_t {
   stack_overflow,  // 13: the JS stack limit was hit
   crashed,         // 20: the worker process died (worker mode only)
   internal,        // 70: a bug or host failure in skillbox itself
+  cancelled,       // 130: the caller cancelled the run (CancelToken::cancel; the CLI on Ctrl-C or SIGTERM)
 };
 
 /// Stable lower-case name of an outcome ("ok", "memory_limit", ...).
@@ -148,6 +151,104 @@ struct HostOptions {
   size_t worker_pool_size = 2;
 };
 
+/// A point on the monotonic clock (std::chrono::steady_clock) of this process: comparable between the
+/// callbacks of one run and across runs, never a wall-clock time.
+using Timestamp = std::chrono::steady_clock::time_point;
+
+/// Something that happened during a run, other than a log line (Observer::on_event).
+struct RunEvent {
+  enum class Kind : uint8_t {
+    /// The skill's sources were read and its runtime is being built. `detail`: the export asked for
+    /// (empty for the default: `default`, then `run`).
+    started,
+    /// The skill called a host function other than `log`/`console.*`, and the host received the call.
+    /// `detail`: the function and its main argument, e.g. "http GET https://api.example.com/v1",
+    /// "fs.writeFile notes.txt", "store.set counter", "env.get API_KEY"; a call refused at once ends
+    /// with its error name, e.g. "fs.writeFile notes.txt -> PermissionDenied". Escaped to one line
+    /// of printable text (as log messages are) and at most 512 bytes.
+    host_call,
+    /// The run's CancelToken was triggered while the run was going; it is being stopped.
+    cancel_requested,
+  };
+  Kind kind = Kind::started;
+  std::string detail;
+};
+/// Stable lower-case name of an event kind ("started", "host_call", "cancel_requested").
+[[nodiscard]] std::string_view to_string(RunEvent::Kind kind);
+
+/// Live view of one run: each log line and each event as it happens, with the time it happened.
+/// Either function may be empty. Every line also ends up in RunResult::logs as before.
+///
+/// Threading: the callbacks are called on a thread of the runner, never on the caller's own thread
+/// and never two at once for one run (InProcessRunner: the JS thread running the skill; a worker
+/// runner: its supervisor thread). They are called only while Runner::run() of that invocation is
+/// executing, never after it returned. The skill waits while a callback runs, and its wall-clock
+/// deadline keeps counting: a callback must not block long (hand the line to a queue, print it, no
+/// network round trip). A callback must not throw (an exception is caught and dropped) and must not
+/// call run() of the same runner.
+struct Observer {
+  std::function<void(const LogEntry& entry, Timestamp at)> on_log;
+  std::function<void(const RunEvent& event, Timestamp at)> on_event;
+
+  [[nodiscard]] bool empty() const { return !on_log && !on_event; }
+};
+
+/// Lets an embedder stop a run from another thread. A CancelToken is a handle: copies share one state,
+/// so the copy inside an Invocation and the embedder's copy are the same token. Cancelling is
+/// idempotent and never undone; one token may serve several runs (all of them stop).
+///
+///   skillbox::CancelToken cancel;
+///   std::thread stopper([cancel] { std::this_thread::sleep_for(2s); cancel.cancel(); });
+///   auto r = runner.run({.skill = *skill, .cancel = cancel});   // r.outcome == Outcome::cancelled
+///
+/// A run whose token is triggered ends with outcome `cancelled` (exit code 130), error name
+/// "Cancelled", and the log lines written until then. A token cancelled before run() is called makes
+/// run() return `cancelled` at once without starting the skill. Like a deadline, cancelling interrupts
+/// the skill at its next step or allocation; a native operation that does neither is abandoned 1 s
+/// later (InProcessRunner::run).
+class CancelToken {
+  struct State;
+  struct Link;
+
+ public:
+  /// A fresh token, not cancelled.
+  CancelToken();
+
+  /// Marks the token cancelled and stops every run using it. Any thread; idempotent. Not
+  /// async-signal-safe (it takes a mutex): from a signal handler, wake a thread that calls it.
+  void cancel() const;
+  /// True once cancel() was called on any copy. Any thread.
+  [[nodiscard]] bool cancelled() const;
+
+  /// For Runner implementations: the registration made by subscribe(). Destroying or resetting it
+  /// unsubscribes.
+  class Subscription {
+   public:
+    Subscription() = default;
+    ~Subscription() { reset(); }
+    Subscription(Subscription&& other) noexcept = default;
+    Subscription& operator=(Subscription&& other) noexcept;
+    Subscription(const Subscription&) = delete;
+    Subscription& operator=(const Subscription&) = delete;
+    /// Unsubscribes; after it returns, the callback is not running and never runs again. Must not
+    /// be called from inside the callback.
+    void reset();
+
+   private:
+    friend class CancelToken;
+    std::shared_ptr<Link> link_;
+  };
+
+  /// For Runner implementations: calls `on_cancel` once when the token is cancelled (at once, on this
+  /// thread, if it already is), until the returned Subscription is destroyed or reset. `on_cancel`
+  /// runs on the thread that calls cancel(), under the token's lock: it must only signal (raise a
+  /// flag, notify a condition variable), never wait, and must not touch this token.
+  [[nodiscard]] Subscription subscribe(std::function<void()> on_cancel) const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 /// Returns the data directory `options` resolves to (see HostOptions::data_dir), as an absolute path.
 /// Empty only when none can be found (no $HOME and no password-database entry for the user).
 [[nodiscard]] std::filesystem::path resolve_data_dir(const HostOptions& options);
@@ -156,11 +257,15 @@ struct HostOptions {
 struct Invocation {
   Skill skill;
   /// Export to call. Empty: `default`, then `run`.
-  std::string export_name;
+  std::string export_name{};
   /// Input as JSON text, passed to the export parsed. Default `null`.
   std::string input_json = "null";
   /// Host lowering of the manifest's limits.
-  LimitOverrides overrides;
+  LimitOverrides overrides{};
+  /// Live log lines and events of the run (see Observer for the thread and the rules). Default: none.
+  Observer observer{};
+  /// Trigger from another thread to stop the run with outcome `cancelled` (see CancelToken).
+  CancelToken cancel{};
 };
 
 /// Runs invocations. Implementations: InProcessRunner (the engine's wall only) and WorkerRunner (each
