@@ -5,6 +5,7 @@
 
 #include "base/escape.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
 
@@ -25,6 +26,9 @@ int check_skill(const CheckOptions& o) {
       out["dir"] = skill->dir().string();
       out["manifest"] = manifest_json(skill->manifest());
       if (skill->manifest().bundle) out["bundle"] = bundle_report_json(*skill);
+      const IsolationReport isolation = isolation_report();
+      out["isolation"] = {{"mode", isolation.available ? "process" : "unavailable"},
+                          {"reason", isolation.reason}};
     } else {
       out["error"] = skill.error().message;
     }
@@ -32,6 +36,11 @@ int check_skill(const CheckOptions& o) {
   } else if (skill) {
     emit(stdout, skill_report(*skill));
     if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
+    const IsolationReport isolation = isolation_report();
+    emit(stdout, isolation.available
+                     ? "\nisolation  process (the default of run): " + isolation.reason + "\n"
+                     : "\nisolation  unavailable, so run fails unless given --isolation=inprocess: " +
+                           base::escape_text(isolation.reason) + "\n");
   } else {
     emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
   }
