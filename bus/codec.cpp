@@ -10,6 +10,7 @@
 #include <concepts>
 #include <exception>
 #include <limits>
+#include <map>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,13 +21,15 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "bus/worker_frames.h"
 
 namespace skillbox::bus {
 namespace {
 
 using json = nlohmann::json;
 
-enum class FrameKind : uint64_t { request = 0, reply = 1 };
+enum class FrameKind : uint64_t { request = 0, reply = 1, invocation = 2, progress = 3, result = 4 };
+constexpr uint64_t kLastFrameKind = 4;
 constexpr size_t kFrameFields = 5;  // [version, kind, id, tag, body]
 
 // A new Request/Reply alternative needs a fields() list and a name below and a kFrameVersion bump;
@@ -56,6 +59,12 @@ constexpr uint64_t enum_max(std::type_identity<DbOp>) {
 }
 constexpr uint64_t enum_max(std::type_identity<CredentialKind>) {
   return uint64_t(CredentialKind::auth);
+}
+constexpr uint64_t enum_max(std::type_identity<SkillFormat>) {
+  return uint64_t(SkillFormat::openhuman);
+}
+constexpr uint64_t enum_max(std::type_identity<Outcome>) {
+  return uint64_t(Outcome::cancelled);
 }
 
 // ---- field lists, shared by encoder and decoder ---------------------------------------------------
@@ -172,6 +181,45 @@ void fields(auto& v, Is<StringListReply> auto& s) {
   v("values", s.values);
 }
 
+// Worker frames (bus/worker_frames.h).
+void fields(auto& v, Is<SkillSources> auto& s) {
+  v("entry", s.entry);
+  v("files", s.files);
+  v("refused", s.refused);
+}
+void fields(auto& v, Is<InvocationFrame> auto& s) {
+  v("sources", s.sources);
+  v("format", s.format);
+  v("skill_id", s.skill_id);
+  v("memory_bytes", s.memory_bytes);
+  v("steps", s.steps);
+  v("stack_bytes", s.stack_bytes);
+  v("timeout_ms", s.timeout_ms);
+  v("remaining_ms", s.remaining_ms);
+  v("export_name", s.export_name);
+  v("input_json", s.input_json);
+}
+void fields(auto& v, Is<ProgressFrame> auto& s) {
+  v("steps", s.steps);
+  v("heap_bytes", s.heap_bytes);
+  v("heap_peak_bytes", s.heap_peak_bytes);
+}
+void fields(auto& v, Is<ErrorInfo> auto& s) {
+  v("name", s.name);
+  v("message", s.message);
+  v("stack", s.stack);
+  v("code", s.code);
+}
+void fields(auto& v, Is<ResultFrame> auto& s) {
+  v("outcome", s.outcome);
+  v("value_json", s.value_json);
+  v("error", s.error);
+  v("cpu_ms", s.cpu_ms);
+  v("steps", s.steps);
+  v("heap_peak_bytes", s.heap_peak_bytes);
+  v("timers_dropped", s.timers_dropped);
+}
+
 // Names for error messages.
 template <class T>
 constexpr std::string_view kName = "?";
@@ -229,6 +277,12 @@ template <>
 constexpr std::string_view kName<OptionalStringReply> = "OptionalStringReply";
 template <>
 constexpr std::string_view kName<StringListReply> = "StringListReply";
+template <>
+constexpr std::string_view kName<InvocationFrame> = "InvocationFrame";
+template <>
+constexpr std::string_view kName<ProgressFrame> = "ProgressFrame";
+template <>
+constexpr std::string_view kName<ResultFrame> = "ResultFrame";
 
 template <class T>
 constexpr bool kIsOptional = false;
@@ -242,6 +296,10 @@ template <class T>
 constexpr bool kIsPair = false;
 template <class A, class B>
 constexpr bool kIsPair<std::pair<A, B>> = true;
+template <class T>
+constexpr bool kIsMap = false;
+template <class K, class V>
+constexpr bool kIsMap<std::map<K, V>> = true;
 
 // ---- encoding -------------------------------------------------------------------------------------
 
@@ -277,6 +335,16 @@ json encode_value(const T& v) {
     json a = json::array();
     a.push_back(encode_value(v.first));
     a.push_back(encode_value(v.second));
+    return a;
+  } else if constexpr (kIsMap<T>) {
+    // An array of [key, value] pairs in key order (std::map's), so equal maps give equal bytes.
+    json a = json::array();
+    for (const auto& [key, value] : v) {
+      json pair = json::array();
+      pair.push_back(encode_value(key));
+      pair.push_back(encode_value(value));
+      a.push_back(std::move(pair));
+    }
     return a;
   } else {
     FieldEncoder e;
@@ -475,6 +543,23 @@ bool decode_value(json& j, T& out, DecodeContext& c) {
     ok = decode_value(j[1], out.second, c);
     c.pop();
     return ok;
+  } else if constexpr (kIsMap<T>) {
+    // Keys strictly increasing, as the encoder writes them: a repeated key is refused rather than
+    // letting one copy silently win.
+    if (!j.is_array()) return c.fail("an array of [key, value] pairs", j);
+    out.clear();
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::pair<typename T::key_type, typename T::mapped_type> entry;
+      c.push("[" + std::to_string(i) + "]");
+      bool ok = decode_value(j[i], entry, c);
+      if (ok && !out.empty() && !(out.rbegin()->first < entry.first)) {
+        ok = c.fail("keys in strictly increasing order (no repeated key)", j[i]);
+      }
+      c.pop();
+      if (!ok) return false;
+      out.emplace_hint(out.end(), std::move(entry.first), std::move(entry.second));
+    }
+    return true;
   } else {
     FieldCounter counter;
     fields(counter, out);
@@ -510,19 +595,40 @@ bool decode_variant(uint64_t tag, json& body, Variant& out, std::string& error, 
 }
 
 std::string_view kind_name(FrameKind kind) {
-  return kind == FrameKind::request ? "request" : "reply";
+  switch (kind) {
+    case FrameKind::request:
+      return "request";
+    case FrameKind::reply:
+      return "reply";
+    case FrameKind::invocation:
+      return "invocation";
+    case FrameKind::progress:
+      return "progress";
+    case FrameKind::result:
+      return "result";
+  }
+  return "?";
 }
 
-// Parses and checks the frame envelope, then decodes the body into `out`. Returns the request id.
-template <class Variant>
-Result<uint64_t> decode_frame(std::span<const uint8_t> bytes, FrameKind kind, Variant& out) {
-  const std::string prefix = "bus " + std::string(kind_name(kind)) + " frame: ";
+struct Envelope {
+  FrameKind kind = FrameKind::request;
+  uint64_t id = 0;
+  uint64_t tag = 0;
+  json frame;  // the whole frame; the body is frame[4]
+};
+
+// Parses and checks the frame envelope: size, MessagePack, shape, version, a kind `accept` takes
+// (else "kind N is not a <expected>"), the id. The tag and the body are the caller's to check.
+template <class Accept>
+Result<Envelope> parse_envelope(std::span<const uint8_t> bytes, const std::string& prefix, Accept accept,
+                                std::string_view expected) {
   if (bytes.empty()) return Error{prefix + "empty"};
   if (bytes.size() > kMaxFrameBytes) {
     return Error{prefix + std::to_string(bytes.size()) + " bytes is larger than the limit of " +
                  std::to_string(kMaxFrameBytes)};
   }
-  json frame;
+  Envelope env;
+  json& frame = env.frame;
   BoundedTreeBuilder builder(frame);
   if (!json::sax_parse(bytes.begin(), bytes.end(), &builder, json::input_format_t::msgpack,
                        /*strict=*/true)) {
@@ -537,25 +643,136 @@ Result<uint64_t> decode_frame(std::span<const uint8_t> bytes, FrameKind kind, Va
                  std::to_string(kFrameVersion) + ")"};
   }
   const json& frame_kind = frame[1];
-  if (!frame_kind.is_number_unsigned() || frame_kind.get<uint64_t>() != static_cast<uint64_t>(kind)) {
-    return Error{prefix + "kind " + frame_kind.dump() + " is not a " + std::string(kind_name(kind))};
+  if (!frame_kind.is_number_unsigned() || frame_kind.get<uint64_t>() > kLastFrameKind ||
+      !accept(static_cast<FrameKind>(frame_kind.get<uint64_t>()))) {
+    return Error{prefix + "kind " + frame_kind.dump() + " is not " + std::string(expected)};
   }
+  env.kind = static_cast<FrameKind>(frame_kind.get<uint64_t>());
   if (!frame[2].is_number_unsigned()) return Error{prefix + "request id is not an unsigned integer"};
-  const uint64_t id = frame[2].get<uint64_t>();
-  const json& tag = frame[3];
+  env.id = frame[2].get<uint64_t>();
+  if (!frame[3].is_number_unsigned()) return Error{prefix + "unknown tag " + frame[3].dump()};
+  env.tag = frame[3].get<uint64_t>();
+  return env;
+}
+
+// Decodes the body of `env` as an alternative of Variant chosen by its tag.
+template <class Variant>
+Result<uint64_t> decode_body(Envelope& env, const std::string& prefix, Variant& out) {
   constexpr size_t alternatives = std::variant_size_v<Variant>;
-  if (!tag.is_number_unsigned() || tag.get<uint64_t>() >= alternatives) {
-    return Error{prefix + "unknown tag " + tag.dump() + " (known: 0.." + std::to_string(alternatives - 1) +
-                 ")"};
+  if (env.tag >= alternatives) {
+    return Error{prefix + "unknown tag " + env.frame[3].dump() + " (known: 0.." +
+                 std::to_string(alternatives - 1) + ")"};
   }
   std::string error;
-  if (!decode_variant(tag.get<uint64_t>(), frame[4], out, error, std::make_index_sequence<alternatives>{})) {
+  if (!decode_variant(env.tag, env.frame[4], out, error, std::make_index_sequence<alternatives>{})) {
     return Error{prefix + error};
   }
-  return id;
+  return env.id;
+}
+
+// Parses and checks the frame envelope, then decodes the body into `out`. Returns the request id.
+template <class Variant>
+Result<uint64_t> decode_frame(std::span<const uint8_t> bytes, FrameKind kind, Variant& out) {
+  const std::string prefix = "bus " + std::string(kind_name(kind)) + " frame: ";
+  Result<Envelope> env = parse_envelope(
+      bytes, prefix, [kind](FrameKind k) { return k == kind; }, "a " + std::string(kind_name(kind)));
+  if (!env) return env.error();
+  return decode_body(*env, prefix, out);
+}
+
+// A frame of a kind that carries one struct: tag 0, id 0.
+template <class T>
+Bytes encode_single(FrameKind kind, const T& value) {
+  return encode_frame(kind, 0, std::variant<T>(value));
+}
+
+template <class T>
+Result<T> decode_single(Envelope& env, const std::string& prefix) {
+  std::variant<T> out;
+  if (env.id != 0)
+    return Error{prefix + "id " + std::to_string(env.id) + " must be 0 in a " +
+                 std::string(kind_name(env.kind)) + " frame"};
+  Result<uint64_t> id = decode_body(env, prefix, out);
+  if (!id) return id.error();
+  return std::move(std::get<0>(out));
 }
 
 }  // namespace
+
+std::string_view request_type_name(const Request& request) {
+  if (request.valueless_by_exception()) return "?";
+  return std::visit([](const auto& alt) { return kName<std::decay_t<decltype(alt)>>; }, request);
+}
+
+Bytes encode_invocation(const InvocationFrame& frame) {
+  return encode_single(FrameKind::invocation, frame);
+}
+Bytes encode_progress(const ProgressFrame& frame) {
+  return encode_single(FrameKind::progress, frame);
+}
+Bytes encode_result(const ResultFrame& frame) {
+  return encode_single(FrameKind::result, frame);
+}
+
+Result<FromWorker> decode_from_worker(std::span<const uint8_t> frame) noexcept {
+  try {
+    const std::string prefix = "worker frame: ";
+    Result<Envelope> env = parse_envelope(
+        frame, prefix,
+        [](FrameKind k) {
+          return k == FrameKind::request || k == FrameKind::progress || k == FrameKind::result;
+        },
+        "one a worker may send (request, progress, result)");
+    if (!env) return env.error();
+    switch (env->kind) {
+      case FrameKind::request: {
+        RequestFrame out;
+        Result<uint64_t> id = decode_body(*env, "worker frame: request: ", out.request);
+        if (!id) return id.error();
+        out.id = *id;
+        return FromWorker(std::move(out));
+      }
+      case FrameKind::progress: {
+        Result<ProgressFrame> p = decode_single<ProgressFrame>(*env, prefix);
+        if (!p) return p.error();
+        return FromWorker(*p);
+      }
+      default: {
+        Result<ResultFrame> r = decode_single<ResultFrame>(*env, prefix);
+        if (!r) return r.error();
+        return FromWorker(std::move(*r));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return Error{"out of memory"};
+  } catch (...) {
+    return Error{"bad worker frame"};
+  }
+}
+
+Result<ToWorker> decode_to_worker(std::span<const uint8_t> frame) noexcept {
+  try {
+    const std::string prefix = "supervisor frame: ";
+    Result<Envelope> env = parse_envelope(
+        frame, prefix, [](FrameKind k) { return k == FrameKind::invocation || k == FrameKind::reply; },
+        "one a supervisor may send (invocation, reply)");
+    if (!env) return env.error();
+    if (env->kind == FrameKind::reply) {
+      ReplyFrame out;
+      Result<uint64_t> id = decode_body(*env, "supervisor frame: reply: ", out.reply);
+      if (!id) return id.error();
+      out.id = *id;
+      return ToWorker(std::move(out));
+    }
+    Result<InvocationFrame> inv = decode_single<InvocationFrame>(*env, prefix);
+    if (!inv) return inv.error();
+    return ToWorker(std::move(*inv));
+  } catch (const std::bad_alloc&) {
+    return Error{"out of memory"};
+  } catch (...) {
+    return Error{"bad supervisor frame"};
+  }
+}
 
 Bytes encode_request(uint64_t id, const Request& request) {
   return encode_frame(FrameKind::request, id, request);

@@ -36,6 +36,7 @@ struct BundleOptions {
   std::optional<std::string> env_file;
   std::optional<std::string> credentials;
   std::vector<std::string> map_origin;
+  std::string isolation = "process";
 };
 
 int report_invalid(const BundleOptions& o, const std::string& error_name, const std::string& message) {
@@ -128,8 +129,8 @@ int run_bundle(const BundleOptions& o) {
     if (!mapping) return report_invalid(o, "InvalidInput", "--map-origin: " + mapping.error().message);
     host.origin_map.push_back(std::move(*mapping));
   }
-  InProcessRunner runner(std::move(host));
-  const RunResult result = runner.run(invocation);
+  const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
+  const RunResult result = runner->run(invocation);
   if (o.json) {
     emit(stdout, dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
   } else {
@@ -154,6 +155,7 @@ void add_common(CLI::App& cmd, BundleOptions& o) {
                "Print one JSON object {outcome, value, error, logs, events, usage} on stdout");
   add_limit_flags(cmd, o.limits);
   add_data_dir_option(cmd, o.data_dir);
+  add_isolation_option(cmd, o.isolation);
   cmd.add_option("--env-file", o.env_file,
                  "Values for platform.env from a dotenv file; the bundle still sees only names in "
                  "permissions.env of the skill.json beside manifest.json")
@@ -195,9 +197,11 @@ constexpr const char* kHooks[] = {"init",
 
 /// Evaluates the bundle once (no hook runs) to list its tools. Null with the reason when it fails.
 nlohmann::ordered_json list_tools(const Skill& skill, std::string& why) {
-  InProcessRunner runner;
+  // The bundle's code is untrusted like any skill's: behind the worker wall where it is available.
+  const std::unique_ptr<Runner> runner =
+      make_runner(isolation_report().available ? "process" : "inprocess", {});
   const RunResult r =
-      runner.run(Invocation{.skill = skill, .export_name = "tools", .input_json = "null", .overrides = {}});
+      runner->run(Invocation{.skill = skill, .export_name = "tools", .input_json = "null", .overrides = {}});
   if (r.outcome != Outcome::ok) {
     why = std::string(to_string(r.outcome)) + (r.error ? ": " + r.error->message : "");
     return nullptr;

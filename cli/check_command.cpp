@@ -6,6 +6,7 @@
 
 #include "base/escape.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
 
@@ -95,6 +96,9 @@ int check_skill(const CheckOptions& o) {
       out["warnings"] = warnings;
       if (!problems.empty()) out["error"] = where(problems.front()) + ": " + problems.front().message;
       if (skill->manifest().bundle) out["bundle"] = bundle_report_json(*skill);
+      const IsolationReport isolation = isolation_report();
+      out["isolation"] = {{"mode", isolation.available ? "process" : "unavailable"},
+                          {"reason", isolation.reason}};
     } else {
       out["error"] = skill.error().message;
     }
@@ -110,6 +114,11 @@ int check_skill(const CheckOptions& o) {
   } else {
     emit(stdout, skill_report(*skill, &code));
     if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
+    const IsolationReport isolation = isolation_report();
+    emit(stdout, isolation.available
+                     ? "\nisolation  process (the default of run): " + isolation.reason + "\n"
+                     : "\nisolation  unavailable, so run fails unless given --isolation=inprocess: " +
+                           base::escape_text(isolation.reason) + "\n");
   }
   if (!o.json)
     for (const std::string& w : warnings) emit(stderr, "warning: " + base::escape_text(w) + "\n");

@@ -11,6 +11,26 @@ constexpr uint64_t kKiB = 1024;
 
 }  // namespace
 
+void add_isolation_option(CLI::App& command, std::string& isolation) {
+  command
+      .add_option("--isolation", isolation,
+                  "process (default): each run in a sandboxed worker process (seccomp, Landlock, rlimits; "
+                  "docs/isolation.md); inprocess: in this process, behind the engine's limits only")
+      ->check(CLI::IsMember({"process", "inprocess"}))
+      ->type_name("MODE");
+}
+
+std::unique_ptr<Runner> make_runner(const std::string& isolation, HostOptions host) {
+  if (isolation == "inprocess") return std::make_unique<InProcessRunner>(std::move(host));
+  return std::make_unique<WorkerRunner>(std::move(host));
+}
+
+IsolationReport isolation_report() {
+  Result<void> support = WorkerRunner::check_support();
+  if (support) return {true, "seccomp, Landlock and rlimits are available"};
+  return {false, support.error().message};
+}
+
 CLI::Validator integer_range(uint64_t min, uint64_t max) {
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(

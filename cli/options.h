@@ -41,6 +41,20 @@ void add_limit_flags(CLI::App& command, LimitFlags& flags);
 /// ~/.local/share/skillbox.
 void add_data_dir_option(CLI::App& command, std::string& data_dir);
 
+/// Adds --isolation MODE: "process" (the default: a sandboxed worker process per run, WorkerRunner)
+/// or "inprocess" (InProcessRunner, the engine's limits only).
+void add_isolation_option(CLI::App& command, std::string& isolation);
+
+/// The runner `isolation` ("process" or "inprocess", checked by add_isolation_option) names.
+[[nodiscard]] std::unique_ptr<Runner> make_runner(const std::string& isolation, HostOptions host);
+
+/// "process isolation (seccomp, Landlock, rlimits)" or why it is unavailable, for `skillbox check`.
+struct IsolationReport {
+  bool available = false;
+  std::string reason;
+};
+[[nodiscard]] IsolationReport isolation_report();
+
 /// A CLI11 validator accepting decimal integers from `min` to `max`, with a message in the manifest's
 /// style: "expected an integer from 1 to 4096, got \"lots\"".
 [[nodiscard]] CLI::Validator integer_range(uint64_t min, uint64_t max);

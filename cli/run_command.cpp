@@ -29,6 +29,7 @@ struct RunOptions {
   LimitFlags limits;
   std::string data_dir;
   std::optional<std::string> env_file;
+  std::string isolation = "process";
 };
 
 /// Longest export name accepted; ES export names are identifiers or short strings.
@@ -134,7 +135,8 @@ int run_skill(const RunOptions& o) {
   }
   CancelToken cancel;
   const InterruptWatch interrupts(cancel);  // before the runner: its threads must not take the signals
-  InProcessRunner runner(std::move(host));
+  // Process isolation (the worker wall) is the default; in-process only when asked for by name.
+  const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
   Invocation invocation{.skill = *skill,
                         .export_name = o.call,
                         .input_json = std::move(input),
@@ -166,7 +168,7 @@ int run_skill(const RunOptions& o) {
       write_err(log_line(e));
     };
   }
-  const RunResult result = checked_result(runner.run(invocation));
+  const RunResult result = checked_result(runner->run(invocation));
 
   if (o.json) {
     write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
@@ -217,6 +219,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                   "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
                   "process environment; the skill still sees only names in permissions.env")
       ->type_name("FILE");
+  add_isolation_option(*run, o->isolation);
   run->footer(std::string(kLimitFlagsNote) +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"

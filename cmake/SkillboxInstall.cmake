@@ -2,6 +2,7 @@
 #   lib/                      the layer libraries (static) and the patched QuickJS engine they need
 #   include/skillbox/         the public headers, the generated version.h among them
 #   bin/skillbox              the CLI (when SKILLBOX_BUILD_CLI)
+#   bin/skillbox-worker       the worker executable of WorkerRunner
 #   lib/cmake/skillbox/       skillboxConfig.cmake, its version file and the exported targets:
 #                             find_package(skillbox) gives `skillbox::skillbox`, one target to link
 #   lib/pkgconfig/skillbox.pc the same for pkg-config users
@@ -35,10 +36,9 @@ install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
 if(SKILLBOX_BUILD_CLI)
   install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
-# The worker executable (issue 10, branch `worker`) is installed here, beside the CLI:
-#   install(TARGETS skillbox_worker RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-# (or, if it is not meant to be run by hand, DESTINATION "${CMAKE_INSTALL_LIBEXECDIR}/skillbox", with the
-# runner told where to find it).
+# The worker executable WorkerRunner starts (beside the CLI, which looks beside itself first; an
+# embedder's WorkerRunner falls back to SKILLBOX_WORKER_INSTALL_PATH, the configured prefix's bin/).
+install(TARGETS skillbox_worker RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 install(EXPORT skillboxTargets NAMESPACE skillbox:: DESTINATION "${SKILLBOX_CMAKE_DIR}")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/skillboxConfig.cmake.in"

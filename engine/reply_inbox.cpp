@@ -17,6 +17,7 @@ void ReplyInbox::complete(uint64_t request_id, bus::Reply reply) {
 }
 
 std::deque<std::pair<uint64_t, bus::Reply>> ReplyInbox::take() {
+  if (pump_) pump_(Clock::time_point::min());
   std::deque<std::pair<uint64_t, bus::Reply>> out;
   std::lock_guard<std::mutex> lock(mutex_);
   out.swap(replies_);
@@ -24,6 +25,10 @@ std::deque<std::pair<uint64_t, bus::Reply>> ReplyInbox::take() {
 }
 
 void ReplyInbox::wait_until(Clock::time_point until) {
+  if (pump_) {
+    pump_(until);
+    return;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait_until(lock, until, [this] { return woken_ || !replies_.empty(); });
 }

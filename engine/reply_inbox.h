@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <utility>
 
@@ -42,11 +43,18 @@ class ReplyInbox final : public bus::CompletionSink {
   /// Drops every queued reply (the invocation ended).
   void clear();
 
+  /// Worker mode, where no other thread delivers replies (the worker is single-threaded): `pump`
+  /// reads replies from the supervisor until its argument's time point and delivers them through
+  /// complete(). Once set, wait_until() calls pump(until) instead of sleeping, and take() first calls
+  /// pump with a time already past (take what has arrived, never wait). Set before the session runs.
+  void set_pump(std::function<void(Clock::time_point)> pump) { pump_ = std::move(pump); }
+
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::pair<uint64_t, bus::Reply>> replies_;
-  bool woken_ = false;  // guarded by mutex_
+  bool woken_ = false;                           // guarded by mutex_
+  std::function<void(Clock::time_point)> pump_;  // set only in worker mode
 };
 
 }  // namespace skillbox::engine

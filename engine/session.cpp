@@ -488,6 +488,8 @@ bus::Reply Session::call_blocking(bus::Request request) {
 std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
   // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
   try {
+    if (params_.report_progress)
+      params_.report_progress(limiter_.steps(), heap_.current_bytes(), heap_.peak_bytes());
     return endpoint_.send(id, std::move(request));
   } catch (const std::exception& e) {
     return bus::ErrorReply{bus::ErrorCode::IoError,

@@ -60,6 +60,9 @@ struct SessionParams {
 
   /// The API and calling convention of another skill format (compat/: OpenHuman bundles). Null: v1.
   std::shared_ptr<const Flavor> flavor;
+  /// Worker mode: told the steps, heap in use and heap peak so far right before each host request is sent, so
+  /// a supervisor that has to kill the worker knows how far it got. May be empty.
+  std::function<void(uint64_t steps, uint64_t heap_bytes, uint64_t heap_peak_bytes)> report_progress;
 
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.

@@ -39,12 +39,11 @@
 
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
-#include "capabilities/env/env_capability.h"
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
-#include "policy/skill_binding.h"
 #include "runner/host_endpoint.h"
+#include "runner/invocation_setup.h"
 #include "runner/js_thread_pool.h"
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
@@ -102,16 +101,6 @@ std::function<void(JSContext*)> extra_api() {
   return hook.install;
 }
 
-// Limits are validated by the manifest parser; this guards the ceilings the engine's safety rests on
-// (the JS stack must fit the pool thread's stack) against a Skill built in code with other values.
-Limits clamp_to_host_ceilings(Limits l) {
-  l.memory_bytes = std::clamp(l.memory_bytes, Limits::kMinMemoryBytes, Limits::kMaxMemoryBytes);
-  l.steps = std::min(l.steps, Limits::kMaxSteps);
-  l.stack_bytes = std::clamp(l.stack_bytes, Limits::kMinStackBytes, Limits::kMaxStackBytes);
-  l.timeout_ms = std::min(l.timeout_ms, Limits::kMaxTimeoutMs);
-  return l;
-}
-
 RunResult internal_result(std::string message) {
   RunResult r;
   r.outcome = Outcome::internal;
@@ -163,25 +152,7 @@ struct InProcessRunner::Impl {
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
   runner::InvocationContext invocation_context(const Skill& skill) const {
-    runner::InvocationContext c;
-    c.skill_id = skill.manifest().id;
-    c.policy = skill.manifest().permissions;
-    c.data_dir = data_dir;
-    c.extra_ca_file = options.extra_ca_file;
-    // Only the names the manifest grants are looked up: the rest of the environment never reaches
-    // the invocation.
-    c.env = capabilities::granted_env(c.policy.env, options.env);
-    for (const auto& mapping : options.origin_map) {
-      // Normalized here, so a mapping written in another spelling still matches; an invalid one is
-      // refused by run() before anything starts.
-      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
-    }
-    if (skill.manifest().bundle) {
-      c.setup_modes = skill.manifest().bundle->setup_modes;
-      if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end())
-        c.credentials = it->second;
-    }
-    return c;
+    return runner::make_invocation_context(skill, options, data_dir);
   }
 
   HostOptions options;
@@ -213,35 +184,10 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     }
     if (invocation.cancel.cancelled())
       return cancelled_result("the run was cancelled by its caller before it started");
-    for (const auto& mapping : impl_->options.origin_map) {
-      if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second); !m) {
-        RunResult r;
-        r.outcome = Outcome::invalid;
-        r.error = ErrorInfo{"InvalidInput", "HostOptions::origin_map: " + m.error().message, "", ""};
-        return r;
-      }
-    }
+    if (auto refused = runner::refuse_before_start(invocation, impl_->options, impl_->data_dir))
+      return *std::move(refused);
     const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
-    if (bundle) {
-      if (auto target = compat::parse_bundle_target(invocation.export_name); !target) {
-        RunResult r;
-        r.outcome = Outcome::invalid;
-        r.error = ErrorInfo{"InvalidInput", target.error().message, "", ""};
-        return r;
-      }
-    }
-    // Identity (docs/manifest.md): before any skill code runs, the id must not belong to another
-    // folder. The binding itself is written at the first data request (runner/host_endpoint.cpp).
-    if (auto owner =
-            policy::check_skill_id(impl_->data_dir, invocation.skill.manifest().id, invocation.skill.dir());
-        !owner) {
-      RunResult refused;
-      refused.outcome = Outcome::invalid;
-      refused.error = ErrorInfo{"InvalidSkill", owner.error().message, "", ""};
-      return refused;
-    }
-    const Limits limits =
-        clamp_to_host_ceilings(invocation.overrides.apply(invocation.skill.manifest().limits));
+    const Limits limits = runner::effective_limits(invocation);
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
     auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, impl_->abandoned);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -53,6 +54,22 @@ void TempSkill::symlink(const std::string& name, const std::filesystem::path& ta
   std::filesystem::create_symlink(target, p);
 }
 
+bool process_isolation() {
+  const char* mode = std::getenv("SKILLBOX_TEST_ISOLATION");
+  return mode != nullptr && std::strcmp(mode, "process") == 0;
+}
+
+TestRunner::TestRunner(HostOptions options) {
+  if (process_isolation()) {
+#ifdef SKILLBOX_WORKER_PATH
+    if (options.worker_path.empty()) options.worker_path = SKILLBOX_WORKER_PATH;
+#endif
+    runner_ = std::make_unique<WorkerRunner>(std::move(options));
+  } else {
+    runner_ = std::make_unique<InProcessRunner>(std::move(options));
+  }
+}
+
 RunResult run(Runner& runner, const TempSkill& skill, const std::string& input_json,
               const std::string& export_name) {
   Invocation inv{
@@ -62,7 +79,7 @@ RunResult run(Runner& runner, const TempSkill& skill, const std::string& input_j
 
 RunResult run_source(const std::string& source, const std::string& input_json) {
   TempSkill skill({{"index.js", source}});
-  InProcessRunner runner;
+  TestRunner runner;
   return run(runner, skill, input_json);
 }
 

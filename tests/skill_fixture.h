@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -35,6 +36,27 @@ class TempSkill {
       root_;  // the temp folder; the skill is root_/skill (so tests can put files beside it)
   std::filesystem::path dir_;
   Manifest manifest_;
+};
+
+/// The isolation the suite runs in: SKILLBOX_TEST_ISOLATION=process selects process isolation
+/// (WorkerRunner), anything else in-process. ctest registers the whole suite once per mode.
+bool process_isolation();
+
+/// Skips the current test in process mode, naming the difference that makes it in-process only.
+#define SKIP_IN_PROCESS_MODE(why)                                        \
+  do {                                                                   \
+    if (::skillbox::testing::process_isolation()) GTEST_SKIP() << (why); \
+  } while (0)
+
+/// The runner of the suite's isolation mode, with `options` (in process mode the built
+/// skillbox-worker unless options.worker_path says otherwise).
+class TestRunner final : public Runner {
+ public:
+  explicit TestRunner(HostOptions options = {});
+  RunResult run(const Invocation& invocation) override { return runner_->run(invocation); }
+
+ private:
+  std::unique_ptr<Runner> runner_;
 };
 
 /// Runs `export_name` of `skill` with `input_json` on `runner`.

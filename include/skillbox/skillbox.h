@@ -128,6 +128,19 @@ struct Event {
   std::string data_json;
 };
 
+/// What a worker process left behind when it was killed or died (WorkerRunner only): set with
+/// outcome `crashed`, and with `timeout` when the worker was killed at the deadline. The counters are
+/// the worker's own last report (sent before each host request), so they lag behind a worker that
+/// spent its time without calling the host.
+struct CrashInfo {
+  std::string signal;            // "SIGSEGV", "SIGSYS", "SIGKILL", ...; empty when it exited by itself
+  int exit_code = -1;            // its exit status when it exited by itself, else -1
+  bool core_dumped = false;      // the kernel reported a core dump (RLIMIT_CORE is 0, so none was written)
+  uint64_t steps = 0;            // steps as last reported
+  uint64_t heap_peak_bytes = 0;  // heap peak as last reported
+  std::string last_request;      // type of the last host request it sent ("FsReadFileRequest"), or empty
+};
+
 /// The result of one invocation.
 struct RunResult {
   Outcome outcome = Outcome::internal;
@@ -139,6 +152,8 @@ struct RunResult {
   /// Events of the run (see Event), also for outcomes other than ok.
   std::vector<Event> events;
   Usage usage;
+  /// WorkerRunner only: the post-mortem of a worker that crashed or was killed (see CrashInfo).
+  std::optional<CrashInfo> crash;
 };
 
 /// Host environment of invocations: where data lives and which environment values `env.get` sees.
@@ -168,6 +183,12 @@ struct HostOptions {
   /// connect-time address checks apply to `to` unless permissions.http.allow_private_addresses. Only
   /// the operator sets these; a skill cannot.
   std::vector<std::pair<std::string, std::string>> origin_map;
+  /// WorkerRunner only: the `skillbox-worker` executable. Empty: `skillbox-worker` in the directory
+  /// of the running executable, then the one installed with skillbox (CMake's libexec directory).
+  std::filesystem::path worker_path;
+  /// WorkerRunner only: how many forked, sandboxed workers wait for invocations, refilled in the
+  /// background. 0 forks each worker on demand (slower by one fork and sandbox setup per call).
+  size_t worker_pool_size = 2;
 };
 
 /// A point on the monotonic clock (std::chrono::steady_clock) of this process: comparable between the
@@ -353,8 +374,8 @@ struct Invocation {
   CancelToken cancel{};
 };
 
-/// Runs invocations. Implementations: InProcessRunner now; a worker-process runner later, with the
-/// same contract and results.
+/// Runs invocations. Implementations: InProcessRunner (the engine's wall only) and WorkerRunner (each
+/// invocation in its own sandboxed process), with the same contract and results.
 class Runner {
  public:
   virtual ~Runner() = default;
@@ -385,6 +406,41 @@ class InProcessRunner final : public Runner {
   /// Abandoned runs of this runner still executing (a count, thread-safe). Drops when their native
   /// operation returns and they free their runtime.
   [[nodiscard]] size_t abandoned_runs() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Runs each invocation in a one-shot worker process: forked from a zygote (a `skillbox-worker` the
+/// runner starts on first use), sandboxed before it reads any input (no file descriptor but its
+/// socket, rlimits, no_new_privs, Landlock with no rights, a seccomp allowlist), answered by the same
+/// capabilities and policy as in-process, killed at the deadline (docs/isolation.md).
+///
+/// Outcomes are those of InProcessRunner, plus `crashed` (with RunResult::crash) when the worker dies,
+/// is killed for a forbidden system call or sends a frame it must not; a late worker is killed, so no
+/// run is ever abandoned. Where the kernel lacks seccomp or Landlock, or the worker executable cannot
+/// be started, run() fails closed: outcome `internal`, error name "IsolationUnavailable", a message
+/// naming what is missing and that in-process isolation must then be chosen explicitly.
+class WorkerRunner final : public Runner {
+ public:
+  explicit WorkerRunner(HostOptions options = {});
+  /// Stops the zygote, which kills and reaps every worker. No run() may be in progress.
+  ~WorkerRunner() override;
+  WorkerRunner(const WorkerRunner&) = delete;
+  WorkerRunner& operator=(const WorkerRunner&) = delete;
+
+  /// Runner::run. Thread-safe; each call supervises its worker on the calling thread.
+  RunResult run(const Invocation& invocation) override;
+
+  /// Whether process isolation can run here: the worker executable is found and the kernel has what
+  /// the sandbox needs (probed in this process; nothing is started). The error says what is missing.
+  static Result<void> check_support(const HostOptions& options = {});
+
+  /// Process ids of the workers waiting in the pool (diagnostics and tests).
+  [[nodiscard]] std::vector<int> pooled_worker_pids() const;
+  /// Process id of the zygote, or -1 while none runs (diagnostics and tests).
+  [[nodiscard]] int zygote_pid() const;
 
  private:
   struct Impl;

@@ -49,8 +49,10 @@ class FsBindingTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "skillbox-fsjs-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
-    runner_ = std::make_unique<InProcessRunner>(
-        HostOptions{.data_dir = data(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}});
+    HostOptions options;
+    options.data_dir = data();
+    options.env = std::map<std::string, std::string>{};
+    runner_ = std::make_unique<skillbox::testing::TestRunner>(std::move(options));
     skill_ = std::make_unique<TempSkill>(std::initializer_list<std::pair<const std::string, std::string>>{});
     skill_->manifest().id = "test-skill";
   }
@@ -99,7 +101,7 @@ class FsBindingTest : public ::testing::Test {
   }
 
   fs::path root_;
-  std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<skillbox::testing::TestRunner> runner_;
   std::unique_ptr<TempSkill> skill_;  // id "test-skill", made in SetUp
   std::atomic<unsigned> next_entry_{0};
 };

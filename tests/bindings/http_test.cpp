@@ -46,7 +46,7 @@ class HttpBindingTest : public ::testing::Test {
     skill.manifest().limits.timeout_ms = timeout_ms;
     HostOptions options;
     options.data_dir = data_dir;
-    InProcessRunner runner(options);
+    skillbox::testing::TestRunner runner(options);
     return skillbox::testing::run(runner, skill);
   }
   json value_of(const RunResult& r) {

@@ -38,7 +38,7 @@ class StoreFromSkills : public ::testing::Test {
     skill.write("index.js", "export default async function (input) {\n" + body + "\n}");
     skill.manifest().permissions.store = policy;
     skill.manifest().permissions.env = env_names_;
-    InProcessRunner runner(options_);
+    skillbox::testing::TestRunner runner(options_);
     return testing::run(runner, skill, input);
   }
 

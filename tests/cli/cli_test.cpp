@@ -351,7 +351,9 @@ TEST_F(CliTest, CheckShowsEffectiveLimitsAndPermissions) {
                 "  fs       none\n"
                 "  http     none\n"
                 "  env      none\n"
-                "  store    quota 1 MiB, at most 10000 keys, 1 MiB per value\n");
+                "  store    quota 1 MiB, at most 10000 keys, 1 MiB per value\n"
+                "\n"
+                "isolation  process (the default of run): seccomp, Landlock and rlimits are available\n");
 }
 
 TEST_F(CliTest, CheckShowsGrantedPermissions) {
@@ -365,7 +367,8 @@ TEST_F(CliTest, CheckShowsGrantedPermissions) {
     }})");
   const Exec r = skillbox({"check", dir});
   EXPECT_EQ(r.exit_code, 0);
-  const std::string permissions = r.out.substr(r.out.find("permissions\n"));
+  const size_t from = r.out.find("permissions\n");
+  const std::string permissions = r.out.substr(from, r.out.find("\nisolation  ") - from);
   EXPECT_EQ(permissions,
             "permissions\n"
             "  fs       readwrite, quota 10 MiB, at most 1000 files, 10 MiB per file\n"

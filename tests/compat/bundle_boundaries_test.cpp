@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compat/bundle_support.h"
+#include "skill_fixture.h"
 #include "skillbox/skillbox.h"
 #include "support/http_test_server.h"
 
@@ -36,7 +37,7 @@ class Misbehave : public ::testing::Test {
 
   testing::HttpTestServer server_;
   Bundle bundle_;
-  InProcessRunner runner_;
+  testing::TestRunner runner_;
   Skill skill_;
 };
 
@@ -132,7 +133,7 @@ TEST_F(Misbehave, AThrownErrorIsTheRunsError) {
 
 TEST(BundleBoundaries, WithoutGrantsEveryCapabilityIsDenied) {
   Bundle b("notes", "");
-  InProcessRunner runner(testing::host(b.data()));
+  testing::TestRunner runner(testing::host(b.data()));
   const RunResult r = call(runner, b.skill(), "tool:fetch_title", R"({"url": "http://127.0.0.1:9/"})");
   EXPECT_EQ(r.outcome, Outcome::error);
   ASSERT_TRUE(r.error);

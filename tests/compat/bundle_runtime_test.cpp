@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compat/bundle_support.h"
+#include "skill_fixture.h"
 #include "skillbox/skillbox.h"
 #include "support/http_test_server.h"
 
@@ -40,7 +41,7 @@ class NotesBundle : public ::testing::Test {
 
   testing::HttpTestServer server_;
   Bundle bundle_;
-  InProcessRunner runner_;
+  testing::TestRunner runner_;
   Skill skill_;
   RunResult last_;
 };
@@ -211,7 +212,7 @@ TEST(BundleRuntime, TheV1OnlyGlobalsAreGoneAndTheOpenHumanOnesArePresent) {
       "typeof skills, typeof memory, typeof oauth, typeof auth, typeof setTimeout, typeof setInterval, "
       "typeof "
       "clearInterval, typeof TextEncoder, typeof __skillId, typeof require, typeof process].join(); }}]}};");
-  InProcessRunner runner(testing::host(b.data()));
+  testing::TestRunner runner(testing::host(b.data()));
   const json v = value_of(call(runner, b.skill(), "tool:g", "{}"));
   EXPECT_EQ(
       v["content"][0]["text"],
@@ -222,7 +223,7 @@ TEST(BundleRuntime, TheV1OnlyGlobalsAreGoneAndTheOpenHumanOnesArePresent) {
 TEST(BundleRuntime, ABundleWithoutTheFooterIsToldWhatIsMissing) {
   Bundle b("notes", "");
   b.write("index.js", "var __skill_bundle = (() => ({ default: {} }))();");
-  InProcessRunner runner(testing::host(b.data()));
+  testing::TestRunner runner(testing::host(b.data()));
   const RunResult r = call(runner, b.skill(), "tools");
   EXPECT_EQ(r.outcome, Outcome::error);
   ASSERT_TRUE(r.error);
@@ -239,7 +240,7 @@ TEST(BundleRuntime, GlobalToolsAreCopiedByTheFooterAndExecuteMayReturnAPromise) 
           "globalThis.__skill = { default: __skill_bundle.default };\n"
           "if (!globalThis.__skill.default.tools && globalThis.tools) globalThis.__skill.default.tools = "
           "globalThis.tools;");
-  InProcessRunner runner(testing::host(b.data()));
+  testing::TestRunner runner(testing::host(b.data()));
   const json v = value_of(call(runner, b.skill(), "tool:later", R"({"n": 21})"));
   EXPECT_EQ(v["content"][0]["text"], "42");
 }

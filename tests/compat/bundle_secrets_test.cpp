@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compat/bundle_support.h"
+#include "skill_fixture.h"
 #include "skillbox/skillbox.h"
 #include "support/http_test_server.h"
 
@@ -48,12 +49,12 @@ class Mailbox : public ::testing::Test {
     o.base_url = proxy_.origin();  // bound to its own prefix: no `hosts` given
     HostOptions host = testing::host(bundle_.data());
     host.credentials["mailbox"] = SkillCredentials{.oauth = o, .auth = std::nullopt};
-    runner_ = std::make_unique<InProcessRunner>(std::move(host));
+    runner_ = std::make_unique<testing::TestRunner>(std::move(host));
   }
   testing::HttpTestServer proxy_;
   testing::HttpTestServer other_;
   Bundle bundle_;
-  std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<testing::TestRunner> runner_;
 };
 
 TEST_F(Mailbox, OAuthFetchCarriesTheRealTokenButTheBundleSeesOnlyAPlaceholder) {
@@ -117,12 +118,12 @@ class NotionLite : public ::testing::Test {
     a.hosts = {api_.origin() + "/"};
     HostOptions host = testing::host(bundle_.data());
     host.credentials["notion-lite"] = SkillCredentials{.oauth = std::nullopt, .auth = a};
-    runner_ = std::make_unique<InProcessRunner>(std::move(host));
+    runner_ = std::make_unique<testing::TestRunner>(std::move(host));
   }
   testing::HttpTestServer api_;
   testing::HttpTestServer other_;
   Bundle bundle_;
-  std::unique_ptr<InProcessRunner> runner_;
+  std::unique_ptr<testing::TestRunner> runner_;
 };
 
 TEST_F(NotionLite, TheHeaderCarriesThePlaceholderAndTheBoundHostGetsTheSecret) {
@@ -197,7 +198,7 @@ TEST(BundleOriginMap, AHardCodedOriginIsMappedToALocalServerAfterPolicyIsChecked
   HostOptions host = testing::host(b.data());
   host.credentials["notion-lite"] = SkillCredentials{.oauth = std::nullopt, .auth = a};
   host.origin_map = {{"https://api.notion.com", api.origin()}};
-  InProcessRunner runner(std::move(host));
+  testing::TestRunner runner(std::move(host));
   const RunResult r = call(runner, b.skill(), "tool:me", "{}");
   const json v = text_of(r);
   ASSERT_TRUE(v.is_object()) << describe_run(r);

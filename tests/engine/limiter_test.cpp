@@ -27,7 +27,7 @@ void expect_next_run_normal(Runner& runner) {
 }
 
 TEST(Limits, StepBudgetIsExact) {
-  InProcessRunner runner;
+  TestRunner runner;
   const std::string source =
       "export default () => { let s = 0; for (let i = 0; i < 12345; i++) s += i; return s; }";
   Limits limits;
@@ -51,7 +51,7 @@ TEST(Limits, StepBudgetIsExact) {
 }
 
 TEST(Limits, StepsCoverEveryPromiseJob) {
-  InProcessRunner runner;
+  TestRunner runner;
   Limits limits;
   limits.steps = 50'000;
   // Each job is one call (one step); 100,000 chained jobs exceed the budget without any loop.
@@ -65,7 +65,7 @@ TEST(Limits, StepsCoverEveryPromiseJob) {
 }
 
 TEST(Limits, CatchAndFinallyDoNotSurviveALimit) {
-  InProcessRunner runner;
+  TestRunner runner;
   Limits limits;
   limits.steps = 100'000;
   for (const char* source : {
@@ -83,7 +83,7 @@ TEST(Limits, CatchAndFinallyDoNotSurviveALimit) {
 }
 
 TEST(Limits, CaughtOutOfMemoryIsStillMemoryLimit) {
-  InProcessRunner runner;
+  TestRunner runner;
   Limits limits;
   limits.memory_bytes = uint64_t{4} * 1024 * 1024;
   RunResult r = run_limited(runner,
@@ -99,7 +99,7 @@ TEST(Limits, CaughtOutOfMemoryIsStillMemoryLimit) {
 }
 
 TEST(Limits, ThrownValuesThatLookLikeLimitsAreOrdinaryErrors) {
-  InProcessRunner runner;
+  TestRunner runner;
   struct Case {
     const char* source;
     const char* name;
@@ -122,7 +122,7 @@ TEST(Limits, ThrownValuesThatLookLikeLimitsAreOrdinaryErrors) {
 }
 
 TEST(Limits, DeepRecursionIsStackOverflowForEveryStackSize) {
-  InProcessRunner runner;
+  TestRunner runner;
   for (uint64_t stack : {Limits::kMinStackBytes, uint64_t{512} * 1024, Limits::kMaxStackBytes}) {
     Limits limits;
     limits.stack_bytes = stack;
@@ -139,7 +139,7 @@ TEST(Limits, DeepRecursionIsStackOverflowForEveryStackSize) {
 }
 
 TEST(Limits, InfiniteLoopWithAHugeBudgetEndsAtTheDeadline) {
-  InProcessRunner runner;
+  TestRunner runner;
   Limits limits;
   limits.steps = kHugeSteps;
   limits.timeout_ms = 200;
@@ -151,7 +151,7 @@ TEST(Limits, InfiniteLoopWithAHugeBudgetEndsAtTheDeadline) {
 }
 
 TEST(Limits, WaitingForATimerPastTheDeadlineIsATimeout) {
-  InProcessRunner runner;
+  TestRunner runner;
   Limits limits;
   limits.timeout_ms = 100;
   RunResult r = run_limited(
@@ -162,7 +162,7 @@ TEST(Limits, WaitingForATimerPastTheDeadlineIsATimeout) {
 }
 
 TEST(Limits, HostOverridesLowerButNeverRaiseTheManifestLimits) {
-  InProcessRunner runner;
+  TestRunner runner;
   TempSkill skill({{"index.js", "export default () => { let i = 0; while (i < 1e6) i++; return i; }"}});
   Invocation inv{.skill = skill.skill(), .export_name = "", .input_json = "null", .overrides = {}};
   inv.overrides.steps = 1000;
@@ -180,7 +180,7 @@ TEST(Limits, HostOverridesLowerButNeverRaiseTheManifestLimits) {
 }
 
 TEST(Limits, UsageReportsWhatTheRunUsed) {
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r =
       run_limited(runner,
                   "export default () => { const a = []; for (let i = 0; i < 100000; i++) a.push({ i }); "

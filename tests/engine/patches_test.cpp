@@ -34,7 +34,7 @@ bool abandoned(const RunResult& r) {
 
 // 0001
 TEST(EnginePatches, CatastrophicRegexpEndsAsStepLimit) {
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r =
       run_with(runner, "export default () => /^(a+)+$/.test('a'.repeat(40) + '!')", 1'000'000, 60'000);
   ASSERT_EQ(r.outcome, Outcome::step_limit) << describe(r);
@@ -44,7 +44,7 @@ TEST(EnginePatches, CatastrophicRegexpEndsAsStepLimit) {
 }
 
 TEST(EnginePatches, CatastrophicRegexpEndsAsTimeout) {
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r =
       run_with(runner, "export default () => /^(a+)+$/.test('a'.repeat(40) + '!')", kHugeSteps, 200);
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
@@ -62,7 +62,7 @@ TEST(EnginePatches, RegexpStillMatchesAndReportsNoFalseErrors) {
 
 // 0002
 TEST(EnginePatches, StackOverflowCannotBeCaughtAndEndsTheRun) {
-  InProcessRunner runner;
+  TestRunner runner;
   for (const char* source : {
            "export default () => { const f = () => f(); try { f() } catch (e) { return 'caught ' + e.message "
            "} }",
@@ -82,7 +82,7 @@ TEST(EnginePatches, StackOverflowCannotBeCaughtAndEndsTheRun) {
 
 // 0003
 TEST(EnginePatches, HugeSparseArrayJoinIsInterrupted) {
-  InProcessRunner runner;
+  TestRunner runner;
   // With a heap that never fills, only the step budget can stop the join.
   RunResult r = run_with(runner, "export default () => new Array(1e9).join()", 1'000'000, 60'000,
                          Limits::kMaxMemoryBytes);
@@ -91,7 +91,7 @@ TEST(EnginePatches, HugeSparseArrayJoinIsInterrupted) {
 }
 
 TEST(EnginePatches, ArrayLikeLoopsOverHolesAreInterrupted) {
-  InProcessRunner runner;
+  TestRunner runner;
   for (const char* source : {
            "export default () => Array.prototype.indexOf.call({ length: 2 ** 40 }, 1)",
            "export default () => Array.prototype.lastIndexOf.call({ length: 2 ** 31 }, 1)",
@@ -107,7 +107,7 @@ TEST(EnginePatches, ArrayLikeLoopsOverHolesAreInterrupted) {
 
 // 0004
 TEST(EnginePatches, DeepJsonStringifyIsACatchableError) {
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r =
       run_with(runner,
                "export default () => { let a = []; for (let i = 0; i < 1e5; i++) a = [a];\n"
@@ -119,7 +119,7 @@ TEST(EnginePatches, DeepJsonStringifyIsACatchableError) {
 }
 
 TEST(EnginePatches, ArrayIsArrayOnAProxyChainIsAStackOverflowNotACrash) {
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r =
       run_with(runner,
                "export default () => { let p = []; for (let i = 0; i < 2e5; i++) p = new Proxy(p, {});\n"
@@ -138,7 +138,7 @@ TEST(EnginePatches, ArrayIsArrayOnAProxyChainIsAStackOverflowNotACrash) {
 
 // 0005
 TEST(EnginePatches, InterruptStaysUncatchableWhenAllocationsFail) {
-  InProcessRunner runner;
+  TestRunner runner;
   // After the deadline every allocation fails, so the "interrupted" error cannot be allocated.
   RunResult r = run_with(runner, "export default () => { for (;;) { try { for (;;) {} } catch (e) {} } }",
                          kHugeSteps, 200);
@@ -148,7 +148,7 @@ TEST(EnginePatches, InterruptStaysUncatchableWhenAllocationsFail) {
 }
 
 TEST(EnginePatches, ErrorsWithoutMemoryForTheirObjectDoNotCrash) {
-  InProcessRunner runner;
+  TestRunner runner;
   // A 4 GiB heap and no step budget: the watchdog's allocation refusal ends the join, and each refused
   // allocation throws an error whose object cannot be allocated either.
   RunResult r =
@@ -189,7 +189,7 @@ TEST(EnginePatches, ZeroLengthCopiesPassNoNullPointer) {
 // list assertion. LeakSanitizer reports the same leak at exit. The sweep moves the deadline across
 // the whole stringify, in the skill and in the host's serialization of the result.
 TEST(EnginePatches, DeadlineInsideJsonStringifyLeavesNothingBehind) {
-  InProcessRunner runner;
+  TestRunner runner;
   const std::string graph =
       "const t0 = Date.now();\n"
       "const graph = () => { const a = []; for (let i = 0; i < 1000; i++)\n"
@@ -256,7 +256,7 @@ TEST(EnginePatches, JsonStringifyIsWellFormed) {
 TEST(EnginePatches, CostlyStringSearchEndsAtTheDeadline) {
   // docs/security.md "Costly native calls outrun the budget": ~27 ms and two ticks per call, so the
   // clock was read every couple of minutes and the run was abandoned with its thread still busy.
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run_with(runner,
                          "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n"
                          "export default () => { for (;;) s.indexOf(n); }",
@@ -271,7 +271,7 @@ TEST(EnginePatches, CostlyStringSearchEndsAtTheDeadline) {
 }
 
 TEST(EnginePatches, CostlyStringSearchesChargeSteps) {
-  InProcessRunner runner;
+  TestRunner runner;
   const std::string strings = "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n";
   for (const char* loop : {
            "for (;;) s.indexOf(n);",
@@ -295,7 +295,7 @@ TEST(EnginePatches, CostlyStringSearchesChargeSteps) {
 }
 
 TEST(EnginePatches, OtherNativeWorkChargesSteps) {
-  InProcessRunner runner;
+  TestRunner runner;
   for (const char* source : {
            // typed-array sort: ~10^6 comparisons per call, no tick
            "const a = new Float64Array(1 << 16).map(() => Math.random());\n"

@@ -23,7 +23,7 @@ class SecurityCases : public ::testing::Test {
     EXPECT_EQ(r.value_json, R"({"ok":true,"n":[2,4,6]})");
   }
 
-  InProcessRunner runner_;
+  TestRunner runner_;
 };
 
 bool is_one_of(Outcome o, std::initializer_list<Outcome> set) {

@@ -32,7 +32,7 @@ TEST(Session, RunIsCalledWhenThereIsNoDefaultExport) {
 TEST(Session, NamedExportIsCalledWhenRequested) {
   TempSkill skill(
       {{"index.js", "export default () => 'd'; export function other(x) { return 'other ' + x; }"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill, R"("arg")", "other");
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json, R"("other arg")");
@@ -44,7 +44,7 @@ TEST(Session, MissingExportIsInvalidAndSaysWhatWasLookedFor) {
   EXPECT_EQ(r.error->message, "index.js has no export named 'default' or 'run'");
 
   TempSkill skill({{"index.js", "export default () => 1;"}});
-  InProcessRunner runner;
+  TestRunner runner;
   r = run(runner, skill, "null", "nope");
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->message, "index.js has no export named 'nope'");
@@ -64,7 +64,7 @@ TEST(Session, ClassicScriptExportsItsGlobalFunctions) {
 }
 
 TEST(Session, ModuleOrScriptIsDecidedByExtensionThenBySource) {
-  InProcessRunner runner;
+  TestRunner runner;
   // An export declaration after other statements still makes a module (top-level `this` is undefined).
   TempSkill late_export({{"index.js", "const t = typeof this;\nexport default () => t;"}});
   RunResult r = run(runner, late_export);
@@ -139,7 +139,7 @@ TEST(Session, ErrorsCarryNameMessageStackAndCodeWithSkillRelativeNames) {
                    {"lib/util.js",
                     "export function fail() {\n  const e = new RangeError('bad range');\n  e.code = "
                     "'E_RANGE';\n  throw e;\n}\n"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
   EXPECT_EQ(r.error->name, "RangeError");
@@ -189,7 +189,7 @@ TEST(Session, SyntaxErrorInTheEntryIsAnError) {
 
 TEST(Session, BadInputIsInvalidAndRunsNoSkillCode) {
   TempSkill skill({{"index.js", "globalThis.x = 1; export default (i) => i;"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill, "{not json");
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->name, "InvalidInput");
@@ -199,7 +199,7 @@ TEST(Session, BadInputIsInvalidAndRunsNoSkillCode) {
 
 TEST(Session, DeeplyNestedInputIsInvalidAndSaysItIsTooDeepNotMalformed) {
   TempSkill skill({{"index.js", "export default (i) => 1;"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill, std::string(100000, '[') + std::string(100000, ']'));
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->name, "InvalidInput");
@@ -212,7 +212,7 @@ TEST(Session, DeeplyNestedInputIsInvalidAndSaysItIsTooDeepNotMalformed) {
 }
 
 TEST(Session, MissingOrEscapingEntryIsInvalid) {
-  InProcessRunner runner;
+  TestRunner runner;
   TempSkill missing({{"other.js", ""}});
   RunResult r = run(runner, missing);
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
@@ -231,7 +231,7 @@ TEST(SessionModules, RelativeImportsOfSkillFilesWork) {
       {{"index.js", "import { twice } from './lib/math.js';\nexport default (n) => twice(n);"},
        {"lib/math.js", "import { one } from '../one.js';\nexport const twice = (n) => 2 * n + one - 1;"},
        {"one.js", "export const one = 1;"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill, "21");
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json, "42");
@@ -240,7 +240,7 @@ TEST(SessionModules, RelativeImportsOfSkillFilesWork) {
 TEST(SessionModules, DynamicImportOfASkillFileWorks) {
   TempSkill skill({{"index.js", "export default async () => (await import('./lib.js')).value;"},
                    {"lib.js", "export const value = 'dynamic';"}});
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json, R"("dynamic")");
@@ -266,7 +266,7 @@ TEST(SessionModules, StaticImportsOutsideTheSkillFailTheLoad) {
     TempSkill skill(
         {{"index.js", std::string("import x from '") + c.import + "';\nexport default () => x;"}});
     skill.write("../outside.js", "export default 'outside';");
-    InProcessRunner runner;
+    TestRunner runner;
     RunResult r = run(runner, skill);
     ASSERT_EQ(r.outcome, Outcome::error) << c.import << ": " << describe(r);
     EXPECT_EQ(r.error->name, "TypeError") << c.import;
@@ -284,7 +284,7 @@ TEST(SessionModules, DynamicImportsOutsideTheSkillReject) {
         "  }\n  return out; }"}});
   skill.write("../outside.js", "export default 1;");
   skill.symlink("link.js", "../outside.js");
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json,
@@ -296,7 +296,7 @@ TEST(SessionModules, SymlinkOutOfTheFolderIsRefusedWithoutAHostPath) {
   TempSkill skill({{"index.js", "import x from './link.js';\nexport default () => x;"}});
   skill.write("../outside.js", "export default 'outside';");
   skill.symlink("link.js", "../outside.js");
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
   EXPECT_EQ(r.error->message, "cannot load module: 'link.js' leads outside the skill folder");

@@ -123,7 +123,7 @@ TEST(Timers, ZeroIntervalCannotStarveTheDeadline) {
   TempSkill skill({{"index.js", "export default () => new Promise(() => { setInterval(() => {}, 0); })"}});
   skill.manifest().limits.timeout_ms = 100;
   skill.manifest().limits.steps = Limits::kMaxSteps;
-  InProcessRunner runner;
+  TestRunner runner;
   RunResult r = run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
   EXPECT_EQ(r.usage.timers_dropped, 1u);

@@ -87,7 +87,7 @@ TEST_F(WeatherExample, FetchesTheWeatherAndRemembersItBetweenRuns) {
 
   HostOptions options;
   options.data_dir = data_dir;
-  InProcessRunner runner(options);
+  skillbox::testing::TestRunner runner(options);
   const std::string input = json({{"city", "Paris"}, {"api", base}}).dump();
   const RunResult first =
       runner.run({.skill = skill, .export_name = "", .input_json = input, .overrides = {}});

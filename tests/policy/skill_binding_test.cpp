@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "capabilities/store/store_test_util.h"
+#include "skill_fixture.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox {
@@ -43,17 +44,16 @@ class SkillIdentity : public ::testing::Test {
  protected:
   fs::path data() const { return tmp_.path() / "data"; }
   HostOptions options() const {
-    return HostOptions{.data_dir = data(),
-                       .env = std::map<std::string, std::string>{{"WEATHER_API_KEY", "k-1"}},
-                       .extra_ca_file = {},
-                       .credentials = {},
-                       .origin_map = {}};
+    HostOptions o;
+    o.data_dir = data();
+    o.env = std::map<std::string, std::string>{{"WEATHER_API_KEY", "k-1"}};
+    return o;
   }
   RunResult run(const fs::path& dir, const SkillLoadOptions& load = {}) {
     auto skill = Skill::load(dir, load);
     EXPECT_TRUE(skill) << skill.error().message;
     if (!skill) return {};
-    InProcessRunner runner(options());
+    testing::TestRunner runner(options());
     return runner.run({.skill = *skill, .export_name = "", .input_json = "null", .overrides = {}});
   }
   static std::string message(const RunResult& r) { return r.error ? r.error->message : std::string(); }
@@ -236,7 +236,7 @@ TEST_F(SkillIdentity, SymlinkedFoldersBindTheirCanonicalPath) {
   // A Skill built in code with a non-canonical path is checked by its canonical one too.
   auto loaded = Skill::load(weather);
   ASSERT_TRUE(loaded);
-  InProcessRunner runner(options());
+  testing::TestRunner runner(options());
   const RunResult r = runner.run({.skill = Skill(link / "." / "weather", loaded->manifest()),
                                   .export_name = "",
                                   .input_json = "null",

@@ -35,8 +35,10 @@ class DeadlineBoundedWaits : public ::testing::Test {
  protected:
   RunResult run_js(TempSkill& skill, uint64_t timeout_ms) {
     skill.manifest().limits.timeout_ms = timeout_ms;
-    InProcessRunner runner(HostOptions{
-        .data_dir = data_.path(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}});
+    HostOptions options;
+    options.data_dir = data_.path();
+    options.env = std::map<std::string, std::string>{};
+    TestRunner runner(std::move(options));
     return run(runner, skill);
   }
   TempDir data_;

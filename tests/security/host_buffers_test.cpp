@@ -25,7 +25,7 @@ class HostBuffers : public ::testing::Test {
     EXPECT_EQ(r.value_json, "[\"hi\xEF\xBF\xBD\",\"aGk=\",\"hi\"]");
   }
 
-  InProcessRunner runner_;
+  TestRunner runner_;
 };
 
 // With an 8 MiB heap, a 2 MiB input fits the heap, but the host text of each call (6 MiB of U+FFFD,

@@ -103,8 +103,10 @@ class HostMemory : public ::testing::Test {
     if (kSanitized) GTEST_SKIP() << "RSS figures mean nothing under AddressSanitizer";
   }
   HostOptions options() const {
-    return HostOptions{
-        .data_dir = data_.path(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}};
+    HostOptions o;
+    o.data_dir = data_.path();
+    o.env = std::map<std::string, std::string>{};
+    return o;
   }
 
   TempDir data_;

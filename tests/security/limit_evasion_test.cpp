@@ -21,7 +21,7 @@ class LimitEvasion : public ::testing::Test {
     EXPECT_EQ(r.value_json, R"({"ok":[2,3]})");
   }
 
-  InProcessRunner runner_;
+  TestRunner runner_;
 };
 
 // A call-depth overflow inside skill code that the host itself runs after the export returned or

@@ -9,7 +9,7 @@ namespace skillbox::testing {
 namespace {
 
 TEST(ScriptExports, BuiltInGlobalsAreNotExports) {
-  InProcessRunner runner;
+  TestRunner runner;
   TempSkill skill({{"index.js",
                     "function helper(x) { return 'helper:' + x }\nvar mine = function (x) { "
                     "return 'mine:' + x };\nfunction log(x) { return 'own log:' + x }\n"}});
@@ -35,7 +35,7 @@ TEST(ScriptExports, BuiltInGlobalsAreNotExports) {
 TEST(ScriptExports, ADefaultOrRunBuiltInIsNotCalledEither) {
   // Without an export name the runner looks for `default` then `run`; neither is a built-in today,
   // but a script that defines neither is invalid rather than calling anything inherited.
-  InProcessRunner runner;
+  TestRunner runner;
   TempSkill skill({{"index.js", "var x = 1;\n"}});
   RunResult r = run(runner, skill);
   EXPECT_EQ(r.outcome, Outcome::invalid) << describe(r);

@@ -19,8 +19,10 @@ class Utf8Out : public ::testing::Test {
   RunResult run_js(const std::string& source, Policy policy = {}) {
     TempSkill skill({{"index.js", source}});
     skill.manifest().permissions = std::move(policy);
-    InProcessRunner runner(HostOptions{
-        .data_dir = data_.path(), .env = {}, .extra_ca_file = {}, .credentials = {}, .origin_map = {}});
+    HostOptions options;
+    options.data_dir = data_.path();
+    options.env = std::map<std::string, std::string>{};
+    TestRunner runner(std::move(options));
     return run(runner, skill);
   }
   TempDir data_;

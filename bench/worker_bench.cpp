@@ -1,0 +1,103 @@
+// bench/worker_bench.cpp — a trivial skill through WorkerRunner (warm pool) against InProcessRunner,
+// both measured in the same run, with the ratios.
+//
+//   ./build/bench/skillbox_bench --benchmark_filter=WorkerVsInProcess
+//
+// Latency: sequential invocations from one thread (p50, p99). Throughput: two caller threads for a
+// fixed number of invocations (invocations per second). Targets (issue 10): worker p50 <= in-process
+// p50 + 250 us, and >= 2,000 worker invocations per second on two cores.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "skill_fixture.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using skillbox::Invocation;
+using skillbox::Outcome;
+using skillbox::Runner;
+using skillbox::testing::TempSkill;
+
+struct Figures {
+  double p50_us = 0;
+  double p99_us = 0;
+  double per_second = 0;
+  int failures = 0;
+};
+
+Figures measure(Runner& runner, const TempSkill& skill, int latency_runs, int throughput_runs) {
+  Figures f;
+  const Invocation inv{.skill = skill.skill(), .input_json = "1"};
+  for (int i = 0; i < 100; ++i) f.failures += runner.run(inv).outcome == Outcome::ok ? 0 : 1;  // warm up
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(latency_runs));
+  for (int i = 0; i < latency_runs; ++i) {
+    const auto t0 = Clock::now();
+    const bool ok = runner.run(inv).outcome == Outcome::ok;
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    f.failures += ok ? 0 : 1;
+  }
+  std::sort(us.begin(), us.end());
+  f.p50_us = us[us.size() / 2];
+  f.p99_us = us[us.size() * 99 / 100];
+  std::atomic<int> next{0};
+  std::atomic<int> failures{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 2; ++t) {
+    callers.emplace_back([&] {
+      while (next.fetch_add(1) < throughput_runs) {
+        if (runner.run(inv).outcome != Outcome::ok) ++failures;
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  f.per_second = throughput_runs / std::chrono::duration<double>(Clock::now() - t0).count();
+  f.failures += failures.load();
+  return f;
+}
+
+void BM_WorkerVsInProcess(benchmark::State& state) {
+  TempSkill skill({{"index.js", "export default (x) => x + 1"}});
+  Figures in_process;
+  Figures worker;
+  for (auto _ : state) {
+    {
+      skillbox::InProcessRunner runner;
+      in_process = measure(runner, skill, 2000, 4000);
+    }
+    {
+      skillbox::HostOptions o;
+#ifdef SKILLBOX_WORKER_PATH
+      o.worker_path = SKILLBOX_WORKER_PATH;
+#endif
+      o.worker_pool_size = 4;
+      skillbox::WorkerRunner runner(o);
+      worker = measure(runner, skill, 2000, 4000);
+    }
+  }
+  state.counters["inproc_p50_us"] = in_process.p50_us;
+  state.counters["inproc_p99_us"] = in_process.p99_us;
+  state.counters["inproc_per_s"] = in_process.per_second;
+  state.counters["worker_p50_us"] = worker.p50_us;
+  state.counters["worker_p99_us"] = worker.p99_us;
+  state.counters["worker_per_s"] = worker.per_second;
+  state.counters["p50_extra_us"] = worker.p50_us - in_process.p50_us;
+  state.counters["throughput_ratio"] = worker.per_second / in_process.per_second;
+  state.counters["failures"] = in_process.failures + worker.failures;
+  std::printf(
+      "worker vs in-process: p50 %.0f vs %.0f us (+%.0f us, target +250), p99 %.0f vs %.0f us, %.0f vs %.0f "
+      "inv/s (ratio %.2f, target >= 2000 inv/s)\n",
+      worker.p50_us, in_process.p50_us, worker.p50_us - in_process.p50_us, worker.p99_us, in_process.p99_us,
+      worker.per_second, in_process.per_second, worker.per_second / in_process.per_second);
+}
+BENCHMARK(BM_WorkerVsInProcess)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace

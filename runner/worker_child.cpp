@@ -1,0 +1,177 @@
+#include "runner/worker_child.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "bus/codec.h"
+#include "bus/endpoint.h"
+#include "bus/memory_budget.h"
+#include "bus/stop_token.h"
+#include "bus/worker_frames.h"
+#include "compat/bundle_flavor.h"
+#include "engine/reply_inbox.h"
+#include "engine/session.h"
+#include "runner/worker_transport.h"
+
+namespace skillbox::runner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The worker trusts its supervisor, but a frame it cannot use still ends it cleanly (no skill code
+// runs on a half-understood invocation): exit without a result, the supervisor reports `crashed`.
+[[noreturn]] void give_up() {
+  _exit(kWorkerExitBadFrame);
+}
+
+/// The worker's bus::Endpoint: request frames out, reply frames in.
+class WorkerEndpoint final : public bus::Endpoint {
+ public:
+  WorkerEndpoint(int fd, engine::ReplyInbox& inbox) : fd_(fd), inbox_(inbox) {}
+
+  void set_progress(uint64_t steps, uint64_t heap, uint64_t heap_peak) {
+    progress_.steps = steps;
+    progress_.heap_bytes = heap;
+    progress_.heap_peak_bytes = heap_peak;
+  }
+
+  std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override {
+    const bool async = std::holds_alternative<bus::HttpRequest>(request);
+    const bus::Bytes progress = bus::encode_progress(progress_);
+    const bus::Bytes frame = bus::encode_request(request_id, request);
+    const bus::Bytes* frames[] = {&progress, &frame};
+    if (!write_frames(fd_, frames, Clock::time_point::max())) give_up();
+    if (async) return std::nullopt;  // the reply arrives through the inbox pump
+    // A synchronous request: wait for its reply; replies of asynchronous requests that arrive first
+    // go to the inbox.
+    for (;;) {
+      bus::ReplyFrame reply = read_reply();
+      if (reply.id == request_id) return std::move(reply.reply);
+      inbox_.complete(reply.id, std::move(reply.reply));
+    }
+  }
+
+  void cancel_all() override {}  // the process ends with the invocation
+
+  /// The inbox pump: delivers every reply that arrives until `until` (or what is there already).
+  void pump(Clock::time_point until) {
+    bool delivered = false;
+    for (;;) {
+      int timeout = 0;
+      if (!delivered) {
+        const auto now = Clock::now();
+        if (until > now) {
+          const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+          timeout = static_cast<int>(std::min<int64_t>(ms, 60'000));
+        }
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int n = ::poll(&p, 1, timeout);
+      if (n < 0) continue;  // EINTR
+      if (n == 0) {
+        if (delivered || Clock::now() >= until) return;
+        continue;
+      }
+      bus::ReplyFrame reply = read_reply();
+      inbox_.complete(reply.id, std::move(reply.reply));
+      delivered = true;
+    }
+  }
+
+ private:
+  bus::ReplyFrame read_reply() {
+    Result<bus::Bytes, Error> bytes = read_frame_blocking(fd_, bus::kMaxFrameBytes);
+    if (!bytes) give_up();
+    Result<bus::ToWorker> frame = bus::decode_to_worker(*bytes);
+    if (!frame || !std::holds_alternative<bus::ReplyFrame>(*frame)) give_up();
+    return std::move(std::get<bus::ReplyFrame>(*frame));
+  }
+
+  int fd_;
+  engine::ReplyInbox& inbox_;
+  bus::ProgressFrame progress_;
+};
+
+int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
+  Result<bus::Bytes, Error> bytes = read_frame_blocking(fd, bus::kMaxFrameBytes);
+  if (!bytes) return kWorkerExitBadFrame;
+  Result<bus::ToWorker> decoded = bus::decode_to_worker(*bytes);
+  if (!decoded || !std::holds_alternative<bus::InvocationFrame>(*decoded)) return kWorkerExitBadFrame;
+  bus::InvocationFrame frame = std::move(std::get<bus::InvocationFrame>(*decoded));
+  bytes->clear();
+  bytes->shrink_to_fit();
+
+  // The engine reads only the entry's name from the manifest; the folder is never opened here.
+  Manifest manifest;
+  manifest.entry = frame.sources.entry;
+  manifest.id = std::move(frame.skill_id);
+  manifest.format = frame.format;
+  Invocation invocation{Skill(std::filesystem::path("/skill"), std::move(manifest)),
+                        std::move(frame.export_name),
+                        std::move(frame.input_json),
+                        {}};
+
+  engine::SessionParams params;
+  params.invocation = &invocation;
+  params.limits.memory_bytes = frame.memory_bytes;
+  params.limits.steps = frame.steps;
+  params.limits.stack_bytes = frame.stack_bytes;
+  params.limits.timeout_ms = frame.timeout_ms;
+  params.start = Clock::now();
+  params.deadline = params.start + std::chrono::milliseconds(frame.remaining_ms);
+  engine::DeadlineFlag deadline_flag;  // no watchdog thread here: the Limiter reads the clock
+  bus::StopToken stop(params.deadline);
+  params.deadline_flag = &deadline_flag;
+  params.stop_token = &stop;
+  params.sources = std::move(frame.sources);
+  params.install_extra_api = extra_api;
+  if (frame.format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
+  // The same rule as in-process: heap plus the host buffers this process holds (replies waiting in
+  // the inbox) within limits.memory_mb; the address-space rlimit is the wall behind it.
+  bus::MemoryBudget budget(frame.memory_bytes);
+  params.memory_budget = &budget;
+
+  engine::ReplyInbox inbox;
+  WorkerEndpoint endpoint(fd, inbox);
+  inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });
+  params.report_progress = [&endpoint](uint64_t steps, uint64_t heap, uint64_t heap_peak) {
+    endpoint.set_progress(steps, heap, heap_peak);
+  };
+
+  RunResult r = engine::run_session(std::move(params), endpoint, inbox);
+
+  bus::ResultFrame result;
+  result.outcome = r.outcome;
+  result.value_json = std::move(r.value_json);
+  result.error = std::move(r.error);
+  result.cpu_ms = r.usage.cpu_ms;
+  result.steps = r.usage.steps;
+  result.heap_peak_bytes = r.usage.heap_peak_bytes;
+  result.timers_dropped = r.usage.timers_dropped;
+  const bus::Bytes out = bus::encode_result(result);
+  const bus::Bytes* frames[] = {&out};
+  if (!write_frames(fd, frames, Clock::time_point::max())) return kWorkerExitBadFrame;
+  return 0;
+}
+
+}  // namespace
+
+int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra_api) {
+  try {
+    return run_invocation(socket_fd, extra_api);
+  } catch (const std::bad_alloc&) {
+    return kWorkerExitOutOfMemory;
+  } catch (...) {
+    return kWorkerExitBadFrame;
+  }
+}
+
+}  // namespace skillbox::runner

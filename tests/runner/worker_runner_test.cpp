@@ -1,0 +1,144 @@
+// WorkerRunner: the same outcomes as in-process, through a sandboxed worker process per invocation;
+// plus what only a process wall can do (kill at the deadline, report crashes).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "skill_fixture.h"
+#include "worker_test_support.h"
+
+namespace skillbox::testing {
+namespace {
+
+HostOptions worker_options(size_t pool = 2) {
+  HostOptions o;
+  o.worker_path = SKILLBOX_WORKER_PATH;
+  o.worker_pool_size = pool;
+  return o;
+}
+
+struct OutcomeCase {
+  const char* name;
+  const char* source;
+  Outcome outcome;
+};
+
+const OutcomeCase kOutcomes[] = {
+    {"ok", "export default (x) => x + 1", Outcome::ok},
+    {"error", "export default () => { throw new Error('boom') }", Outcome::error},
+    {"invalid", "export const notTheExport = 1", Outcome::invalid},
+    {"memory_limit", "export default () => { const a = []; for (;;) a.push('x'.repeat(1000) + a.length) }",
+     Outcome::memory_limit},
+    {"step_limit", "export default () => { for (;;) {} }", Outcome::step_limit},
+    {"timeout", "export default () => new Promise((r) => setTimeout(r, 60000))", Outcome::timeout},
+    {"stack_overflow", "export default () => { const f = () => f(); f(); }", Outcome::stack_overflow},
+};
+
+TEST(WorkerRunner, EveryOutcomeThroughTheCppApi) {
+  WorkerRunner runner(worker_options());
+  for (const OutcomeCase& c : kOutcomes) {
+    TempSkill skill({{"index.js", c.source}});
+    skill.manifest().limits.timeout_ms = c.outcome == Outcome::timeout ? 300 : 20'000;
+    skill.manifest().limits.steps = 1'000'000;
+    skill.manifest().limits.memory_bytes = uint64_t{8} * 1024 * 1024;
+    RunResult r = run(runner, skill, "41");
+    EXPECT_EQ(r.outcome, c.outcome) << c.name << ": " << describe(r);
+    if (c.outcome == Outcome::ok) {
+      EXPECT_EQ(r.value_json, "42");
+      EXPECT_FALSE(r.error);
+    } else {
+      ASSERT_TRUE(r.error) << c.name;
+      EXPECT_FALSE(r.error->message.empty()) << c.name;
+    }
+    EXPECT_FALSE(r.crash) << c.name;
+  }
+}
+
+TEST(WorkerRunner, LogsAndHostCallsAreServedBySupervisor) {
+  TempSkill skill({{"index.js",
+                    "export default async () => { console.log('one'); log('two', 2);\n"
+                    "  store.set('k', {a: 1}); return store.get('k'); }"}});
+  HostOptions o = worker_options();
+  o.data_dir = skill.dir().parent_path() / "data";
+  WorkerRunner runner(o);
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"({"a":1})");
+  ASSERT_EQ(r.logs.size(), 2u);
+  EXPECT_EQ(r.logs[0].message, "one");
+  EXPECT_EQ(r.logs[1].message, "two 2");
+  EXPECT_EQ(r.usage.host_calls, 4u);
+}
+
+TEST(WorkerRunner, ConcurrentRunsFromManyThreads) {
+  WorkerRunner runner(worker_options());
+  TempSkill skill({{"index.js", "export default async (n) => { await null; return n * 2 }"}});
+  std::atomic<int> good{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        RunResult r = run(runner, skill, std::to_string(t * 100 + i));
+        if (r.outcome == Outcome::ok && r.value_json == std::to_string(2 * (t * 100 + i))) ++good;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 40);
+}
+
+TEST(WorkerRunner, OnDemandWorkersWithoutPool) {
+  WorkerRunner runner(worker_options(0));
+  TempSkill skill({{"index.js", "export default () => 'fresh'"}});
+  for (int i = 0; i < 3; ++i) {
+    RunResult r = run(runner, skill);
+    ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+    EXPECT_EQ(r.value_json, "\"fresh\"");
+  }
+  EXPECT_TRUE(runner.pooled_worker_pids().empty());
+}
+
+TEST(WorkerRunner, MissingWorkerExecutableFailsClosed) {
+  HostOptions o;
+  o.worker_path = "/nonexistent/skillbox-worker";
+  WorkerRunner runner(o);
+  TempSkill skill({{"index.js", "export default () => 1"}});
+  RunResult r = run(runner, skill);
+  EXPECT_EQ(r.outcome, Outcome::internal);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->name, "IsolationUnavailable");
+  EXPECT_NE(r.error->message.find("--isolation=inprocess"), std::string::npos) << r.error->message;
+  EXPECT_FALSE(WorkerRunner::check_support(o));
+}
+
+TEST(WorkerRunner, CheckSupportOnThisMachine) {
+  Result<void> ok = WorkerRunner::check_support(worker_options());
+  EXPECT_TRUE(ok) << (ok ? "" : ok.error().message);
+}
+
+TEST(WorkerRunner, ZygoteDeathIsSurvived) {
+  WorkerRunner runner(worker_options());
+  TempSkill skill({{"index.js", "export default () => 7"}});
+  ASSERT_EQ(run(runner, skill).outcome, Outcome::ok);
+  const int zygote = runner.zygote_pid();
+  ASSERT_GT(zygote, 0);
+  ASSERT_EQ(kill(zygote, SIGKILL), 0);
+  // The next run (or one after it) restarts the zygote; none faults the supervisor.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  RunResult r;
+  do {
+    r = run(runner, skill);
+  } while (r.outcome != Outcome::ok && std::chrono::steady_clock::now() < until);
+  EXPECT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_NE(runner.zygote_pid(), zygote);
+  EXPECT_EQ(zombie_children(), 0);
+}
+
+}  // namespace
+}  // namespace skillbox::testing

@@ -1,0 +1,178 @@
+// The second wall really holds: a worker built with test-only globals (worker/wall_test_hooks.h)
+// makes each forbidden system call after sandboxing, crashes, spins in native code and writes
+// garbage frames. Each ends as the issue says, and the supervisor carries on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "skill_fixture.h"
+#include "worker_test_support.h"
+
+namespace skillbox::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+HostOptions wall_options(size_t pool = 1) {
+  HostOptions o;
+  o.worker_path = SKILLBOX_WALL_TEST_WORKER_PATH;
+  o.worker_pool_size = pool;
+  return o;
+}
+
+RunResult run_js(WorkerRunner& runner, const std::string& body, uint64_t timeout_ms = 10'000) {
+  TempSkill skill({{"index.js", "export default () => " + body}});
+  skill.manifest().limits.timeout_ms = timeout_ms;
+  return run(runner, skill);
+}
+
+// Each forbidden call: refused (EACCES/ENOSYS) or the worker dies of SIGSYS. Never a success.
+struct WallCase {
+  const char* call;
+  bool killed;  // seccomp kills the process
+  int refusal;  // else: the errno it answers
+};
+
+const WallCase kWall[] = {
+    {"open", false, EACCES},     {"openat", false, EACCES}, {"stat", false, EACCES},
+    {"socket", true, 0},         {"connect", true, 0},      {"execve", true, 0},
+    {"fork", true, 0},           {"clone", true, 0},        {"ptrace", true, 0},
+    {"io_uring_setup", true, 0}, {"memfd_create", true, 0}, {"mmap_exec", true, 0},
+    {"mprotect_exec", true, 0},
+};
+
+TEST(WorkerWall, EveryForbiddenCallIsRefusedOrKillsTheWorker) {
+  WorkerRunner runner(wall_options());
+  for (const WallCase& c : kWall) {
+    RunResult r = run_js(runner, std::string("__wall('") + c.call + "')");
+    if (c.killed) {
+      EXPECT_EQ(r.outcome, Outcome::crashed) << c.call << ": " << describe(r);
+      ASSERT_TRUE(r.crash) << c.call;
+      EXPECT_EQ(r.crash->signal, "SIGSYS") << c.call;
+      ASSERT_TRUE(r.error) << c.call;
+      EXPECT_NE(r.error->message.find("seccomp"), std::string::npos) << r.error->message;
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::ok) << c.call << ": " << describe(r);
+      EXPECT_EQ(r.value_json, std::to_string(-c.refusal)) << c.call;
+    }
+  }
+  // The supervisor is fine afterwards.
+  RunResult r = run_js(runner, "'still here'");
+  EXPECT_EQ(r.outcome, Outcome::ok) << describe(r);
+}
+
+TEST(WorkerWall, LiveWorkerIsFilteredAndHoldsOnlyItsSocket) {
+  WorkerRunner runner(wall_options(1));
+  // The first run starts the zygote and fills the pool.
+  ASSERT_EQ(run_js(runner, "1").outcome, Outcome::ok);
+  std::vector<int> pids;
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while ((pids = runner.pooled_worker_pids()).empty() && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(pids.size(), 1u);
+  const pid_t pid = pids[0];
+  // A pooled worker is sandboxed before it reads anything; give it a moment to finish the setup.
+  std::string seccomp;
+  while ((seccomp = status_field(pid, "Seccomp")) != "2" && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(seccomp, "2");
+  EXPECT_EQ(status_field(pid, "NoNewPrivs"), "1");
+  EXPECT_EQ(open_fds_of(pid), std::vector<int>{3});
+  // rlimits as planned: no file growth, no core, at most the socket and one more descriptor.
+  std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+  std::string text;
+  for (std::string line; std::getline(limits, line);) text += line + "\n";
+  EXPECT_NE(text.find("Max file size             0"), std::string::npos) << text;
+  EXPECT_NE(text.find("Max core file size        0"), std::string::npos) << text;
+  EXPECT_NE(text.find("Max open files            5"), std::string::npos) << text;
+}
+
+TEST(WorkerWall, NativeLoopEndsAsTimeoutAtTheDeadlineAndTheCpuStops) {
+  WorkerRunner runner(wall_options(0));
+  rusage before{};
+  const auto start = Clock::now();
+  RunResult r = run_js(runner, "__spin()", 300);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  EXPECT_EQ(r.outcome, Outcome::timeout) << describe(r);
+  EXPECT_GE(r.usage.wall_ms, 300u);
+  EXPECT_LT(took, 1500) << "the worker was not killed at the deadline";
+  ASSERT_TRUE(r.crash);
+  EXPECT_EQ(r.crash->signal, "SIGKILL");
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("killed"), std::string::npos) << r.error->message;
+  // Killed means no process keeps spinning: the zygote has no children left.
+  (void)before;
+  EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST(WorkerWall, TypedArraySortOfAHugeArrayEndsAtTheDeadline) {
+  WorkerRunner runner(wall_options(0));
+  TempSkill skill({{"index.js",
+                    "export default () => { const a = new Float64Array(3e6);\n"
+                    "  for (let i = 0; i < a.length; i++) a[i] = (i * 7919) % 1000003;\n"
+                    "  for (;;) { a.sort(); a.reverse(); } }"}});
+  skill.manifest().limits.timeout_ms = 400;
+  skill.manifest().limits.memory_bytes = 64ull * 1024 * 1024;
+  skill.manifest().limits.steps = Limits::kMaxSteps;
+  const auto start = Clock::now();
+  RunResult r = run(runner, skill);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  EXPECT_EQ(r.outcome, Outcome::timeout) << describe(r);
+  EXPECT_LT(took, 2000);
+}
+
+TEST(WorkerWall, CrashIsReportedAndTheSupervisorCarriesOn) {
+  WorkerRunner runner(wall_options());
+  TempSkill skill({{"index.js", "export default () => { log('before'); store.keys(''); __crash(); }"}});
+  HostOptions o = wall_options();
+  o.data_dir = skill.dir().parent_path() / "data";
+  WorkerRunner with_data(o);
+  RunResult r = run(with_data, skill);
+  EXPECT_EQ(r.outcome, Outcome::crashed) << describe(r);
+  ASSERT_TRUE(r.crash);
+  EXPECT_EQ(r.crash->signal, "SIGSEGV");
+  EXPECT_EQ(r.crash->last_request, "StoreKeysRequest");
+  EXPECT_GT(r.crash->heap_peak_bytes, 0u);
+  ASSERT_EQ(r.logs.size(), 1u);  // logged before the crash: the supervisor has it
+  EXPECT_EQ(r.logs[0].message, "before");
+  EXPECT_EQ(run_js(with_data, "'after'").outcome, Outcome::ok);
+  EXPECT_EQ(run_js(runner, "'other runner'").outcome, Outcome::ok);
+}
+
+TEST(WorkerWall, GarbageFramesEndTheWorkerAsCrashed) {
+  WorkerRunner runner(wall_options());
+  const struct {
+    const char* kind;
+    const char* says;
+  } kCases[] = {
+      {"truncated", "middle of a frame"},
+      {"oversized", "larger than the limit"},
+      {"wrong_tag", "unknown tag"},
+      {"wrong_id", "ids must increase"},
+      {"reply", "kind 1 is not one a worker may send"},
+      {"invocation", "kind 2 is not one a worker may send"},
+      {"noise", "worker frame"},
+      {"crashed_result", "outcome crashed"},
+  };
+  for (const auto& c : kCases) {
+    const auto start = Clock::now();
+    RunResult r = run_js(runner, std::string("__garbage('") + c.kind + "')");
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    EXPECT_EQ(r.outcome, Outcome::crashed) << c.kind << ": " << describe(r);
+    ASSERT_TRUE(r.error) << c.kind;
+    EXPECT_NE(r.error->message.find(c.says), std::string::npos) << c.kind << ": " << r.error->message;
+    EXPECT_LT(took, 5000) << c.kind << " was not noticed before the deadline";
+  }
+  EXPECT_EQ(run_js(runner, "'fine'").outcome, Outcome::ok);
+  EXPECT_EQ(zombie_children(), 0);
+}
+
+}  // namespace
+}  // namespace skillbox::testing

@@ -1,0 +1,23 @@
+// worker/wall_test_hooks.h — test-only globals of the wall-test copy of skillbox-worker.
+//
+// Compiled only into `skillbox-worker-wall-test` (tests/CMakeLists.txt, SKILLBOX_WORKER_WALL_TEST),
+// never into the installed worker. They let a test make a sandboxed worker do what a skill that
+// escaped the engine could do: each forbidden system call, a crash, a native loop that never polls,
+// and arbitrary bytes on its socket.
+#pragma once
+
+struct JSContext;
+
+namespace skillbox::worker {
+
+/// Adds to the global object:
+///   __wall(name)     makes system call `name` (open, openat, stat, socket, connect, execve, fork, clone,
+///                    ptrace, io_uring_setup, memfd_create, mmap_exec, mprotect_exec); returns its
+///                    result, or -errno when it was refused (a killed worker returns nothing)
+///   __crash()        writes through a null pointer (SIGSEGV)
+///   __spin()         loops forever in native code without polling the engine
+///   __garbage(kind)  writes bytes the protocol forbids to the socket (truncated, oversized, wrong_tag,
+///                    wrong_id, reply, invocation, noise, crashed_result), then waits to be killed
+void install_wall_test_hooks(JSContext* ctx);
+
+}  // namespace skillbox::worker
