@@ -3,10 +3,13 @@
 // Subcommands live in their own files and register through cli/commands.h. This file owns what is
 // common to all of them: --help, --version, and turning a bad command line into exit code 2 with a
 // message that says what to do.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/escape.h"
 #include "cli/cli11.h"
@@ -31,18 +34,112 @@ std::string version_text() {
   return std::string("skillbox ") + skillbox::kVersion + "\nengine " + skillbox::kEngineVersion;
 }
 
-/// Rewords CLI11's messages in skillbox's style (lower case, says what to do).
+/// Levenshtein distance, for did-you-mean (names are short: quadratic is fine).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean \"check\"?)" when one of `names` is close to `word` (a third of its length, at
+/// least 1 edit, at most 3), else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& names) {
+  const size_t allowed = std::clamp<size_t>(word.size() / 3, 1, 3);
+  std::string best;
+  size_t best_distance = allowed + 1;
+  for (const std::string& name : names) {
+    const size_t d = edit_distance(word, name);
+    if (d < best_distance) {  // the first of equally close names, in the order commands list them
+      best_distance = d;
+      best = name;
+    }
+  }
+  return best.empty() ? "" : " (did you mean \"" + best + "\"?)";
+}
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// The deepest subcommand the command line selected (`app` itself when none), e.g. `store` for
+/// `skillbox store frob`.
+const CLI::App* selected_command(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return at;
+}
+
+/// "skillbox store": the command path of `command`.
+std::string command_path(const CLI::App* command) {
+  std::string out;
+  for (const CLI::App* at = command; at != nullptr; at = at->get_parent())
+    out = at->get_name() + (out.empty() ? "" : " " + out);
+  return out;
+}
+
+/// The first argument after the words of `command`'s path that is not an option: what the user typed
+/// where a subcommand of `command` belongs ("" when nothing was).
+std::string word_after(const CLI::App* command, int argc, char** argv) {
+  size_t depth = 0;
+  for (const CLI::App* at = command->get_parent(); at != nullptr; at = at->get_parent()) ++depth;
+  size_t words = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    if (words++ == depth) return argv[i];
+  }
+  return {};
+}
+
+/// Rewords CLI11's messages in skillbox's style (lower case, says what to do, suggests the name meant).
 std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   std::string message = e.what();
+  const CLI::App* command = selected_command(app);
   if (message == "A subcommand is required") {
-    std::string names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::vector<std::string> names = subcommand_names(*command);
+    const std::string word = word_after(command, argc, argv);
+    const std::string what = command == &app ? "command" : command->get_name() + " command";
+    if (!word.empty()) {
+      return "unknown " + what + " \"" + word + "\"" + did_you_mean(word, names) + "; the " + what +
+             "s are " + join_names(names);
     }
-    if (argc > 1 && argv[1][0] != '-')
-      return "unknown command \"" + std::string(argv[1]) + "\"; the commands are " + names;
-    if (argc > 1) return "unknown option \"" + std::string(argv[1]) + "\"; give a command first: " + names;
-    return "a command is required: " + names;
+    if (argc > 1 && command == &app && argv[1][0] == '-') {
+      return "unknown option \"" + std::string(argv[1]) + "\"; give a command first: " + join_names(names);
+    }
+    return "a " + what + " is required: " + join_names(names);
+  }
+  const std::string not_expected = "The following argument was not expected: ";
+  if (message.starts_with(not_expected)) {
+    const std::string word = message.substr(not_expected.size());
+    if (word.starts_with("-"))
+      return "unknown option \"" + word + "\"" + did_you_mean(word, option_names(*command));
+    return "unexpected argument \"" + word + "\"";
   }
   const std::string at_most = ": At Most 1 required but received ";
   if (const size_t at = message.find(at_most); at != std::string::npos) {
@@ -55,14 +152,60 @@ std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char
   return message;
 }
 
-/// Prints a command-line error and how to get help; returns exit code 2.
+/// Prints a command-line error and how to get help; returns exit code 2. A command that needs a
+/// subcommand (`skillbox store`) prints its help as well, since that is what the user is looking for.
 int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
-  std::string help = "skillbox --help";
-  const auto selected = app.get_subcommands();
-  if (!selected.empty()) help = "skillbox " + selected.front()->get_name() + " --help";
-  skillbox::cli::emit(stderr, "skillbox: " + skillbox::base::escape_text(reword(app, e, argc, argv)) +
-                                  "\nRun '" + help + "' for usage.\n");
+  const CLI::App* command = selected_command(app);
+  const std::string path = command_path(command);
+  std::string text = "skillbox: " + skillbox::base::escape_text(reword(app, e, argc, argv)) + "\n";
+  if (command != &app && std::string(e.what()) == "A subcommand is required") {
+    text += "\n" + command->help();
+  } else {
+    text += "Run '" + path + " --help' for usage.\n";
+  }
+  skillbox::cli::emit(stderr, text);
   return skillbox::cli::kExitUsage;
+}
+
+/// `skillbox help [COMMAND...]` and `skillbox version`: the words many users try first.
+struct HelpCommands {
+  bool help = false;
+  std::vector<std::string> topic;
+  bool version = false;
+};
+
+void add_help_commands(CLI::App& app, HelpCommands& h) {
+  CLI::App* help =
+      app.add_subcommand("help", "Show the help of skillbox or of a command: skillbox help store get");
+  // Every word after `help` is the topic, never a command of skillbox's to run.
+  help->prefix_command();
+  help->callback([&h, help] {
+    h.help = true;
+    h.topic = help->remaining();
+  });
+  app.add_subcommand("version", "Print the skillbox and engine versions")->callback([&h] {
+    h.version = true;
+  });
+}
+
+/// Prints the help `h.topic` names; exit 0, or 2 with did-you-mean for a name that is not a command.
+int show_help(const CLI::App& app, const HelpCommands& h) {
+  const CLI::App* at = &app;
+  for (const std::string& word : h.topic) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == word) next = sub;
+    if (next == nullptr) {
+      const std::vector<std::string> names = subcommand_names(*at);
+      skillbox::cli::emit(stderr, "skillbox: help: no command \"" + skillbox::base::escape_text(word) +
+                                      "\" in '" + command_path(at) + "'" + did_you_mean(word, names) +
+                                      "; the commands are " + join_names(names) + "\n");
+      return skillbox::cli::kExitUsage;
+    }
+    at = next;
+  }
+  skillbox::cli::emit(stdout, at->help());
+  return 0;
 }
 
 int run_main(int argc, char** argv) {
@@ -79,6 +222,8 @@ int run_main(int argc, char** argv) {
 
   CommandStatus status;
   for (AddCommand add : kCommands) add(app, status);
+  HelpCommands help;
+  add_help_commands(app, help);
 
   try {
     app.parse(argc, argv);
@@ -90,6 +235,11 @@ int run_main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e, argc, argv);
+  }
+  if (help.help) return show_help(app, help);
+  if (help.version) {
+    skillbox::cli::emit(stdout, version_text() + "\n");
+    return 0;
   }
   return status.exit_code;
 }

@@ -177,6 +177,37 @@ TEST_F(CliTest, RunHelpShowsEveryFlagAndThatOverridesOnlyLower) {
   EXPECT_NE(r.out.find("Limit flags only lower the skill's own limits"), std::string::npos);
 }
 
+TEST_F(CliTest, HelpAndVersionAreCommandsToo) {
+  Exec r = skillbox({"version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::string("skillbox ") + kVersion + "\nengine " + kEngineVersion + "\n");
+  r = skillbox({"help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, skillbox({"--help"}).out);
+  r = skillbox({"help", "store", "get"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, skillbox({"store", "get", "--help"}).out);
+  r = skillbox({"help", "stroe"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no command \"stroe\" in 'skillbox' (did you mean \"store\"?)"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliTest, StoreWithoutAKnownSubcommandShowsTheStoreHelp) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"store"}, {"store", "lsit"}}) {
+    const Exec r = skillbox(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("Usage: skillbox store"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("  export "), std::string::npos) << r.err;
+  }
+  EXPECT_NE(skillbox({"store"}).err.find("skillbox: a store command is required: list, "), std::string::npos);
+  EXPECT_NE(skillbox({"store", "lsit"})
+                .err.find("skillbox: unknown store command \"lsit\" (did you mean \"list\"?)"),
+            std::string::npos)
+      << skillbox({"store", "lsit"}).err;
+}
+
 TEST_F(CliTest, CheckHelpWorks) {
   const Exec r = skillbox({"check", "-h"});
   EXPECT_EQ(r.exit_code, 0);
@@ -193,26 +224,27 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
   };
   const std::vector<Case> cases = {
       {{},
-       "skillbox: a command is required: run, check, store, skills, tools, call, hook\nRun 'skillbox --help' "
-       "for "
-       "usage.\n"},
+       "skillbox: a command is required: run, check, store, skills, tools, call, hook, help, version\nRun "
+       "'skillbox --help' for usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check, store, skills, tools, call, "
-       "hook\nRun "
-       "'skillbox --help' for "
+       "skillbox: unknown command \"frob\"; the commands are run, check, store, skills, tools, call, hook, "
+       "help, version\nRun 'skillbox --help' for usage.\n"},
+      {{"chek", hello},
+       "skillbox: unknown command \"chek\" (did you mean \"check\"?); the commands are run, check, store, "
+       "skills, tools, call, hook, help, version\nRun 'skillbox --help' for "
        "usage.\n"},
       {{"--frob"},
        "skillbox: unknown option \"--frob\"; give a command first: run, check, store, skills, tools, call, "
-       "hook\nRun "
-       "'skillbox --help' "
-       "for "
-       "usage.\n"},
+       "hook, help, version\nRun 'skillbox --help' for usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},
       {{"check"}, "skillbox: DIR is required\nRun 'skillbox check --help' for usage.\n"},
       {{"run", hello, "--frob"},
-       "skillbox: the following argument was not expected: --frob\nRun 'skillbox run --help' for usage.\n"},
+       "skillbox: unknown option \"--frob\"\nRun 'skillbox run --help' for usage.\n"},
+      {{"run", hello, "--jsn"},
+       "skillbox: unknown option \"--jsn\" (did you mean \"--json\"?)\nRun 'skillbox run --help' for "
+       "usage.\n"},
       {{"run", hello, "extra"},
-       "skillbox: the following argument was not expected: extra\nRun 'skillbox run --help' for usage.\n"},
+       "skillbox: unexpected argument \"extra\"\nRun 'skillbox run --help' for usage.\n"},
       {{"run", hello, "--memory-mb", "lots"},
        "skillbox: --memory-mb: expected an integer from 1 to 4096, got \"lots\"\nRun 'skillbox run --help' "
        "for "
@@ -609,6 +641,20 @@ TEST_F(CliTest, TheReadmesRunawayLineEndsInATimeout) {
       r.err.find("outcome: timeout (exit 12): the run passed its deadline of 500 ms (`--timeout-ms 500`"),
       std::string::npos)
       << r.err;
+}
+
+TEST_F(CliTest, CommonJsAndTopLevelAwaitFailAsDocumented) {
+  // docs/limits.md "Entry and modules": there is no require, and a top-level await does not compile.
+  const std::string cjs = code_skill("export default () => require('./x.js');");
+  Exec r = run({cjs});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("ReferenceError"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("require"), std::string::npos) << r.err;
+
+  const std::string tla = code_skill("const v = await Promise.resolve(1);\nexport default () => v;\n");
+  r = skillbox({"check", tla});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("index.js:1: SyntaxError"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, ALimitOutcomeNamesWhereTheLimitWasSet) {
