@@ -34,20 +34,21 @@ std::string version_text() {
   return std::string("skillbox ") + skillbox::kVersion + "\nengine " + skillbox::kEngineVersion;
 }
 
-/// Levenshtein distance, for did-you-mean (names are short: quadratic is fine).
+/// Edit distance with adjacent transpositions counted as one edit ("stroe" is 1 from "store"), for
+/// did-you-mean. Names are short: quadratic is fine.
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 /// " (did you mean \"check\"?)" when one of `names` is close to `word` (a third of its length, at
@@ -159,7 +160,7 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** 
   const std::string path = command_path(command);
   std::string text = "skillbox: " + skillbox::base::escape_text(reword(app, e, argc, argv)) + "\n";
   if (command != &app && std::string(e.what()) == "A subcommand is required") {
-    text += "\n" + command->help();
+    text += "\n" + command->help(command_path(command->get_parent()));
   } else {
     text += "Run '" + path + " --help' for usage.\n";
   }
@@ -204,7 +205,9 @@ int show_help(const CLI::App& app, const HelpCommands& h) {
     }
     at = next;
   }
-  skillbox::cli::emit(stdout, at->help());
+  // app.help() would show the help of the command that ran, `help` itself: format `at` directly.
+  skillbox::cli::emit(stdout,
+                      at->get_formatter()->make_help(at, command_path(at), CLI::AppFormatMode::Normal));
   return 0;
 }
 
