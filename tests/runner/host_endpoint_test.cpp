@@ -19,9 +19,10 @@ class NoCompletions final : public bus::CompletionSink {
   void complete(uint64_t, bus::Reply) override { ADD_FAILURE() << "no asynchronous request was sent"; }
 };
 
-// Converts to a string by throwing: emplacing a request from it leaves the variant without a type.
+// Converts to a request by throwing: emplacing a request from it leaves the variant without a type.
+// (A conversion operator rather than aggregate initialization from it, which clang 14 does not do.)
 struct ThrowsOnConversion {
-  operator std::string() const { throw std::runtime_error("conversion failed"); }  // NOLINT
+  operator bus::EnvGetRequest() const { throw std::runtime_error("conversion failed"); }  // NOLINT
 };
 
 TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
