@@ -115,6 +115,8 @@ class Session final : public bindings::Bridge {
   std::optional<bus::Reply> dispatch(uint64_t id, bus::Request request);
   void fail_with_exception();
   void finish_from_value(JSValueConst value);
+  // The flavor's value beside an error outcome (Flavor::value_on_error), into result_.value_json.
+  void value_on_error(const ErrorInfo& error);
   void finish(Outcome outcome, ErrorInfo error);
   void limit_result();
   void teardown();

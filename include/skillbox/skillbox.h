@@ -147,7 +147,14 @@ struct CrashInfo {
 /// The result of one invocation.
 struct RunResult {
   Outcome outcome = Outcome::internal;
-  /// The export's result as JSON text when outcome == ok ("null" for undefined), else empty.
+  /// The export's result as JSON text when outcome == ok ("null" for undefined), else empty. One
+  /// exception: an OpenHuman bundle whose tool call threw or rejected ends with outcome `error`, the
+  /// error in `error`, and here the failing tool's ToolResult
+  /// {"content":[{"type":"text","text":MESSAGE}],"is_error":true} (MESSAGE = error->message); for a
+  /// sequence, the array of the results of the calls before it followed by that ToolResult (a failing
+  /// hook adds no entry, and a hook called alone leaves this empty). A failure outside the calls
+  /// (the bundle's evaluation, init, start, stop) or a limit leaves it empty (docs/openhuman.md
+  /// "The lifecycle").
   std::string value_json;
   /// Set for every outcome except ok.
   std::optional<ErrorInfo> error;

@@ -107,6 +107,27 @@ TEST(BundleCli, HookAndExitCodes) {
   EXPECT_NE(r.err.find("--input: not valid JSON"), std::string::npos) << r.err;
 }
 
+TEST(BundleCli, AFailingToolShowsItsToolResultBesideTheError) {
+  Bundle b("misbehave", "");
+  Exec r =
+      skillbox({"call", b.dir().string(), "throws", "--json", "--data-dir", b.data().string()}, b.root());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["error"]["name"], "RangeError");
+  EXPECT_EQ(j["error"]["message"], "bad input: 42");
+  EXPECT_EQ(j["value"], json({{"content", json::array({{{"type", "text"}, {"text", "bad input: 42"}}})},
+                              {"is_error", true}}));
+  // Human output: the ToolResult on stdout like any result, the error and the outcome on stderr.
+  r = skillbox({"call", b.dir().string(), "throws", "--data-dir", b.data().string()}, b.root());
+  EXPECT_EQ(r.exit_code, 1);
+  const json shown = json::parse(r.out);
+  EXPECT_EQ(shown["is_error"], true) << r.out;
+  EXPECT_EQ(shown["content"][0]["text"], "bad input: 42");
+  EXPECT_NE(r.err.find("error: RangeError: bad input: 42"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("outcome: error (exit 1)"), std::string::npos) << r.err;
+}
+
 TEST(BundleCli, CredentialsComeFromTheOperatorsFile) {
   testing::HttpTestServer api;
   Bundle b("notion-lite", testing::grants({api.origin()}));
