@@ -1,4 +1,5 @@
-// `skillbox tools|call|hook|check` on OpenHuman bundles, end to end through the binary.
+// `skillbox tools|call|hook|check` on OpenHuman bundles, end to end through the binary, on the bundles
+// the build made from their TypeScript sources, in the suite's isolation mode.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "compat/bundle_support.h"
+#include "skill_fixture.h"
 #include "support/http_test_server.h"
 
 namespace skillbox {
@@ -38,6 +40,10 @@ Exec skillbox(const std::vector<std::string>& args, const fs::path& tmp, const s
   { std::ofstream(in, std::ios::binary) << input; }
   std::vector<std::string> storage = {SKILLBOX_CLI_PATH};
   storage.insert(storage.end(), args.begin(), args.end());
+  // The commands that run the bundle run it in the suite's isolation mode (the CLI's default is
+  // process isolation).
+  if (!args.empty() && (args[0] == "tools" || args[0] == "call" || args[0] == "hook"))
+    storage.push_back(std::string("--isolation=") + (testing::process_isolation() ? "process" : "inprocess"));
   std::vector<char*> argv;
   for (std::string& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
