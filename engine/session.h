@@ -91,6 +91,8 @@ class Session final : public bindings::Bridge {
   bus::Reply call_blocking(bus::Request request) override;
 
   TimerQueue& timers() { return *timers_; }
+  /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).
+  [[nodiscard]] const HeapAccount& heap() const { return heap_; }
 
  private:
   struct PendingCall {

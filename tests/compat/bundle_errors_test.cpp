@@ -150,5 +150,20 @@ TEST(BundleErrors, AV1SkillThatThrowsStillHasNoValue) {
   EXPECT_TRUE(r.value_json.empty()) << r.value_json;
 }
 
+// The identity rule (docs/manifest.md "Identity") holds for bundles: the id of manifest.json belongs
+// to the first folder that used it, and a second folder with the same id is refused before it runs.
+TEST(BundleIdentity, ASecondFolderWithTheSameIdIsRefusedBeforeItRuns) {
+  Bundle first("notes", "");
+  Bundle second("notes", "");
+  testing::TestRunner runner(testing::host(first.data()));
+  const RunResult owner = call(runner, first.skill(), "tool:bump", "{}");
+  ASSERT_EQ(owner.outcome, Outcome::ok) << describe_run(owner);
+  const RunResult r = call(runner, second.skill(), "tool:bump", "{}");
+  EXPECT_EQ(r.outcome, Outcome::invalid) << describe_run(r);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("skillbox skills rebind"), std::string::npos) << r.error->message;
+  EXPECT_TRUE(r.logs.empty()) << "no bundle code ran (it logs the skill object at load)";
+}
+
 }  // namespace
 }  // namespace skillbox
