@@ -27,7 +27,8 @@ phase_done "setup and format check"
 jobs=$(nproc)
 cmake --preset default
 cmake --build --preset default -j "$jobs"
-bash scripts/typecheck.sh --fetch # the hermetic runs below have no network
+bash scripts/typecheck.sh --fetch     # the hermetic runs below have no network
+bash scripts/build-bundles.sh --fetch # (the build above already fetched these; a no-op then)
 phase_done "default: build"
 scripts/hermetic.sh ctest --preset default -j "$jobs"
 phase_done "default: tests"
