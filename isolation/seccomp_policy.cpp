@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "base/sanitizer.h"
+
 namespace skillbox::isolation {
 namespace {
 
@@ -131,19 +133,6 @@ constexpr SyscallRule kSanitizerRows[] = {
 };
 // clang-format on
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(undefined_behavior_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 template <size_t A, size_t B>
 constexpr std::array<SyscallRule, A + B> concat(const SyscallRule (&a)[A], const SyscallRule (&b)[B]) {
   std::array<SyscallRule, A + B> out{};
@@ -156,12 +145,12 @@ constexpr auto kSanitizedPolicy = concat(kWorkerPolicy, kSanitizerRows);
 }  // namespace
 
 std::span<const SyscallRule> worker_syscall_policy() {
-  if constexpr (kSanitized) return kSanitizedPolicy;
+  if constexpr (base::kSanitizerBuild) return kSanitizedPolicy;
   return kWorkerPolicy;
 }
 
 std::span<const SyscallRule> sanitizer_syscall_rows() {
-  if constexpr (kSanitized) return kSanitizerRows;
+  if constexpr (base::kSanitizerBuild) return kSanitizerRows;
   return {};
 }
 
