@@ -130,7 +130,7 @@ int run_bundle(const BundleOptions& o) {
     host.origin_map.push_back(std::move(*mapping));
   }
   const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
-  const RunResult result = runner->run(invocation);
+  const RunResult result = checked_result(runner->run(invocation));
   if (o.json) {
     emit(stdout, dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
   } else {

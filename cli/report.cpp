@@ -95,7 +95,13 @@ std::string dump_json(const json& value, int indent, bool ascii) {
 }
 
 RunResult checked_result(RunResult result) {
-  if (result.outcome != Outcome::ok) return result;
+  if (result.outcome != Outcome::ok) {
+    // A bundle's failing tool call carries its ToolResult beside the error: only a well-formed one
+    // is printed (the error alone still says what happened).
+    if (!base::utf8::is_valid(result.value_json) || !json::accept(result.value_json))
+      result.value_json.clear();
+    return result;
+  }
   const bool text = base::utf8::is_valid(result.value_json);
   if (text && json::accept(result.value_json)) return result;
   result.outcome = Outcome::internal;
@@ -110,7 +116,8 @@ RunResult checked_result(RunResult result) {
 
 json run_result_json(const RunResult& result) {
   json value = nullptr;
-  if (result.outcome == Outcome::ok) {
+  // ok, or error with a value: a bundle's failing tool call (its ToolResult with is_error true).
+  if (result.outcome == Outcome::ok || !result.value_json.empty()) {
     // The runner produced this text; parse it so that the object stays one well-formed document.
     value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) value = nullptr;
@@ -156,7 +163,7 @@ json run_result_json(const RunResult& result) {
 }
 
 std::string run_result_value(const RunResult& result) {
-  if (result.outcome != Outcome::ok) return {};
+  if (result.outcome != Outcome::ok && result.value_json.empty()) return {};
   json value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = nullptr;
   return dump_json(value, 2, /*ascii=*/false) + "\n";

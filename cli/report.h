@@ -15,12 +15,13 @@ namespace skillbox::cli {
 
 /// `result`, unless it is `ok` with a value that is not well-formed JSON text (valid UTF-8): then an
 /// `internal` result whose error says so. The CLI never prints null in place of a value it cannot
-/// read (runners keep this contract; this is the defence in depth before anything is printed).
+/// read (runners keep this contract; this is the defence in depth before anything is printed). A value
+/// beside another outcome (a bundle's failing tool call) that is not well-formed is dropped.
 RunResult checked_result(RunResult result);
 
 /// `{outcome, value, error, logs, usage}` of docs/architecture.md "Contracts"; `value` is null unless the
-/// outcome is ok, `error` is null or `{name, message, stack, code}` (code null when the error is not a host
-/// error).
+/// outcome is ok or the result carries one beside its error (a bundle's failing tool call), `error` is null
+/// or `{name, message, stack, code}` (code null when the error is not a host error).
 [[nodiscard]] nlohmann::ordered_json run_result_json(const RunResult& result);
 
 /// The skill's log lines for stderr, one "[level] message" each, escaped for terminals.
@@ -51,7 +52,8 @@ struct EffectiveLimits {
 [[nodiscard]] std::string run_result_report(const RunResult& result, const EffectiveLimits& limits);
 
 /// The stdout part of a run's human output: the value as indented JSON (escaped for terminals, still
-/// valid JSON), or "" when the outcome is not ok.
+/// valid JSON), or "" when there is none (the outcome is not ok and the result carries no value beside
+/// its error).
 [[nodiscard]] std::string run_result_value(const RunResult& result);
 
 /// The effective manifest of `skill` in skill.json's own schema, every default filled in (it is

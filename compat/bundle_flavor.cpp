@@ -139,7 +139,8 @@ class BundleFlavor final : public engine::Flavor {
                                   JS_PROP_C_W_E) < 0)
       return false;
     // The glue is host code, compiled from a constant; it evaluates to a function of (natives,
-    // global) that builds the bundle API and returns the driver.
+    // global) that builds the bundle API and returns the driver {drive, failed}, kept out of the
+    // bundle's reach.
     Value factory(ctx,
                   JS_Eval(ctx, kBundleGlue, sizeof(kBundleGlue) - 1, "<openhuman>", JS_EVAL_TYPE_GLOBAL));
     if (factory.is_exception()) return false;
@@ -158,8 +159,21 @@ class BundleFlavor final : public engine::Flavor {
     Value kind(ctx, bindings::new_string(ctx, target->kind));
     Value name(ctx, bindings::new_string(ctx, target->name));
     if (kind.is_exception() || name.is_exception()) return JS_EXCEPTION;
+    Value drive(ctx, JS_GetPropertyStr(ctx, state, "drive"));
+    if (drive.is_exception()) return JS_EXCEPTION;
     JSValue argv[] = {kind.get(), name.get(), input};
-    return JS_Call(ctx, state, JS_UNDEFINED, 3, argv);
+    return JS_Call(ctx, drive.get(), JS_UNDEFINED, 3, argv);
+  }
+
+  // docs/openhuman.md "The lifecycle": a failing tool call still has its ToolResult (is_error: true),
+  // and a sequence its results so far.
+  JSValue value_on_error(JSContext* ctx, JSValueConst state, const ErrorInfo& error) const override {
+    Value failed(ctx, JS_GetPropertyStr(ctx, state, "failed"));
+    if (failed.is_exception()) return JS_EXCEPTION;
+    Value message(ctx, bindings::new_string(ctx, error.message));
+    if (message.is_exception()) return JS_EXCEPTION;
+    JSValue argv[] = {message.get()};
+    return JS_Call(ctx, failed.get(), JS_UNDEFINED, 1, argv);
   }
 };
 

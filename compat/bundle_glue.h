@@ -3,8 +3,9 @@
 // Host code, compiled from this constant into every bundle's context before the bundle runs. It
 // evaluates to a function (N, G): N holds the natives of compat/bundle_flavor.cpp, G is globalThis.
 // It captures what it uses (the v1 bindings, JSON, Promise, ...) while no bundle code has run yet,
-// takes the v1-only globals off G, defines the OpenHuman globals, and returns the driver: an async
-// function (kind, name, input) running the lifecycle (init, start, the calls, stop).
+// takes the v1-only globals off G, defines the OpenHuman globals, and returns the driver: {drive, failed},
+// drive an async function (kind, name, input) running the lifecycle (init, start, the calls, stop),
+// failed(message) the value to report beside the error when a call threw.
 //
 // The glue enforces no boundary: it only reshapes calls. Every request it makes goes through a
 // binding that checks its arguments in C++ and through the capability's policy on the host side, so
@@ -236,6 +237,8 @@ function toolResult(value) {
   const text = value !== null && typeof value === 'object' ? JSONstringify(value) : Str(value);
   return { content: [{ type: 'text', text: text }], is_error: false };
 }
+// What failed() reports beside an error outcome: set when a call (not init, start or stop) threw.
+let failure = null;
 async function runCall(skill, call) {
   if (call.tool !== undefined) {
     const name = Str(call.tool);
@@ -257,7 +260,7 @@ async function runCall(skill, call) {
   const out = await f.call(skill, call.args);
   return out === undefined ? null : out;
 }
-return async function drive(kind, name, input) {
+async function drive(kind, name, input) {
   const skill = theSkill();
   if (kind === 'tools') return listTools(skill);
   let calls;
@@ -277,14 +280,32 @@ return async function drive(kind, name, input) {
   const start = lookup(skill, 'start');
   if (start) await start.call(skill, { oauth: credential(0), auth: credential(1) });
   const results = [];
+  let failed = false, error, failedCall;
   try {
-    for (const c of calls) results.push(await runCall(skill, c));
-  } finally {
-    const stop = lookup(skill, 'stop');
-    if (stop) await stop.call(skill);
+    for (const c of calls) { failedCall = c; results.push(await runCall(skill, c)); }
+  } catch (e) { failed = true; error = e; }
+  const stop = lookup(skill, 'stop');
+  if (failed) {
+    failure = { sequence: kind === 'sequence', results: results, tool: failedCall.tool !== undefined };
+    // stop() still runs; the failing call's error is the one reported (an error of stop is dropped).
+    if (stop) { try { await stop.call(skill); } catch (ignored) { /* the call's error wins */ } }
+    throw error;
   }
+  if (stop) await stop.call(skill);
   return kind === 'sequence' ? results : results[0];
-};
+}
+// Beside an error outcome (Flavor::value_on_error): a failing tool's ToolResult with is_error true
+// and the error's message (as the host described it for RunResult::error); in a sequence, the results
+// of the calls before it, then that ToolResult (none for a failing hook). Nothing when the failure
+// was not in a call.
+function failedValue(message) {
+  if (failure === null) return undefined;
+  const out = failure.results;
+  if (failure.tool) out[out.length] = { content: [{ type: 'text', text: Str(message) }], is_error: true };
+  if (failure.sequence) return out;
+  return failure.tool ? out[0] : undefined;
+}
+return { drive: drive, failed: failedValue };
 }))JS";
 
 }  // namespace skillbox::compat

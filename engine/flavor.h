@@ -30,6 +30,16 @@ class Flavor {
   /// with an exception pending. `input` is the invocation's parsed input.
   [[nodiscard]] virtual JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state,
                                      JSValueConst input) const = 0;
+
+  /// Called when the value of call() rejected, before the run ends with outcome `error` described by
+  /// `error`: returns a value to report beside that error (RunResult::value_json, e.g. a bundle's
+  /// results so far and the failing tool's ToolResult), or JS_UNDEFINED for none. Runs under the
+  /// invocation's limits; a limit reached meanwhile decides the outcome and drops the value, and an
+  /// exception (JS_EXCEPTION) only drops the value. The default reports none (v1's contract).
+  [[nodiscard]] virtual JSValue value_on_error(JSContext* /*ctx*/, JSValueConst /*state*/,
+                                               const ErrorInfo& /*error*/) const {
+    return JS_UNDEFINED;
+  }
 };
 
 }  // namespace skillbox::engine

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <unordered_set>
 
 #include "bus/memory_budget.h"
 #include "engine/limiter.h"
@@ -25,8 +27,7 @@ class HeapAccount {
   /// With a `budget` (the invocation's, bus/memory_budget.h), the host bytes held for the invocation
   /// count against the same limit: an allocation is refused when heap + host bytes would pass it, and
   /// every change of the heap is published to the budget, so host reservations see it.
-  explicit HeapAccount(Limiter& limiter, bus::MemoryBudget* budget = nullptr)
-      : limiter_(limiter), budget_(budget) {}
+  explicit HeapAccount(Limiter& limiter, bus::MemoryBudget* budget = nullptr);
   HeapAccount(const HeapAccount&) = delete;
   HeapAccount& operator=(const HeapAccount&) = delete;
 
@@ -43,6 +44,15 @@ class HeapAccount {
   [[nodiscard]] uint64_t current_bytes() const { return current_; }
   [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
 
+  /// Tests only (testing::track_heap_blocks): calls `f(block, usable bytes)` for every block of the
+  /// runtime still allocated, so a test can scan the whole live heap. Does nothing for an account made
+  /// while tracking was off (production: no set is kept, one untaken branch per allocation).
+  template <class F>
+  void for_each_live_block(F&& f) const {
+    if (blocks_)
+      for (void* p : *blocks_) f(static_cast<const unsigned char*>(p), block_bytes(p));
+  }
+
  private:
   static void* js_malloc(JSMallocState* s, size_t size);
   static void js_free(JSMallocState* s, void* ptr);
@@ -50,12 +60,22 @@ class HeapAccount {
   bool admit(JSMallocState* s, size_t grow);
   void added(JSMallocState* s, size_t bytes);
   void removed(JSMallocState* s, size_t bytes);
+  static size_t block_bytes(const void* p);
+  void remember(void* p);
+  void forget(void* p);
 
   Limiter& limiter_;
   bus::MemoryBudget* budget_;
   bool enforcing_ = false;
   uint64_t current_ = 0;
   uint64_t peak_ = 0;
+  std::unique_ptr<std::unordered_set<void*>> blocks_;  // tests only, see for_each_live_block
 };
+
+namespace testing {
+/// Tests only: HeapAccounts made while this is on remember their live blocks (for_each_live_block).
+/// Thread-safe; accounts already made keep what they had.
+void track_heap_blocks(bool on);
+}  // namespace testing
 
 }  // namespace skillbox::engine

@@ -329,6 +329,7 @@ void Session::event_loop(const Value& promise) {
         finish_from_value(settled.get());
       } else {
         ErrorInfo e = describe_error(ctx, settled.get());
+        if (params_.flavor) value_on_error(e);
         finish(Outcome::error, std::move(e));
       }
       return;
@@ -516,6 +517,19 @@ void Session::finish_from_value(JSValueConst value) {
   } else {
     finish(Outcome::error, std::move(json.error()));
   }
+}
+
+void Session::value_on_error(const ErrorInfo& error) {
+  JSContext* ctx = ctx_.get();
+  if (finished_ || limiter_.check()) return;
+  Value value(ctx, params_.flavor->value_on_error(ctx, flavor_state_.get(), error));
+  if (value.is_exception()) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return;
+  }
+  if (JS_IsUndefined(value.get()) || limiter_.check()) return;
+  auto json = result_to_json(ctx, value.get());
+  if (json && !limiter_.check()) result_.value_json = std::move(*json);
 }
 
 void Session::finish(Outcome outcome, ErrorInfo error) {

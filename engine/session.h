@@ -91,6 +91,8 @@ class Session final : public bindings::Bridge {
   bus::Reply call_blocking(bus::Request request) override;
 
   TimerQueue& timers() { return *timers_; }
+  /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).
+  [[nodiscard]] const HeapAccount& heap() const { return heap_; }
 
  private:
   struct PendingCall {
@@ -115,6 +117,8 @@ class Session final : public bindings::Bridge {
   std::optional<bus::Reply> dispatch(uint64_t id, bus::Request request);
   void fail_with_exception();
   void finish_from_value(JSValueConst value);
+  // The flavor's value beside an error outcome (Flavor::value_on_error), into result_.value_json.
+  void value_on_error(const ErrorInfo& error);
   void finish(Outcome outcome, ErrorInfo error);
   void limit_result();
   void teardown();

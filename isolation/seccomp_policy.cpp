@@ -1,6 +1,10 @@
 #include "isolation/seccomp_policy.h"
 
+#include <array>
 #include <cerrno>
+#include <cstddef>
+
+#include "base/sanitizer.h"
 
 namespace skillbox::isolation {
 namespace {
@@ -120,12 +124,34 @@ constexpr SyscallRule kWorkerPolicy[] = {
   {"pkey_mprotect",   K, none,   0, "executable memory through the other mprotect"},
   {"modify_ldt",      K, none,   0, "x86 segment tricks with a history of kernel bugs"},
 };
+// What a sanitizer runtime needs on top, allowed only in sanitizer builds (the `asan`/`tsan` presets).
+// AddressSanitizer and UBSan test whether memory is readable by writing it into a pipe
+// (IsAccessibleMemoryRange, e.g. for UBSan's vtable checks); without it the worker is killed by SIGSYS
+// on its first such check.
+constexpr SyscallRule kSanitizerRows[] = {
+  {"pipe2",           A, none,    0, "sanitizer builds only: the sanitizer runtime's readability probe"},
+};
 // clang-format on
+
+template <size_t A, size_t B>
+constexpr std::array<SyscallRule, A + B> concat(const SyscallRule (&a)[A], const SyscallRule (&b)[B]) {
+  std::array<SyscallRule, A + B> out{};
+  for (size_t i = 0; i < A; ++i) out[i] = a[i];
+  for (size_t i = 0; i < B; ++i) out[A + i] = b[i];
+  return out;
+}
+constexpr auto kSanitizedPolicy = concat(kWorkerPolicy, kSanitizerRows);
 
 }  // namespace
 
 std::span<const SyscallRule> worker_syscall_policy() {
+  if constexpr (base::kSanitizerBuild) return kSanitizedPolicy;
   return kWorkerPolicy;
+}
+
+std::span<const SyscallRule> sanitizer_syscall_rows() {
+  if constexpr (base::kSanitizerBuild) return kSanitizerRows;
+  return {};
 }
 
 const char* action_name(SyscallAction action) {

@@ -42,6 +42,10 @@ struct SyscallRule {
 /// The worker's policy, in table order. Static storage; never empty.
 [[nodiscard]] std::span<const SyscallRule> worker_syscall_policy();
 
+/// The rows worker_syscall_policy() has only because this is a sanitizer build (the sanitizer runtime's
+/// own system calls, docs/isolation.md "Sanitizer builds"); empty in every other build.
+[[nodiscard]] std::span<const SyscallRule> sanitizer_syscall_rows();
+
 /// "allow", "refuse" or "kill".
 [[nodiscard]] const char* action_name(SyscallAction action);
 

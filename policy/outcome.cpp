@@ -77,6 +77,8 @@ std::string_view to_string(RunEvent::Kind kind) {
       return "host_call";
     case RunEvent::Kind::cancel_requested:
       return "cancel_requested";
+    case RunEvent::Kind::skill_event:
+      return "skill_event";
   }
   return "started";
 }

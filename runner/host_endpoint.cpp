@@ -1,5 +1,8 @@
 #include "runner/host_endpoint.h"
 
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -41,6 +44,25 @@ namespace {
 // Events of one run: enough for any bundle's notifications, bounded like the log.
 constexpr size_t kMaxEvents = 1000;
 constexpr size_t kMaxEventBytes = 1u << 20;
+
+// The types the bundle glue emits (compat/bundle_glue.h). A worker is hostile, so the host checks
+// what it records and streams: a known type and one JSON object (which also means valid UTF-8).
+constexpr std::array<std::string_view, 5> kEventTypes = {"notify", "memory.insert", "oauth.revoke",
+                                                         "cron.register", "cron.unregister"};
+
+std::optional<bus::ErrorReply> check_event(const bus::EventRequest& r) {
+  bool known = false;
+  for (std::string_view t : kEventTypes) known = known || r.type == t;
+  if (!known)
+    return bus::ErrorReply{bus::ErrorCode::InvalidArgument,
+                           "event: unknown event type (expected notify, memory.insert, oauth.revoke, "
+                           "cron.register or cron.unregister)"};
+  const nlohmann::json data = nlohmann::json::parse(r.data_json, nullptr, /*allow_exceptions=*/false);
+  if (!data.is_object())
+    return bus::ErrorReply{bus::ErrorCode::InvalidArgument,
+                           "event " + r.type + ": data is not a JSON object"};
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -188,6 +210,7 @@ struct HostEndpoint::Router {
   }
 
   std::optional<bus::Reply> operator()(bus::EventRequest& r) const {
+    if (auto refused = check_event(r)) return std::move(*refused);
     if (self.events_.size() >= kMaxEvents || self.event_bytes_ + r.data_json.size() > kMaxEventBytes)
       return bus::ErrorReply{bus::ErrorCode::QuotaExceeded, "the run's event budget is used up (at most " +
                                                                 std::to_string(kMaxEvents) + " events, " +
@@ -292,6 +315,7 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
   // Observed: the request is described before it is moved into its capability; new log lines (the
   // line itself, an env note, the budget marker) are streamed after it was served.
   const bool is_log = std::holds_alternative<bus::LogRequest>(request);
+  const size_t events_before = events_.size();
   std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
   std::optional<bus::Reply> reply = std::visit(Router{*this, request_id, held}, request);
   const std::vector<LogEntry>& lines = caps_->log.entries();
@@ -301,6 +325,8 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
       detail += std::string(" -> ") + bus::error_name(err->code);
     live_->event(RunEvent::Kind::host_call, detail);
   }
+  // A bundle's event, once accepted (an EventRequest is the only request that adds one).
+  for (size_t i = events_before; i < events_.size(); ++i) live_->skill_event(events_[i]);
   return reply;
 }
 

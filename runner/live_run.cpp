@@ -18,7 +18,23 @@ void LiveRun::log(const LogEntry& entry) {
 
 void LiveRun::event(RunEvent::Kind kind, std::string_view detail) {
   if (!observer_.on_event) return;
-  RunEvent ev{kind, base::escape_text_capped(detail, kMaxEventDetailBytes, "...")};
+  RunEvent ev;
+  ev.kind = kind;
+  ev.detail = base::escape_text_capped(detail, kMaxEventDetailBytes, "...");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!open_) return;
+  try {
+    observer_.on_event(ev, Timestamp::clock::now());
+  } catch (...) {
+  }
+}
+
+void LiveRun::skill_event(const Event& event) {
+  if (!observer_.on_event) return;
+  RunEvent ev;
+  ev.kind = RunEvent::Kind::skill_event;
+  ev.detail = base::escape_text_capped(event.type, kMaxEventDetailBytes, "...");
+  ev.data_json = event.data_json;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!open_) return;
   try {

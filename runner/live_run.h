@@ -32,6 +32,9 @@ class LiveRun {
   /// Passes an event to Observer::on_event with the current time, unless closed. `detail` is escaped
   /// and capped at kMaxEventDetailBytes here.
   void event(RunEvent::Kind kind, std::string_view detail);
+  /// Passes a bundle's Event to Observer::on_event as RunEvent::Kind::skill_event (detail = its type,
+  /// escaped and capped like any detail; data_json as it is), unless closed.
+  void skill_event(const Event& event);
   /// True when an on_event callback is set (so callers can skip describing requests nobody reads).
   [[nodiscard]] bool wants_events() const { return static_cast<bool>(observer_.on_event); }
 

@@ -708,6 +708,10 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
         return violation("a result frame with outcome crashed");
       }
       if (r.outcome == Outcome::ok && r.error) r.error.reset();
+      // The contract of RunResult::value_json, whatever the worker claims: a value with ok, and with
+      // error only for a bundle (a failing tool's ToolResult, docs/openhuman.md "The lifecycle").
+      const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
+      if (r.outcome != Outcome::ok && !(r.outcome == Outcome::error && bundle)) r.value_json.clear();
       return finish(std::move(r));
     }
     if (closed) {

@@ -32,7 +32,8 @@ slow=OFF
 [[ "${SKILLBOX_TEST_SLOW:-off}" == on ]] && slow=ON
 cmake --preset default -DSKILLBOX_SLOW_TESTS=$slow
 cmake --build --preset default -j "$jobs"
-bash scripts/typecheck.sh --fetch # the hermetic runs below have no network
+bash scripts/typecheck.sh --fetch     # the hermetic runs below have no network
+bash scripts/build-bundles.sh --fetch # (the build above already fetched these; a no-op then)
 phase_done "default: build"
 scripts/hermetic.sh ctest --preset default -j "$jobs"
 phase_done "default: tests"

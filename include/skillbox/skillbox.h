@@ -121,10 +121,13 @@ struct LogEntry {
 /// Something a skill reported that is neither a log line nor its result (OpenHuman bundles:
 /// `platform.notify`, `memory.insert`, `oauth.revoke`, the inert `cron` registrations; see
 /// docs/openhuman.md "Events"). In the order the skill made them.
+/// Also streamed to the Observer as it happens (RunEvent::Kind::skill_event).
 struct Event {
-  /// "notify", "memory.insert", "oauth.revoke", "cron.register" or "cron.unregister".
+  /// "notify", "memory.insert", "oauth.revoke", "cron.register" or "cron.unregister" (the host refuses
+  /// any other type, InvalidArgument).
   std::string type;
-  /// The event's fields as one JSON object (text), e.g. {"title":"t","body":"b"}.
+  /// The event's fields as one JSON object (text, valid UTF-8; the host refuses anything else), e.g.
+  /// {"title":"t","body":"b"}. A run's events hold at most 1 MiB of data_json in total.
   std::string data_json;
 };
 
@@ -144,7 +147,14 @@ struct CrashInfo {
 /// The result of one invocation.
 struct RunResult {
   Outcome outcome = Outcome::internal;
-  /// The export's result as JSON text when outcome == ok ("null" for undefined), else empty.
+  /// The export's result as JSON text when outcome == ok ("null" for undefined), else empty. One
+  /// exception: an OpenHuman bundle whose tool call threw or rejected ends with outcome `error`, the
+  /// error in `error`, and here the failing tool's ToolResult
+  /// {"content":[{"type":"text","text":MESSAGE}],"is_error":true} (MESSAGE = error->message); for a
+  /// sequence, the array of the results of the calls before it followed by that ToolResult (a failing
+  /// hook adds no entry, and a hook called alone leaves this empty). A failure outside the calls
+  /// (the bundle's evaluation, init, start, stop) or a limit leaves it empty (docs/openhuman.md
+  /// "The lifecycle").
   std::string value_json;
   /// Set for every outcome except ok.
   std::optional<ErrorInfo> error;
@@ -209,11 +219,22 @@ struct RunEvent {
     host_call,
     /// The run's CancelToken was triggered while the run was going; it is being stopped.
     cancel_requested,
+    /// An OpenHuman bundle reported an Event (`platform.notify`, `memory.insert`, `oauth.revoke`, a
+    /// `cron` registration; docs/openhuman.md "Events"), streamed the moment the host accepted it, so
+    /// the same event is also in RunResult::events, in the same order. `detail`: the event's type
+    /// (Event::type, one of the names listed there); `data_json`: its fields (Event::data_json). An
+    /// event refused by the run's event budget is not streamed (its host_call event ends with
+    /// "-> QuotaExceeded"). It comes right after the host_call event "event TYPE" of the same call.
+    skill_event,
   };
   Kind kind = Kind::started;
   std::string detail;
+  /// skill_event only: the event's fields as one JSON object (text, valid UTF-8), exactly as in
+  /// Event::data_json: up to 1 MiB, made by the skill (its content is the skill's, not checked against
+  /// any schema; not escaped for a terminal, unlike `detail`). Empty for every other kind.
+  std::string data_json{};
 };
-/// Stable lower-case name of an event kind ("started", "host_call", "cancel_requested").
+/// Stable lower-case name of an event kind ("started", "host_call", "cancel_requested", "skill_event").
 [[nodiscard]] std::string_view to_string(RunEvent::Kind kind);
 
 /// Live view of one run: each log line and each event as it happens, with the time it happened.

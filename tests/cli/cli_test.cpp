@@ -603,6 +603,7 @@ TEST_F(CliTest, RunawayWaitingEndsAsTimeoutExitTwelve) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["outcome"], "timeout");
   EXPECT_EQ(j["value"], nullptr);
+  ASSERT_TRUE(j["logs"].is_array() && !j["logs"].empty()) << r.out;
   EXPECT_EQ(j["logs"][0]["message"], "waiting for a promise that never settles");
 }
 

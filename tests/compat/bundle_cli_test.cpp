@@ -1,4 +1,5 @@
-// `skillbox tools|call|hook|check` on OpenHuman bundles, end to end through the binary.
+// `skillbox tools|call|hook|check` on OpenHuman bundles, end to end through the binary, on the bundles
+// the build made from their TypeScript sources, in the suite's isolation mode.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "compat/bundle_support.h"
+#include "skill_fixture.h"
 #include "support/http_test_server.h"
 
 namespace skillbox {
@@ -38,6 +40,10 @@ Exec skillbox(const std::vector<std::string>& args, const fs::path& tmp, const s
   { std::ofstream(in, std::ios::binary) << input; }
   std::vector<std::string> storage = {SKILLBOX_CLI_PATH};
   storage.insert(storage.end(), args.begin(), args.end());
+  // The commands that run the bundle run it in the suite's isolation mode (the CLI's default is
+  // process isolation).
+  if (!args.empty() && (args[0] == "tools" || args[0] == "call" || args[0] == "hook"))
+    storage.push_back(std::string("--isolation=") + (testing::process_isolation() ? "process" : "inprocess"));
   std::vector<char*> argv;
   for (std::string& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -105,6 +111,27 @@ TEST(BundleCli, HookAndExitCodes) {
   r = skillbox({"call", b.dir().string(), "x", "--input", "{bad", "--data-dir", b.data().string()}, b.root());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--input: not valid JSON"), std::string::npos) << r.err;
+}
+
+TEST(BundleCli, AFailingToolShowsItsToolResultBesideTheError) {
+  Bundle b("misbehave", "");
+  Exec r =
+      skillbox({"call", b.dir().string(), "throws", "--json", "--data-dir", b.data().string()}, b.root());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["error"]["name"], "RangeError");
+  EXPECT_EQ(j["error"]["message"], "bad input: 42");
+  EXPECT_EQ(j["value"], json({{"content", json::array({{{"type", "text"}, {"text", "bad input: 42"}}})},
+                              {"is_error", true}}));
+  // Human output: the ToolResult on stdout like any result, the error and the outcome on stderr.
+  r = skillbox({"call", b.dir().string(), "throws", "--data-dir", b.data().string()}, b.root());
+  EXPECT_EQ(r.exit_code, 1);
+  const json shown = json::parse(r.out);
+  EXPECT_EQ(shown["is_error"], true) << r.out;
+  EXPECT_EQ(shown["content"][0]["text"], "bad input: 42");
+  EXPECT_NE(r.err.find("error: RangeError: bad input: 42"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("outcome: error (exit 1)"), std::string::npos) << r.err;
 }
 
 TEST(BundleCli, CredentialsComeFromTheOperatorsFile) {

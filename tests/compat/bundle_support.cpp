@@ -19,8 +19,13 @@ Bundle::Bundle(const std::string& name, const std::string& grant_text) {
   root_ = tmpl;
   dir_ = root_ / name;
   data_ = root_ / "data";
-  fs::copy(fs::path(SKILLBOX_SOURCE_DIR) / "examples" / "openhuman" / name, dir_,
-           fs::copy_options::recursive);
+  // The bundles built from examples/openhuman/NAME/src by the build (tests/CMakeLists.txt).
+  const fs::path built = fs::path(SKILLBOX_OPENHUMAN_BUNDLES_DIR) / name;
+  if (!fs::exists(built / "index.js"))
+    throw std::runtime_error(built.string() +
+                             "/index.js is missing: the build makes it (cmake --build build --target "
+                             "openhuman_bundles, scripts/build-bundles.sh)");
+  fs::copy(built, dir_, fs::copy_options::recursive);
   if (!grant_text.empty()) write("skill.json", grant_text);
 }
 

@@ -12,7 +12,8 @@
 
 namespace skillbox::testing {
 
-/// examples/openhuman/<name> copied under a fresh temp folder (removed on destruction), with
+/// The bundle <name> as the build made it from examples/openhuman/<name>/src (tsc, then esbuild:
+/// SKILLBOX_OPENHUMAN_BUNDLES_DIR) copied under a fresh temp folder (removed on destruction), with
 /// `grants` written as the skill.json beside manifest.json unless empty. data() is a data directory
 /// for the runner beside it.
 class Bundle {

@@ -112,7 +112,8 @@ TEST(IsolationSeccompPolicy, DocsMirrorTheTable) {
     action.erase(action.find_last_not_of(' ') + 1);
     documented.emplace(line.substr(3, name_end - 3), action);
   }
-  const auto rules = rules_by_name();
+  auto rules = rules_by_name();
+  for (const SyscallRule& extra : sanitizer_syscall_rows()) rules.erase(extra.name);  // in the prose
   for (const auto& [name, rule] : rules) {
     ASSERT_EQ(documented.count(name), 1u) << name << " is missing from docs/isolation.md";
     std::string expected = action_name(rule.action);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "capabilities/store/store_test_util.h"
 
@@ -19,9 +20,10 @@ class NoCompletions final : public bus::CompletionSink {
   void complete(uint64_t, bus::Reply) override { ADD_FAILURE() << "no asynchronous request was sent"; }
 };
 
-// Converts to a string by throwing: emplacing a request from it leaves the variant without a type.
+// Converts to a request by throwing: emplacing a request from it leaves the variant without a type.
+// (A conversion operator rather than aggregate initialization from it, which clang 14 does not do.)
 struct ThrowsOnConversion {
-  operator std::string() const { throw std::runtime_error("conversion failed"); }  // NOLINT
+  operator bus::EnvGetRequest() const { throw std::runtime_error("conversion failed"); }  // NOLINT
 };
 
 TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
@@ -162,6 +164,41 @@ TEST(HostEndpoint, APassedDeadlineStopsRequestsEvenBeforeAnyoneNoticedIt) {
   HostEndpoint endpoint(stop_context(data.path()), sink, stop);
   send_everything(endpoint);
   expect_unchanged(data.path());
+}
+
+// ---- bundle events (docs/openhuman.md "Events") -----------------------------------------------------
+
+// A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
+TEST(HostEndpoint, AnEventOfUnknownTypeOrWithoutAnObjectIsRefusedAndNeitherRecordedNorStreamed) {
+  NoCompletions sink;
+  InvocationContext context;
+  context.skill_id = "events";
+  HostEndpoint endpoint(std::move(context), sink);
+  std::vector<RunEvent> seen;
+  Observer observer;
+  observer.on_event = [&seen](const RunEvent& e, Timestamp) { seen.push_back(e); };
+  LiveRun live(observer);
+  endpoint.observe(live);
+
+  const auto code_of = [](const std::optional<bus::Reply>& reply) {
+    const auto* e = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr;
+    return e == nullptr ? std::string("ok") : std::string(bus::error_name(e->code));
+  };
+  EXPECT_EQ(code_of(endpoint.send(1, bus::EventRequest{"exfiltrate", "{}"})), "InvalidArgument");
+  EXPECT_EQ(code_of(endpoint.send(2, bus::EventRequest{"notify", "[1,2]"})), "InvalidArgument");
+  EXPECT_EQ(code_of(endpoint.send(3, bus::EventRequest{"notify", "{\"title\": \"\xff\"}"})),
+            "InvalidArgument")
+      << "invalid UTF-8 is not JSON";
+  EXPECT_EQ(code_of(endpoint.send(4, bus::EventRequest{"notify", "{\"title\":\"t\"}"})), "ok");
+  endpoint.cancel_all();
+  RunResult result;
+  endpoint.report(result);
+  ASSERT_EQ(result.events.size(), 1u);
+  EXPECT_EQ(result.events[0].type, "notify");
+  std::vector<std::string> streamed;
+  for (const RunEvent& e : seen)
+    if (e.kind == RunEvent::Kind::skill_event) streamed.push_back(e.detail + " " + e.data_json);
+  EXPECT_EQ(streamed, std::vector<std::string>{"notify {\"title\":\"t\"}"});
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/sanitizer.h"
 #include "capabilities/store/store_test_util.h"
 #include "skill_fixture.h"
 #include "support/http_test_server.h"
@@ -33,17 +34,7 @@ constexpr uint64_t kMemoryLimit = 16 * kMiB;
 /// RSS beyond limits.memory_mb (thread stacks, libcurl and TLS buffers per transfer, allocator slack).
 constexpr uint64_t kFixedOverhead = 24 * kMiB;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = base::kAddressSanitizer;
 
 uint64_t status_kb(const char* key) {
   std::ifstream in("/proc/self/status");
