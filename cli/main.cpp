@@ -105,15 +105,42 @@ std::string command_path(const CLI::App* command) {
   return out;
 }
 
-/// The first argument after the words of `command`'s path that is not an option: what the user typed
-/// where a subcommand of `command` belongs ("" when nothing was).
+/// The option `arg` ("--data-dir", "-o", "--data-dir=X") of `command`, of a command above it or of one
+/// below it (CLI11 reports a missing subcommand before it has seen where an option belongs: in
+/// "skillbox skills --data-dir D", --data-dir is an option of `skills list`); null when none has it.
+const CLI::Option* find_option(const CLI::App* command, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  for (const CLI::App* at = command; at != nullptr; at = at->get_parent())
+    if (const CLI::Option* option = at->get_option_no_throw(name)) return option;
+  std::vector<const CLI::App*> below = command->get_subcommands([](const CLI::App*) { return true; });
+  while (!below.empty()) {
+    const CLI::App* at = below.back();
+    below.pop_back();
+    if (const CLI::Option* option = at->get_option_no_throw(name)) return option;
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+      below.push_back(sub);
+  }
+  return nullptr;
+}
+
+/// The first argument after the words of `command`'s path that is neither an option nor an option's
+/// value: what the user typed where a subcommand of `command` belongs ("" when nothing was).
+/// "skillbox store --data-dir D lsit" gives "lsit", never "D".
 std::string word_after(const CLI::App* command, int argc, char** argv) {
-  size_t depth = 0;
-  for (const CLI::App* at = command->get_parent(); at != nullptr; at = at->get_parent()) ++depth;
+  std::vector<const CLI::App*> path;
+  for (const CLI::App* at = command; at != nullptr; at = at->get_parent()) path.push_back(at);
+  std::reverse(path.begin(), path.end());  // the root first
   size_t words = 0;
   for (int i = 1; i < argc; ++i) {
-    if (argv[i][0] == '-') continue;
-    if (words++ == depth) return argv[i];
+    const std::string arg = argv[i];
+    if (arg.starts_with("-")) {
+      const CLI::App* scope = path[std::min(words, path.size() - 1)];
+      const CLI::Option* option = find_option(scope, arg);
+      const bool takes_value = option != nullptr && option->get_type_size_max() > 0;
+      if (takes_value && arg.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    if (++words == path.size()) return arg;
   }
   return {};
 }
