@@ -192,7 +192,8 @@ TEST(EnginePatches, DoublesOutsideTheInt32RangeAreNotCastToInt) {
   RunResult r = run_source(
       "export default () => [Math.floor(1e12), Math.pow(2, 53), Math.pow(2, 31), -Math.pow(2, 31) - 1,\n"
       "  Number.isNaN(Math.sqrt(-1)), Object.is(Math.round(-0.1), -0), Math.abs(-2147483648),\n"
-      "  Math.floor(-2147483648.5), Math.floor(2147483647.5), Date.now() > 1e12, Math.max(1e300, 1) === 1e300,\n"
+      "  Math.floor(-2147483648.5), Math.floor(2147483647.5), Date.now() > 1e12, Math.max(1e300, 1) === "
+      "1e300,\n"
       "  Math.floor(Infinity) === Infinity]");
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json,
