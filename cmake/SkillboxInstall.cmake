@@ -2,7 +2,7 @@
 #   lib/                      the layer libraries (static) and the patched QuickJS engine they need
 #   include/skillbox/         the public headers, the generated version.h among them
 #   bin/skillbox              the CLI (when SKILLBOX_BUILD_CLI)
-#   bin/skillbox-worker       the worker executable of WorkerRunner
+#   bin/skillbox-worker       the worker executable of WorkerRunner (imported target skillbox::worker)
 #   lib/cmake/skillbox/       skillboxConfig.cmake, its version file and the exported targets:
 #                             find_package(skillbox) gives `skillbox::skillbox`, one target to link
 #   lib/pkgconfig/skillbox.pc the same for pkg-config users
@@ -36,9 +36,11 @@ install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
 if(SKILLBOX_BUILD_CLI)
   install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
-# The worker executable WorkerRunner starts (beside the CLI, which looks beside itself first; an
-# embedder's WorkerRunner falls back to SKILLBOX_WORKER_INSTALL_PATH, the configured prefix's bin/).
-install(TARGETS skillbox_worker RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The worker executable WorkerRunner starts, exported as skillbox::worker so that an embedder can pass
+# $<TARGET_FILE:skillbox::worker> as HostOptions::worker_path wherever the package was installed (the
+# CLI finds it beside itself; the compiled-in fallback is the prefix configured at build time, which
+# `cmake --install --prefix P` does not change).
+install(TARGETS skillbox_worker EXPORT skillboxTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 install(EXPORT skillboxTargets NAMESPACE skillbox:: DESTINATION "${SKILLBOX_CMAKE_DIR}")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/skillboxConfig.cmake.in"

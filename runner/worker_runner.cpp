@@ -825,8 +825,8 @@ Result<void> WorkerRunner::check_support(const HostOptions& options) {
   if (access(path.c_str(), X_OK) != 0) {
     return Error{"process isolation: the worker executable " + path.string() + " is missing (" +
                  base::errno_text(errno) +
-                 "); set HostOptions::worker_path, or choose in-process isolation explicitly with "
-                 "--isolation=inprocess"};
+                 "); set HostOptions::worker_path (with CMake: $<TARGET_FILE:skillbox::worker>), or "
+                 "choose in-process isolation explicitly (InProcessRunner; --isolation=inprocess)"};
   }
   isolation::Result<isolation::PreparedSandbox> prepared = isolation::prepare_sandbox();
   if (!prepared) return Error{isolation::describe(prepared.error())};

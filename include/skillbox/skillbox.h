@@ -194,7 +194,9 @@ struct HostOptions {
   /// the operator sets these; a skill cannot.
   std::vector<std::pair<std::string, std::string>> origin_map;
   /// WorkerRunner only: the `skillbox-worker` executable. Empty: `skillbox-worker` in the directory
-  /// of the running executable, then the one installed with skillbox (CMake's libexec directory).
+  /// of the running executable, then `bin/skillbox-worker` under the install prefix skillbox was
+  /// configured with (CMAKE_INSTALL_PREFIX; `cmake --install --prefix P` does not move it). Embedders
+  /// using CMake pass `$<TARGET_FILE:skillbox::worker>` (docs/embedding.md, "Worker mode").
   std::filesystem::path worker_path;
   /// WorkerRunner only: how many forked, sandboxed workers wait for invocations, refilled in the
   /// background. 0 forks each worker on demand (slower by one fork and sandbox setup per call).

@@ -56,7 +56,13 @@ TEST(WorkerRunner, EveryOutcomeThroughTheCppApi) {
       ASSERT_TRUE(r.error) << c.name;
       EXPECT_FALSE(r.error->message.empty()) << c.name;
     }
-    EXPECT_FALSE(r.crash) << c.name;
+    if (c.outcome == Outcome::timeout && r.crash) {
+      // The worker ends a run at its deadline by itself; when it is too slow to report (a loaded
+      // machine), the supervisor kills it 20 ms later, with the same outcome and a post-mortem.
+      EXPECT_EQ(r.crash->signal, "SIGKILL") << c.name << ": " << describe(r);
+    } else {
+      EXPECT_FALSE(r.crash) << c.name;
+    }
   }
 }
 
