@@ -130,6 +130,7 @@ constexpr SyscallRule kWorkerPolicy[] = {
 // on its first such check.
 constexpr SyscallRule kSanitizerRows[] = {
   {"pipe2",           A, none,    0, "sanitizer builds only: the sanitizer runtime's readability probe"},
+  {"sigaltstack",     A, none,    0, "sanitizer builds only: the runtime's stack for its fault handler"},
 };
 // clang-format on
 

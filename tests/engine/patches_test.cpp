@@ -201,6 +201,31 @@ TEST(EnginePatches, DoublesOutsideTheInt32RangeAreNotCastToInt) {
             "2147483647,true,true,true]");
 }
 
+// 0014: the other conversions of a double to an integer type that the engine did before checking the
+// range (UBSan under the asan preset): an array length of 1e10 or -1, number-to-string of 1e21, Date
+// fields with a huge or non-finite year or month (which also overflowed days_from_year), a local
+// time far outside the time value range, and 2**63 taken as fitting int64_t. Results as the spec says.
+TEST(EnginePatches, DoublesAreRangeCheckedBeforeIntegerConversion) {
+  RunResult r = run_source(
+      "const t = (f) => { try { return String(f()) } catch (e) { return e.name } };\n"
+      "export default () => [\n"
+      "  t(() => { const a = []; a.length = 1e10; }), t(() => { const a = []; a.length = -1; }),\n"
+      "  t(() => { const a = []; a.length = 2 ** 32; }), t(() => { const a = [1]; a.length = 2 ** 32 - 1;\n"
+      "    return a.length }), t(() => new Array(1e10)),\n"
+      "  (1e21).toString(), (2 ** 63).toString(), String(-(2 ** 53)), String(2 ** 53 + 2),\n"
+      "  Date.UTC(1e300, 0), new Date(1e300, 0).getTime(), Date.UTC(2020, NaN), Date.UTC(2020, 1e300),\n"
+      "  Date.UTC(-1e300, 0), new Date(2020, 0).setFullYear(1e300), new Date(2020, 0, 1e300).getTime(),\n"
+      "  Date.UTC(275760, 8, 13), Date.UTC(275760, 8, 14), Date.UTC(2020, 14, 1) === Date.UTC(2021, 2, 1),\n"
+      "  [1, 2, 3].slice(2 ** 63).length, [1, 2, 3].indexOf(3, -(2 ** 63)),\n"
+      "  Array.prototype.lastIndexOf.call({ length: 3, 0: 1 }, 1, 2 ** 63)]");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(
+      r.value_json,
+      R"(["RangeError","RangeError","RangeError","4294967295","RangeError","1e+21","9223372036854776000",)"
+      R"("-9007199254740992","9007199254740994",null,null,null,null,null,null,null,8640000000000000,null,)"
+      R"(true,0,2,0])");
+}
+
 // 0009: a deadline inside JSON.stringify of a large object graph. After the deadline every
 // allocation is refused; the array branch then leaked the element it had just read when the key
 // string could not be allocated, and JS_FreeRuntime (debug and sanitizer builds) aborted on its GC
