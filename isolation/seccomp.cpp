@@ -14,6 +14,7 @@
 #include <span>
 #include <utility>
 
+#include "base/sanitizer.h"
 #include "base/unique_fd.h"
 
 namespace skillbox::isolation {
@@ -32,6 +33,15 @@ using Context = std::unique_ptr<void, ContextDeleter>;
 // MADV_SOFT_OFFLINE: memory-failure injection, allowed to a root worker; MADV_PAGEOUT, ...) kills.
 constexpr uint64_t kMallocAdvice[] = {MADV_NORMAL,   MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED,
                                       MADV_DONTNEED, MADV_FREE,   MADV_HUGEPAGE,   MADV_NOHUGEPAGE};
+// Sanitizer builds only (docs/isolation.md "Sanitizer builds"): the sanitizer's allocator also keeps its
+// shadow memory out of core dumps. Only core dumps change; RLIMIT_CORE is 0 in a worker anyway.
+constexpr uint64_t kSanitizerMallocAdvice[] = {MADV_NORMAL,   MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED,
+                                               MADV_DONTNEED, MADV_FREE,   MADV_HUGEPAGE,   MADV_NOHUGEPAGE,
+                                               MADV_DONTDUMP, MADV_DODUMP};
+constexpr std::span<const uint64_t> malloc_advice() {
+  if constexpr (base::kSanitizerBuild) return kSanitizerMallocAdvice;
+  return kMallocAdvice;
+}
 // futex commands a single-threaded glibc process issues; the low 7 bits of op are the command, the
 // rest are FUTEX_PRIVATE_FLAG / FUTEX_CLOCK_REALTIME.
 // op is an int: the mask keeps the low 32 bits only, which is all the kernel reads.
@@ -71,7 +81,7 @@ int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
       cmp.datum_a = 0;
       return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
     case ArgCondition::malloc_advice:
-      return add_value_rules(ctx, action, nr, 2, 0xffffffffULL, kMallocAdvice);
+      return add_value_rules(ctx, action, nr, 2, 0xffffffffULL, malloc_advice());
     case ArgCondition::futex_wait_wake:
       return add_value_rules(ctx, action, nr, 1, kFutexCommandMask, kFutexCommands);
   }

@@ -226,6 +226,27 @@ TEST(EnginePatches, DoublesAreRangeCheckedBeforeIntegerConversion) {
       R"(true,0,2,0])");
 }
 
+// 0015: the Unicode property tables are read 3 bytes per entry; the first two were loaded as one
+// uint16_t, misaligned for every other entry (UBSan, found by fuzz/js_eval). Identifiers outside
+// ASCII, case mapping with a final sigma and normalization all look entries up.
+TEST(EnginePatches, UnicodeTablesAreReadWithoutMisalignedLoads) {
+  RunResult r = run_source(
+      "const \u00f1and\u00fa = 1, \u03b1\u03b2\u03b3 = 2, \u0905\u0906 = 3;\n"
+      "export default () => {\n"
+      "  let decomposed = 0, cased = 0;\n"
+      "  for (let c = 0xc0; c < 0x3000; c++) {\n"
+      "    const s = String.fromCharCode(c);\n"
+      "    if (s.normalize('NFD').length > 1) decomposed++;\n"
+      "    if (s.toLowerCase() !== s.toUpperCase()) cased++;\n"
+      "  }\n"
+      "  return [\u00f1and\u00fa + \u03b1\u03b2\u03b3 + \u0905\u0906, '\u0391\u03a3'.toLowerCase() === "
+      "'\u03b1\u03c2',\n"
+      "    'e\u0301'.normalize('NFC') === '\u00e9', decomposed > 1000, cased > 1000];\n"
+      "};");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, "[6,true,true,true,true]");
+}
+
 // 0009: a deadline inside JSON.stringify of a large object graph. After the deadline every
 // allocation is refused; the array branch then leaked the element it had just read when the key
 // string could not be allocated, and JS_FreeRuntime (debug and sanitizer builds) aborted on its GC

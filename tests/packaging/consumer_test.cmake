@@ -6,6 +6,8 @@
 #   SOURCE        skillbox's source tree       BINARY   its build tree (find_package mode)
 #   WORK          a scratch folder of this test (kept between runs: the second run is incremental)
 #   LAUNCHER      compiler launcher (ccache) or empty
+#   CC CXX        the compilers of the build under test, and CXX_FLAGS its flags: a consumer of a
+#   CXX_FLAGS     sanitizer build (the asan preset) must compile and link with the same sanitizers
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -29,6 +31,14 @@ set(configure_args -S "${SOURCE}/tests/packaging/consumer" -B "${consumer_build}
 if(LAUNCHER)
   list(APPEND configure_args -DCMAKE_C_COMPILER_LAUNCHER=${LAUNCHER} -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
 endif()
+if(NOT CXX)
+  set(CXX c++)
+endif()
+if(CC)
+  list(APPEND configure_args "-DCMAKE_C_COMPILER=${CC}" "-DCMAKE_CXX_COMPILER=${CXX}")
+endif()
+list(APPEND configure_args "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_C_FLAGS=${CXX_FLAGS}")
+separate_arguments(cxx_flags UNIX_COMMAND "${CXX_FLAGS}")
 
 if(MODE STREQUAL "find_package")
   set(prefix "${WORK}/prefix")
@@ -56,7 +66,7 @@ if(MODE STREQUAL "find_package")
   string(STRIP "${run_out}" pc_flags)
   separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
   file(MAKE_DIRECTORY "${WORK}/pkgconfig")
-  run(c++ "${SOURCE}/tests/packaging/consumer/consumer.cc" -o "${WORK}/pkgconfig/consumer" ${pc_flags}
+  run("${CXX}" ${cxx_flags} "${SOURCE}/tests/packaging/consumer/consumer.cc" -o "${WORK}/pkgconfig/consumer" ${pc_flags}
       "-DSKILLBOX_WORKER=\"${prefix}/bin/skillbox-worker\"")
   foreach(isolation inprocess process)
     run("${WORK}/pkgconfig/consumer" "${SOURCE}/examples/skills/hello" "{\"name\": \"Pkg\"}" ${isolation})
