@@ -80,6 +80,14 @@ else()
   message(FATAL_ERROR "MODE must be find_package or subdirectory")
 endif()
 
+# A consumer tree kept from an earlier run that used another compiler cannot be reconfigured in place.
+if(CC AND EXISTS "${consumer_build}/CMakeCache.txt")
+  file(STRINGS "${consumer_build}/CMakeCache.txt" cached_cxx REGEX "^CMAKE_CXX_COMPILER:")
+  string(REGEX REPLACE "^[^=]*=" "" cached_cxx "${cached_cxx}")
+  if(NOT cached_cxx STREQUAL CXX)
+    file(REMOVE_RECURSE "${consumer_build}")
+  endif()
+endif()
 run("${CMAKE_COMMAND}" ${configure_args})
 if(configure_only)
   # The consumer's CMakeLists fails the configure when a development target came along.

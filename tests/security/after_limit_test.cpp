@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "base/sanitizer.h"
 #include "capabilities/store/store_test_util.h"
 #include "skill_fixture.h"
 #include "skillbox/skillbox.h"
@@ -28,6 +29,9 @@ namespace fs = std::filesystem;
 // About 27 ms per call, and about two steps before patch 0011: the loop reaches the deadline while
 // the engine is busy in a native call.
 constexpr const char* kCostlySearch = "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n";
+// The deadline of the loops below: long enough for a few iterations, also in an ASan build, which runs
+// the search several times slower.
+constexpr uint64_t kCostlyDeadlineMs = base::kAddressSanitizer ? 5000 : 1000;
 
 class NothingAfterALimit : public ::testing::Test {
  protected:
@@ -80,7 +84,7 @@ TEST_F(NothingAfterALimit, StoreDeletesInACostlyLoopStopAtTheDeadline) {
   const RunResult r = run_skill(std::string("export default () => {\n") + kCostlySearch +
                                     "  const keys = store.keys(); let i = 0;\n"
                                     "  for (;;) { s.indexOf(n); store.delete(keys[i++]); }\n}",
-                                1000);
+                                kCostlyDeadlineMs);
   ASSERT_EQ(r.outcome, Outcome::timeout) << describe(r);
   const size_t left_at_return = key_count();
   std::this_thread::sleep_for(std::chrono::seconds(2));
