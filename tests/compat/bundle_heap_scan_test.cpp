@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/sanitizer.h"
 #include "compat/bundle_support.h"
 #include "engine/heap.h"
 #include "engine/session.h"
@@ -216,6 +217,11 @@ void expect_clean(const Scan& scan, const RunResult& r, const testing::HttpTestS
 }
 
 TEST(WorkerHeapScan, NoByteOfASecretIsInTheLiveWorkersMemoryAndItsPlaceholdersAre) {
+  if constexpr (base::kAddressSanitizer) {
+    // ASan's allocator keeps the worker's heap inside reservations of terabytes, which the scan skips
+    // (and could not read before the bundle's request times out): the scan runs in the default build.
+    GTEST_SKIP() << "the worker's heap is not scannable under AddressSanitizer";
+  }
   HostOptions probe;
   probe.worker_path = SKILLBOX_WORKER_PATH;
   if (auto ok = WorkerRunner::check_support(probe); !ok) GTEST_SKIP() << ok.error().message;
