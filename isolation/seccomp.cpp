@@ -33,15 +33,9 @@ using Context = std::unique_ptr<void, ContextDeleter>;
 // MADV_SOFT_OFFLINE: memory-failure injection, allowed to a root worker; MADV_PAGEOUT, ...) kills.
 constexpr uint64_t kMallocAdvice[] = {MADV_NORMAL,   MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED,
                                       MADV_DONTNEED, MADV_FREE,   MADV_HUGEPAGE,   MADV_NOHUGEPAGE};
-// Sanitizer builds only (docs/isolation.md "Sanitizer builds"): the sanitizer's allocator also keeps its
-// shadow memory out of core dumps. Only core dumps change; RLIMIT_CORE is 0 in a worker anyway.
-constexpr uint64_t kSanitizerMallocAdvice[] = {MADV_NORMAL,   MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED,
-                                               MADV_DONTNEED, MADV_FREE,   MADV_HUGEPAGE,   MADV_NOHUGEPAGE,
-                                               MADV_DONTDUMP, MADV_DODUMP};
-constexpr std::span<const uint64_t> malloc_advice() {
-  if constexpr (base::kSanitizerBuild) return kSanitizerMallocAdvice;
-  return kMallocAdvice;
-}
+// Sanitizer builds only, on top (docs/isolation.md "Sanitizer builds"): the sanitizer's allocator also
+// keeps its shadow memory out of core dumps. Only core dumps change; RLIMIT_CORE is 0 in a worker anyway.
+constexpr uint64_t kSanitizerAdvice[] = {MADV_DONTDUMP, MADV_DODUMP};
 // futex commands a single-threaded glibc process issues; the low 7 bits of op are the command, the
 // rest are FUTEX_PRIVATE_FLAG / FUTEX_CLOCK_REALTIME.
 // op is an int: the mask keeps the low 32 bits only, which is all the kernel reads.
@@ -81,7 +75,10 @@ int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
       cmp.datum_a = 0;
       return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
     case ArgCondition::malloc_advice:
-      return add_value_rules(ctx, action, nr, 2, 0xffffffffULL, malloc_advice());
+      if (const int rc = add_value_rules(ctx, action, nr, 2, 0xffffffffULL, kMallocAdvice); rc < 0) return rc;
+      if constexpr (base::kSanitizerBuild)
+        return add_value_rules(ctx, action, nr, 2, 0xffffffffULL, kSanitizerAdvice);
+      return 0;
     case ArgCondition::futex_wait_wake:
       return add_value_rules(ctx, action, nr, 1, kFutexCommandMask, kFutexCommands);
   }
