@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-1800}
 shift || true
-all=(manifest workspace_path url_policy bus_frame env_file base64_utf8 js_eval)
+all=(manifest bundle_manifest workspace_path url_policy bus_frame env_file base64_utf8 js_eval)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
