@@ -131,6 +131,8 @@ constexpr SyscallRule kWorkerPolicy[] = {
 constexpr SyscallRule kSanitizerRows[] = {
   {"pipe2",           A, none,    0, "sanitizer builds only: the sanitizer runtime's readability probe"},
   {"sigaltstack",     A, none,    0, "sanitizer builds only: the runtime's stack for its fault handler"},
+  {"rseq",            A, none,    0, "sanitizer builds only: TSan's background thread, started in every forked child, registers with rseq"},
+  {"set_robust_list", A, none,    0, "sanitizer builds only: glibc's start of that background thread"},
 };
 // clang-format on
 

@@ -29,9 +29,9 @@ namespace fs = std::filesystem;
 // About 27 ms per call, and about two steps before patch 0011: the loop reaches the deadline while
 // the engine is busy in a native call.
 constexpr const char* kCostlySearch = "const s = 'a'.repeat(1 << 16), n = 'a'.repeat(1000) + 'b';\n";
-// The deadline of the loops below: long enough for a few iterations, also in an ASan build, which runs
-// the search several times slower.
-constexpr uint64_t kCostlyDeadlineMs = base::kAddressSanitizer ? 5000 : 1000;
+// The deadline of the loops below: long enough for a few iterations, also in an ASan or TSan build,
+// which run the search several times slower.
+constexpr uint64_t kCostlyDeadlineMs = base::kSanitizerBuild ? 5000 : 1000;
 
 class NothingAfterALimit : public ::testing::Test {
  protected:
