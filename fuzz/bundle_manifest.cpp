@@ -6,6 +6,8 @@
 // file it is about (manifest.json or skill.json); an accepted bundle has the openhuman format and its
 // BundleManifest, records whether grants were given, keeps memory within memory_limit_mb, and without
 // a skill.json grants nothing: no fs, no http, no env (the bundle only asks; the operator grants).
+#include "compat/bundle_manifest.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -13,7 +15,6 @@
 #include <string_view>
 
 #include "base/utf8.h"
-#include "compat/bundle_manifest.h"
 #include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
