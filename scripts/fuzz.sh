@@ -1,38 +1,76 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets (fuzz/) for a long time each and prints, per target, executions per
-# second, coverage, corpus size and findings. Builds them with the `asan` preset first.
+# Runs the libFuzzer targets (fuzz/) for a long time each and prints, per target, executions,
+# executions per second, CPU seconds, coverage, corpus size and findings. Builds them with the `asan`
+# preset first.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     default: 1800 s each, every target
+#   scripts/fuzz.sh [--parallel] [SECONDS] [TARGET...]     default: 1800 s each, every target, in turn
 #
+# --parallel runs the targets at the same time (each for SECONDS of wall time, sharing the cores: the
+# CPU column says how much each got).
 # New inputs go to build-asan/fuzz/corpus/<target>/ (keep interesting ones by copying them into
 # fuzz/corpus/<target>/); a crash is saved as build-asan/fuzz/<target>-crash-*: fix the kind, then move
 # the input into fuzz/regressions/<target>/ so ctest replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+parallel=0
+if [[ "${1:-}" == --parallel ]]; then
+  parallel=1
+  shift
+fi
 seconds=${1:-1800}
 shift || true
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
+  echo "fuzz: SECONDS must be a positive integer, got \"$seconds\"" >&2
+  exit 2
+fi
 all=(manifest bundle_manifest workspace_path url_policy bus_frame env_file base64_utf8 js_eval)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  if [[ ! -f "fuzz/$t.cpp" ]]; then
+    echo "fuzz: no target \"$t\"; the targets are: ${all[*]}" >&2
+    exit 2
+  fi
+done
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 
-summary=()
+# One target: its log, and its CPU seconds (user + system, from bash's `time`) in <log>.cpu.
+run_one() {
+  local t=$1 log=build-asan/fuzz/$1.log work=build-asan/fuzz/corpus/$1
+  mkdir -p "$work" "fuzz/regressions/$t"
+  local TIMEFORMAT='%U %S' rc=0
+  {
+    time scripts/hermetic.sh build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=20 \
+      -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="build-asan/fuzz/$t-" "$work" \
+      "fuzz/corpus/$t" "fuzz/regressions/$t" >"$log" 2>&1 || rc=$?
+  } 2>"$log.cpu"
+  echo "$rc" >"$log.status"
+}
+
+for t in "${targets[@]}"; do
+  echo "fuzz: $t for $seconds s (log: build-asan/fuzz/$t.log)"
+  if ((parallel)); then
+    run_one "$t" &
+  else
+    run_one "$t"
+  fi
+done
+wait
+
 for t in "${targets[@]}"; do
   log=build-asan/fuzz/$t.log
-  work=build-asan/fuzz/corpus/$t
-  mkdir -p "$work" "fuzz/regressions/$t"
-  echo "fuzz: $t for $seconds s (log: $log)"
   status=ok
-  scripts/hermetic.sh build-asan/fuzz/fuzz_"$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix="build-asan/fuzz/$t-" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" \
-    >"$log" 2>&1 || status="FINDING (see $log)"
+  [[ "$(cat "$log.status" 2>/dev/null)" == 0 ]] || status="FINDING (see $log)"
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
-  corpus=$(find "$work" -type f | wc -l)
-  summary+=("$(printf '%-16s %10s execs %7s/s  cov %6s  corpus %6s  %s' "$t" "$execs" "$rate" "$cov" "$corpus" "$status")")
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
+  cpu=$(awk '{printf "%d", $1 + $2}' "$log.cpu" 2>/dev/null || echo 0)
+  corpus=$(find "build-asan/fuzz/corpus/$t" -type f | wc -l)
+  printf '%-16s %11s execs %7s/s  cpu %5s s  cov %6s  ft %6s  corpus %6s  %s\n' \
+    "$t" "$execs" "$rate" "$cpu" "$cov" "$ft" "$corpus" "$status"
 done
-printf '%s\n' "${summary[@]}"
