@@ -65,6 +65,8 @@ bool looks_numeric(std::string_view label) {
   return true;
 }
 
+}  // namespace
+
 bool is_canonical_ipv4(std::string_view host) {
   const auto parts = split(host, '.');
   if (parts.size() != 4) return false;
@@ -80,6 +82,14 @@ bool is_canonical_ipv4(std::string_view host) {
   }
   return true;
 }
+
+bool host_reads_as_ipv4(std::string_view host) {
+  if (host.ends_with('.')) host.remove_suffix(1);
+  const size_t dot = host.rfind('.');
+  return looks_numeric(dot == std::string_view::npos ? host : host.substr(dot + 1));
+}
+
+namespace {
 
 constexpr std::string_view kHostRule =
     "the host must be a DNS name (letters, digits, '-' and '.'), an IPv4 address like 192.0.2.1 or a "

@@ -25,4 +25,11 @@ namespace skillbox::policy {
 /// parse_http_allow_entry(entry)'s `text`.
 [[nodiscard]] Result<std::string> normalize_http_allow_entry(std::string_view entry);
 
+/// True when a lower-cased host (without brackets) would be read as an IPv4 address by a WHATWG URL
+/// parser or by inet_aton: its last label, a trailing '.' ignored, is all digits or 0x and hex
+/// digits ("127.1", "0x7f.1", "1.2.3.010", "2130706433").
+[[nodiscard]] bool host_reads_as_ipv4(std::string_view host);
+/// True for an IPv4 address written as four decimal numbers 0-255 without leading zeros.
+[[nodiscard]] bool is_canonical_ipv4(std::string_view host);
+
 }  // namespace skillbox::policy

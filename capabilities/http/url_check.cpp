@@ -7,6 +7,8 @@
 #include <charconv>
 #include <optional>
 
+#include "policy/http_allow.h"
+
 namespace skillbox::capabilities::http {
 namespace {
 
@@ -208,6 +210,13 @@ Result<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* 
         " has a host that is not plain ASCII letters, digits, '.', '-' or '_' after decoding; write "
         "international names in punycode (xn--)");
   }
+  // libcurl normalises IPv4 spellings before it decodes percent-escapes, so "1%2E0" stays the name
+  // "1.0" here while the resolver reads it as 1.0.0.0: the check and the connection would disagree
+  // about the host. A host that still reads as a number must be a canonical dotted quad.
+  if (host.front() != '[' && policy::host_reads_as_ipv4(host) && !policy::is_canonical_ipv4(host))
+    return invalid(std::string(what) + " has a host (\"" + host +
+                   "\" after decoding) that reads as an IPv4 address; write IPv4 addresses as four "
+                   "decimal numbers without leading zeros, like 192.0.2.1");
   url.host_ = host;
 
   const std::string port = get_part(h, CURLUPART_PORT, CURLU_DEFAULT_PORT).value_or("");

@@ -54,6 +54,23 @@ TEST(UrlCheck, AlternateIpv4SpellingsParseToTheAddressTheyMean) {
   EXPECT_EQ(parse("http://%31%32%37.0.0.1/").host(), "127.0.0.1");
 }
 
+// Found by fuzz/url_policy (fuzz/regressions/url_policy/): libcurl normalises IPv4 spellings before it
+// decodes percent-escapes, so "1%2E0" was the name "1.0" to the check and 1.0.0.0 to the resolver.
+TEST(UrlCheck, EncodedHostsThatReadAsIpv4MustBeCanonicalAfterDecoding) {
+  const std::string rule =
+      "\" after decoding) that reads as an IPv4 address; write IPv4 addresses as four decimal numbers "
+      "without leading zeros, like 192.0.2.1";
+  EXPECT_EQ(check("http://1%2E0/"), "InvalidArgument: url has a host (\"1.0" + rule);
+  EXPECT_EQ(check("http://127%2e1/x"), "InvalidArgument: url has a host (\"127.1" + rule);
+  EXPECT_EQ(check("http://0x7f%2E1/"), "InvalidArgument: url has a host (\"0x7f.1" + rule);
+  EXPECT_EQ(check("http://1.2.3.01%30/"), "InvalidArgument: url has a host (\"1.2.3.010" + rule);
+  EXPECT_EQ(check("http://1%2E0/%2p://:oe%2e/see/se"), "InvalidArgument: url has a host (\"1.0" + rule);
+  // Decoded to a canonical address, or to a name: as before.
+  EXPECT_EQ(parse("http://127%2E0%2E0%2E1/").host(), "127.0.0.1");
+  EXPECT_EQ(parse("http://api%2Eexample.com/").host(), "api.example.com");
+  EXPECT_EQ(parse("http://1.0/").host(), "1.0.0.0");  // unencoded: libcurl normalised it
+}
+
 TEST(UrlCheck, RefusesParserConfusion) {
   EXPECT_EQ(check("http://allowed.example\\@evil.example/"),
             "InvalidArgument: url contains a backslash; use '/' or percent-encode it");
