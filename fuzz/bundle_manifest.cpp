@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 
-#include "base/utf8.h"
 #include "fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,16 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto manifest = skillbox::compat::adapt_bundle_manifest(manifest_text, grant_text);
   if (!manifest) {
-    const std::string& message = manifest.error().message;
-    FUZZ_CHECK(!message.empty());
-    FUZZ_CHECK(skillbox::base::utf8::is_valid(message));
-    size_t line = 0;
-    while (line < message.size()) {
-      std::string_view rest = std::string_view(message).substr(line);
-      FUZZ_CHECK(rest.starts_with("manifest.json") || rest.starts_with("skill.json"));
-      size_t end = message.find('\n', line);
-      line = end == std::string::npos ? message.size() : end + 1;
-    }
+    skillbox::fuzz::check_error_lines(manifest.error().message, {"manifest.json", "skill.json"});
     return 0;
   }
   FUZZ_CHECK(manifest->format == skillbox::SkillFormat::openhuman);
