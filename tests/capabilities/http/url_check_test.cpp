@@ -69,6 +69,11 @@ TEST(UrlCheck, EncodedHostsThatReadAsIpv4MustBeCanonicalAfterDecoding) {
   EXPECT_EQ(parse("http://127%2E0%2E0%2E1/").host(), "127.0.0.1");
   EXPECT_EQ(parse("http://api%2Eexample.com/").host(), "api.example.com");
   EXPECT_EQ(parse("http://1.0/").host(), "1.0.0.0");  // unencoded: libcurl normalised it
+  // A redirect's Location goes through the same check.
+  const ParsedUrl base = parse("http://api.example.com/a");
+  auto hop = parse_url("http://127%2E1/", &base);
+  ASSERT_FALSE(hop.ok());
+  EXPECT_EQ(hop.error().message, "redirect location has a host (\"127.1" + rule);
 }
 
 TEST(UrlCheck, RefusesParserConfusion) {
