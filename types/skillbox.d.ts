@@ -201,9 +201,21 @@ declare namespace Skillbox {
 
   /**
    * A skill's export: called with the invocation's input (parsed JSON), its result (or the value its
-   * promise fulfils with) must be JSON-representable.
+   * promise fulfils with) must be JSON-representable. `I` may be an interface (`interface Input {
+   * city?: string }`): nothing checks at run time that the input has its shape, so check what you rely on.
    */
-  type Handler<I extends JsonValue = JsonValue, O = JsonInput | undefined | void> = (input: I) => O | Promise<O>;
+  type Handler<I extends JsonInput | undefined = JsonValue, O = JsonInput | undefined | void> = (
+    input: I,
+  ) => O | Promise<O>;
+
+  /**
+   * The same for an `async function` typed with JSDoc (`/** @type {Skillbox.AsyncHandler<Input>} *\/`):
+   * TypeScript wants an async function's declared return type to be a Promise, which Handler's
+   * `O | Promise<O>` is not.
+   */
+  type AsyncHandler<I extends JsonInput | undefined = JsonValue, O = JsonInput | undefined | void> = (
+    input: I,
+  ) => Promise<O>;
 }
 
 // ---- globals ---------------------------------------------------------------------------------------------

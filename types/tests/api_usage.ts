@@ -169,4 +169,26 @@ document.title;
 // ---- a skill export ----
 const handler: Skillbox.Handler<{ name: string }> = async (input) => ({ greeting: `hello ${input.name}` });
 export default handler;
+// An interface input (no index signature) and an interface output.
+interface WeatherInput {
+  city?: string;
+  days?: number;
+}
+interface WeatherOutput {
+  city: string;
+  forecast: number[];
+}
+export const weather: Skillbox.Handler<WeatherInput, WeatherOutput> = async (input) => ({
+  city: input.city ?? 'Berlin',
+  forecast: [input.days ?? 1],
+});
+export const syncHandler: Skillbox.Handler<WeatherInput> = (input) => input.city;
+// @ts-expect-error the input is what the handler declares: no property `town`
+export const wrongField: Skillbox.Handler<WeatherInput> = (input) => input.town;
+export const asyncTyped: Skillbox.AsyncHandler<WeatherInput, WeatherOutput> = async (input) => ({
+  city: input.city ?? 'Berlin',
+  forecast: [],
+});
+// @ts-expect-error an AsyncHandler returns a promise
+export const notAsync: Skillbox.AsyncHandler<WeatherInput> = (input) => input.city;
 export { useFs, useHttp };
