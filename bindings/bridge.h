@@ -37,6 +37,11 @@ class Bridge {
   virtual bus::Reply call_blocking(bus::Request /*request*/) {
     return bus::ErrorReply{bus::ErrorCode::IoError, "this host cannot wait for a request synchronously"};
   }
+  /// Called by make_host_error() for each host error it makes: the new error object and its code
+  /// (bus::error_errno). The engine remembers which objects the host made, so that a run's
+  /// `error.code` comes only from the host and never from a `code` property the skill wrote
+  /// (engine::Session::describe). The default, for test doubles, remembers nothing.
+  virtual void note_host_error(JSContext* /*ctx*/, JSValueConst /*error*/, const char* /*code*/) {}
 };
 
 /// The Bridge of the invocation running in `ctx` (the context opaque set by the engine).

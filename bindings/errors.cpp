@@ -89,8 +89,9 @@ bool take_catchable_exception(JSContext* ctx, Value* taken) {
 JSValue make_host_error(JSContext* ctx, const bus::ErrorReply& error) {
   Value err = new_error(ctx, Base::error, bus::error_name(error.code), error.message);
   if (err.is_exception()) return JS_EXCEPTION;
-  if (!define_hidden(ctx, err.get(), "code", Value(ctx, JS_NewString(ctx, bus::error_errno(error.code)))))
-    return JS_EXCEPTION;
+  const char* code = bus::error_errno(error.code);
+  if (!define_hidden(ctx, err.get(), "code", Value(ctx, JS_NewString(ctx, code)))) return JS_EXCEPTION;
+  bridge(ctx).note_host_error(ctx, err.get(), code);
   return err.release();
 }
 

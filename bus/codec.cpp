@@ -218,6 +218,7 @@ void fields(auto& v, Is<ResultFrame> auto& s) {
   v("steps", s.steps);
   v("heap_peak_bytes", s.heap_peak_bytes);
   v("timers_dropped", s.timers_dropped);
+  v("unhandled_rejections", s.unhandled_rejections);
 }
 
 // Names for error messages.

@@ -55,4 +55,10 @@ const char* error_errno(ErrorCode code) {
   return "EIO";
 }
 
+bool is_error_errno(std::string_view code) {
+  for (auto c = static_cast<int>(ErrorCode::PermissionDenied); c <= static_cast<int>(ErrorCode::IoError); ++c)
+    if (code == error_errno(static_cast<ErrorCode>(c))) return true;
+  return false;
+}
+
 }  // namespace skillbox::bus

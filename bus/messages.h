@@ -282,5 +282,7 @@ using Reply = std::variant<ErrorReply, OkReply, BytesReply, BoolReply, FsReaddir
 /// Name ("PermissionDenied") and code ("EACCES") of an ErrorCode, as skills see them.
 const char* error_name(ErrorCode code);
 const char* error_errno(ErrorCode code);
+/// Whether `code` is the error_errno() of some ErrorCode: the only codes a run's error may carry.
+bool is_error_errno(std::string_view code);
 
 }  // namespace skillbox::bus

@@ -73,6 +73,7 @@ struct ResultFrame {
   uint64_t steps = 0;
   uint64_t heap_peak_bytes = 0;
   uint64_t timers_dropped = 0;
+  uint64_t unhandled_rejections = 0;
 };
 
 using FromWorker = std::variant<RequestFrame, ProgressFrame, ResultFrame>;

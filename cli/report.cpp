@@ -142,7 +142,8 @@ json run_result_json(const RunResult& result) {
                 {"host_calls", u.host_calls},
                 {"http_bytes_in", u.http_bytes_in},
                 {"http_bytes_out", u.http_bytes_out},
-                {"timers_dropped", u.timers_dropped}};
+                {"timers_dropped", u.timers_dropped},
+                {"unhandled_rejections", u.unhandled_rejections}};
   // the documented key order (docs/cli.md).
   json out = json::object();
   out["outcome"] = std::string(to_string(result.outcome));
@@ -224,6 +225,8 @@ std::string run_result_report(const RunResult& result, const EffectiveLimits& li
          plural(u.steps, "step", "steps") + ", " + approx_bytes(u.heap_peak_bytes) + " heap peak, " +
          plural(u.host_calls, "host call", "host calls");
   if (u.timers_dropped > 0) out += ", " + plural(u.timers_dropped, "timer", "timers") + " dropped";
+  if (u.unhandled_rejections > 0)
+    out += ", " + plural(u.unhandled_rejections, "unhandled rejection", "unhandled rejections");
   if (u.http_bytes_in > 0 || u.http_bytes_out > 0) {
     out += ", http " + approx_bytes(u.http_bytes_in) + " in / " + approx_bytes(u.http_bytes_out) + " out";
   }

@@ -76,8 +76,7 @@ ErrorInfo describe_error(JSContext* ctx, JSValueConst error) {
       info.message = to_text(ctx, error).value_or("(an object that cannot be converted to text)");
     }
     info.stack = string_property(ctx, error, "stack").value_or("");
-    info.code = string_property(ctx, error, "code").value_or("");
-    return info;
+    return info;  // no `code`: only the host knows which errors it made (Session::describe)
   }
   info.name = "Error";
   info.message = to_text(ctx, error).value_or("(a value that cannot be converted to text)");

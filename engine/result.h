@@ -20,9 +20,10 @@ inline constexpr size_t kMaxErrorTextBytes = size_t{16} * 1024;
 /// toJSON). A pending exception is consumed.
 Result<std::string, ErrorInfo> result_to_json(JSContext* ctx, JSValueConst value);
 
-/// Describes an uncaught exception or rejection reason: name, message, stack and code of an Error
-/// (stack file names are skill-relative because QuickJS only ever saw skill-relative names), or the
-/// value's text for anything else (`throw null` -> name "Error", message "null").
+/// Describes an uncaught exception or rejection reason: name, message and stack of an Error (stack
+/// file names are skill-relative because QuickJS only ever saw skill-relative names), or the value's
+/// text for anything else (`throw null` -> name "Error", message "null"). Never sets `code`: a skill
+/// can write any `code` property, so the session fills it in from the errors the host made.
 ErrorInfo describe_error(JSContext* ctx, JSValueConst error);
 
 /// Consumes the pending exception of `ctx` and describes it.

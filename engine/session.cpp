@@ -109,6 +109,7 @@ bool Session::start_runtime() {
   JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
   JS_SetRuntimeOpaque(rt, this);
   JS_SetModuleLoaderFunc(rt, &Session::normalize_module, &Session::load_module, this);
+  JS_SetHostPromiseRejectionTracker(rt, &Session::track_rejection, this);
 
   ctx_.reset(new_skill_context(rt));
   if (!ctx_) {
@@ -322,13 +323,15 @@ void Session::event_loop(const Value& promise) {
   JSContext* ctx = ctx_.get();
   for (;;) {
     if (limiter_.check() || !run_jobs()) return;
+    report_unhandled_rejections(promise.get());
+    if (limiter_.check()) return;
     const JSPromiseStateEnum state = JS_PromiseState(ctx, promise.get());
     if (state != JS_PROMISE_PENDING) {
       Value settled(ctx, JS_PromiseResult(ctx, promise.get()));
       if (state == JS_PROMISE_FULFILLED) {
         finish_from_value(settled.get());
       } else {
-        ErrorInfo e = describe_error(ctx, settled.get());
+        ErrorInfo e = describe(settled.get());
         if (params_.flavor) value_on_error(e);
         finish(Outcome::error, std::move(e));
       }
@@ -505,8 +508,59 @@ void Session::fail_with_exception() {
     JS_FreeValue(ctx, JS_GetException(ctx));
     return;
   }
-  ErrorInfo e = take_exception(ctx);
-  finish(Outcome::error, std::move(e));
+  const Value exception(ctx, JS_GetException(ctx));
+  finish(Outcome::error, describe(exception.get()));
+}
+
+ErrorInfo Session::describe(JSValueConst error) const {
+  ErrorInfo e = describe_error(ctx_.get(), error);
+  if (JS_IsObject(error)) {
+    for (const HostError& h : host_errors_)
+      if (JS_VALUE_GET_PTR(h.error.get()) == JS_VALUE_GET_PTR(error)) e.code = h.code;
+  }
+  return e;
+}
+
+void Session::track_rejection(JSContext* ctx, JSValueConst promise, JSValueConst reason, JS_BOOL is_handled,
+                              void* opaque) {
+  // Called by the engine in the middle of JS: no JS may run here, so nothing is described yet.
+  auto* self = static_cast<Session*>(opaque);
+  auto& list = self->unhandled_;
+  if (is_handled) {
+    std::erase_if(list, [&](const Rejection& r) {
+      return JS_VALUE_GET_PTR(r.promise.get()) == JS_VALUE_GET_PTR(promise);
+    });
+    return;
+  }
+  if (list.size() >= kMaxUnhandled) {
+    ++self->result_.usage.unhandled_rejections;
+    return;
+  }
+  list.push_back({Value(ctx, JS_DupValue(ctx, promise)), Value(ctx, JS_DupValue(ctx, reason))});
+}
+
+void Session::report_unhandled_rejections(JSValueConst awaited) {
+  std::vector<Rejection> list = std::move(unhandled_);
+  unhandled_.clear();
+  for (Rejection& r : list) {
+    if (JS_VALUE_GET_PTR(r.promise.get()) == JS_VALUE_GET_PTR(awaited) && JS_IsObject(awaited)) {
+      unhandled_.push_back(std::move(r));  // the export's own promise: its rejection is the run's error
+      continue;
+    }
+    ++result_.usage.unhandled_rejections;
+    if (unhandled_lines_ == kMaxUnhandledLines || limiter_.tripped() != LimitKind::none) continue;
+    // Describing runs the reason's getters (name, message): skill code, under the run's limits.
+    const ErrorInfo e = describe(r.reason.get());
+    if (limiter_.tripped() != LimitKind::none) continue;
+    std::string text = "[skillbox] unhandled promise rejection: " + e.name + ": " + e.message;
+    if (++unhandled_lines_ == kMaxUnhandledLines) text += " (later ones are only counted, in usage.unhandled_rejections)";
+    (void)call(bus::LogRequest{bus::LogLevel::warn, std::move(text)});
+  }
+}
+
+void Session::note_host_error(JSContext* ctx, JSValueConst error, const char* code) {
+  if (host_errors_.size() == kMaxHostErrors) host_errors_.pop_front();
+  host_errors_.push_back({Value(ctx, JS_DupValue(ctx, error)), code});
 }
 
 void Session::finish_from_value(JSValueConst value) {
@@ -582,6 +636,8 @@ void Session::teardown() {
   pending_.clear();
   flavor_state_.reset();
   script_globals_before_.clear();
+  host_errors_.clear();
+  unhandled_.clear();
   if (timers_) {
     result_.usage.timers_dropped += timers_->clear();
     timers_.reset();

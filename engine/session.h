@@ -89,6 +89,7 @@ class Session final : public bindings::Bridge {
   bus::Reply call(bus::Request request) override;
   JSValue call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) override;
   bus::Reply call_blocking(bus::Request request) override;
+  void note_host_error(JSContext* ctx, JSValueConst error, const char* code) override;
 
   TimerQueue& timers() { return *timers_; }
   /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).
@@ -116,12 +117,22 @@ class Session final : public bindings::Bridge {
   void settle(uint64_t id, bus::Reply reply);
   std::optional<bus::Reply> dispatch(uint64_t id, bus::Request request);
   void fail_with_exception();
+  // describe_error(), with `code` set only when `error` is an object the host made (note_host_error).
+  ErrorInfo describe(JSValueConst error) const;
   void finish_from_value(JSValueConst value);
   // The flavor's value beside an error outcome (Flavor::value_on_error), into result_.value_json.
   void value_on_error(const ErrorInfo& error);
   void finish(Outcome outcome, ErrorInfo error);
   void limit_result();
   void teardown();
+
+  // Promise rejection tracking (JS_SetHostPromiseRejectionTracker): a rejected promise with no
+  // handler is remembered; once the job queue is empty, each one still unhandled is reported (a warn
+  // line, Usage::unhandled_rejections) and forgotten. `awaited` is the export's promise, whose
+  // rejection is the run's error instead.
+  static void track_rejection(JSContext* ctx, JSValueConst promise, JSValueConst reason, JS_BOOL is_handled,
+                              void* opaque);
+  void report_unhandled_rejections(JSValueConst awaited);
 
   static char* normalize_module(JSContext* ctx, const char* base, const char* name, void* opaque);
   static JSModuleDef* load_module(JSContext* ctx, const char* name, void* opaque);
@@ -144,6 +155,28 @@ class Session final : public bindings::Bridge {
   // For a classic script: the candidate export names' global values before the script ran. A value
   // still there afterwards is a built-in (eval, Function, log, ...), not a function of the skill.
   std::vector<Value> script_globals_before_;
+
+  // The host errors of this run, newest last, each held so that its address is not reused while it
+  // is remembered. Bounded: past kMaxHostErrors the oldest is forgotten, and a run that ends with it
+  // reports no code (a skill that makes this many errors and rethrows an old one).
+  static constexpr size_t kMaxHostErrors = 1024;
+  struct HostError {
+    Value error;
+    const char* code;
+  };
+  std::deque<HostError> host_errors_;
+
+  // Rejected promises without a handler, not yet reported, oldest first. Bounded: a rejection past
+  // kMaxUnhandled is counted as unhandled at once, since it cannot be watched for a later handler.
+  static constexpr size_t kMaxUnhandled = 1024;
+  // Warn lines per run; further unhandled rejections are only counted.
+  static constexpr uint64_t kMaxUnhandledLines = 10;
+  struct Rejection {
+    Value promise;
+    Value reason;
+  };
+  std::vector<Rejection> unhandled_;
+  uint64_t unhandled_lines_ = 0;  // warn lines written so far
 
   bool finished_ = false;
   RunResult result_;

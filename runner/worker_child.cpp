@@ -156,6 +156,7 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   result.steps = r.usage.steps;
   result.heap_peak_bytes = r.usage.heap_peak_bytes;
   result.timers_dropped = r.usage.timers_dropped;
+  result.unhandled_rejections = r.usage.unhandled_rejections;
   const bus::Bytes out = bus::encode_result(result);
   const bus::Bytes* frames[] = {&out};
   if (!write_frames(fd, frames, Clock::time_point::max())) return kWorkerExitBadFrame;

@@ -561,11 +561,13 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
     const uint64_t peak = r.usage.heap_peak_bytes;
     const uint64_t cpu = r.usage.cpu_ms;
     const uint64_t dropped = r.usage.timers_dropped;
+    const uint64_t unhandled = r.usage.unhandled_rejections;
     endpoint.report(r);
     r.usage.steps = steps;
     r.usage.heap_peak_bytes = peak;
     r.usage.cpu_ms = cpu;
     r.usage.timers_dropped = dropped;
+    r.usage.unhandled_rejections = unhandled;
     r.usage.wall_ms = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
     return r;
@@ -703,11 +705,15 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
       r.usage.steps = state.result->steps;
       r.usage.heap_peak_bytes = state.result->heap_peak_bytes;
       r.usage.timers_dropped = state.result->timers_dropped;
+      r.usage.unhandled_rejections = state.result->unhandled_rejections;
       if (r.outcome == Outcome::crashed) {
         // Only the supervisor may say a worker crashed.
         return violation("a result frame with outcome crashed");
       }
       if (r.outcome == Outcome::ok && r.error) r.error.reset();
+      // A code comes from the host's own error table (Session::describe); a worker that claims
+      // another one is not believed, though the rest of its description is the skill's text anyway.
+      if (r.error && !r.error->code.empty() && !bus::is_error_errno(r.error->code)) r.error->code.clear();
       // The contract of RunResult::value_json, whatever the worker claims: a value with ok, and with
       // error only for a bundle (a failing tool's ToolResult, docs/openhuman.md "The lifecycle").
       const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;

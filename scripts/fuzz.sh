@@ -47,15 +47,17 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 
 # One target: its log, and its CPU seconds (user + system, from bash's `time`) in <log>.cpu.
 # With --cpu the wall-time cap is only a backstop; the watcher below stops the fuzzer (SIGINT, after
-# which libFuzzer prints its final stats and exits with -interrupted_exitcode) once it has had its CPU.
+# which libFuzzer prints its final stats and exits with status 72) once it has had its CPU, and leaves
+# <log>.stopped to say that status 72 was its doing.
 run_one() {
   local t=$1 log=build-asan/fuzz/$1.log work=build-asan/fuzz/corpus/$1
   mkdir -p "$work" "fuzz/regressions/$t"
+  rm -f "$log.stopped"
   local TIMEFORMAT='%U %S' rc=0 wall=$seconds
   ((cpu_budget)) && wall=$((seconds * 20))
   {
     time scripts/hermetic.sh build-asan/fuzz/fuzz_"$t" -max_total_time="$wall" -timeout=20 \
-      -rss_limit_mb=4096 -print_final_stats=1 -interrupted_exitcode=0 \
+      -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="build-asan/fuzz/$t-" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" \
       >"$log" 2>&1 || rc=$?
   } 2>"$log.cpu"
@@ -85,6 +87,7 @@ watch_cpu() {
     pid=$(pgrep -f "^build-asan/fuzz/fuzz_$t " | head -1) || continue
     used=$(tree_cpu "$pid")
     if [[ -n "$used" ]] && ((used >= seconds)); then
+      touch "build-asan/fuzz/$t.log.stopped"
       kill -INT "$pid" 2>/dev/null || true
       return
     fi
@@ -125,7 +128,8 @@ fi
 for t in "${targets[@]}"; do
   log=build-asan/fuzz/$t.log
   status=ok
-  [[ "$(cat "$log.status" 2>/dev/null)" == 0 ]] || status="FINDING (see $log)"
+  rc=$(cat "$log.status" 2>/dev/null || echo missing)
+  [[ "$rc" == 0 || ("$rc" == 72 && -f "$log.stopped") ]] || status="FINDING (see $log)"
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)

@@ -100,6 +100,9 @@ struct Usage {
   uint64_t http_bytes_in = 0;    // response body bytes received (after decoding)
   uint64_t http_bytes_out = 0;   // request body bytes sent
   uint64_t timers_dropped = 0;   // timers still pending when the run ended
+  // Promises rejected with no handler once the jobs queued at that point had run (the export's own
+  // promise aside: its rejection is the run's error). Each also gets a warn log line (docs/limits.md).
+  uint64_t unhandled_rejections = 0;
 };
 
 /// A skill error: an uncaught exception or rejection, or a host-side description of a limit.
@@ -107,7 +110,8 @@ struct ErrorInfo {
   std::string name;     // e.g. "TypeError", "PermissionDenied", "InternalError"
   std::string message;  // the error's message
   std::string stack;    // stack trace with skill-relative file names; never a host path
-  std::string code;     // host error code ("EACCES", ...) when the error came from a host function
+  std::string code;     // host error code ("EACCES", ...) when the error is one a host function made
+                        // in this run (rethrown or not); never a `code` property the skill wrote
 };
 
 /// One line of skill output from `log`/`console.*`, already escaped and truncated.

@@ -511,7 +511,7 @@ TEST_F(CliTest, RunJsonPrintsExactlyOneObject) {
   EXPECT_EQ(j["error"], nullptr);
   EXPECT_EQ(j["logs"], json::array({{{"level", "info"}, {"message", "greeting Ada"}}}));
   for (const char* k : {"wall_ms", "cpu_ms", "steps", "heap_peak_bytes", "host_calls", "http_bytes_in",
-                        "http_bytes_out", "timers_dropped"}) {
+                        "http_bytes_out", "timers_dropped", "unhandled_rejections"}) {
     EXPECT_TRUE(j["usage"][k].is_number_unsigned()) << k;
   }
   EXPECT_GT(j["usage"]["heap_peak_bytes"].get<uint64_t>(), 0u);

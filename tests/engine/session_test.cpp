@@ -134,7 +134,9 @@ TEST(Session, ValuesJsonCannotRepresentAreErrorsThatSayWhy) {
   }
 }
 
-TEST(Session, ErrorsCarryNameMessageStackAndCodeWithSkillRelativeNames) {
+// `code` is reported only for errors the host made (tests/security/forged_codes_test.cpp): the one the
+// skill sets here is not.
+TEST(Session, ErrorsCarryNameMessageAndStackWithSkillRelativeNames) {
   TempSkill skill({{"index.js", "import { fail } from './lib/util.js';\nexport default () => fail();\n"},
                    {"lib/util.js",
                     "export function fail() {\n  const e = new RangeError('bad range');\n  e.code = "
@@ -144,7 +146,7 @@ TEST(Session, ErrorsCarryNameMessageStackAndCodeWithSkillRelativeNames) {
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
   EXPECT_EQ(r.error->name, "RangeError");
   EXPECT_EQ(r.error->message, "bad range");
-  EXPECT_EQ(r.error->code, "E_RANGE");
+  EXPECT_EQ(r.error->code, "");
   EXPECT_NE(r.error->stack.find("at fail (lib/util.js:2)"), std::string::npos) << r.error->stack;
   EXPECT_NE(r.error->stack.find("at default (index.js"), std::string::npos) << r.error->stack;
   EXPECT_EQ(r.error->stack.find(skill.dir().string()), std::string::npos);
