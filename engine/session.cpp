@@ -553,7 +553,8 @@ void Session::report_unhandled_rejections(JSValueConst awaited) {
     const ErrorInfo e = describe(r.reason.get());
     if (limiter_.tripped() != LimitKind::none) continue;
     std::string text = "[skillbox] unhandled promise rejection: " + e.name + ": " + e.message;
-    if (++unhandled_lines_ == kMaxUnhandledLines) text += " (later ones are only counted, in usage.unhandled_rejections)";
+    if (++unhandled_lines_ == kMaxUnhandledLines)
+      text += " (later ones are only counted, in usage.unhandled_rejections)";
     (void)call(bus::LogRequest{bus::LogLevel::warn, std::move(text)});
   }
 }
