@@ -169,6 +169,25 @@ std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char
       return "unknown option \"" + word + "\"" + did_you_mean(word, option_names(*command));
     return "unexpected argument \"" + word + "\"";
   }
+  // Several at once: CLI11 lists them last-typed first. The first option the user typed is named (an
+  // unknown option is the usual cause, and its value is then one of the unexpected words).
+  const std::string not_expected_many = "The following arguments were not expected: ";
+  if (message.starts_with(not_expected_many)) {
+    std::vector<std::string> words;
+    std::string rest = message.substr(not_expected_many.size());
+    for (size_t at = 0; at <= rest.size();) {
+      const size_t space = std::min(rest.find(' ', at), rest.size());
+      if (space > at) words.push_back(rest.substr(at, space - at));
+      at = space + 1;
+    }
+    for (auto it = words.rbegin(); it != words.rend(); ++it)
+      if (it->starts_with("-"))
+        return "unknown option \"" + *it + "\"" + did_you_mean(*it, option_names(*command));
+    std::string list;
+    for (auto it = words.rbegin(); it != words.rend(); ++it)
+      list += (list.empty() ? "\"" : ", \"") + *it + "\"";
+    return "unexpected arguments " + list;
+  }
   const std::string at_most = ": At Most 1 required but received ";
   if (const size_t at = message.find(at_most); at != std::string::npos) {
     return message.substr(0, at) + ": given more than once; give it once";

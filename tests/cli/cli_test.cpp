@@ -246,6 +246,15 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
        "usage.\n"},
       {{"run", hello, "extra"},
        "skillbox: unexpected argument \"extra\"\nRun 'skillbox run --help' for usage.\n"},
+      // An unknown option with a value: CLI11 reports both words; the option is named.
+      {{"run", "--tiemout-ms", "5", hello},
+       "skillbox: unknown option \"--tiemout-ms\" (did you mean \"--timeout-ms\"?)\nRun 'skillbox run "
+       "--help' for usage.\n"},
+      {{"run", hello, "--jsn", "--inptu", "3"},
+       "skillbox: unknown option \"--jsn\" (did you mean \"--json\"?)\nRun 'skillbox run --help' for "
+       "usage.\n"},
+      {{"run", hello, "one", "two"},
+       "skillbox: unexpected arguments \"one\", \"two\"\nRun 'skillbox run --help' for usage.\n"},
       {{"run", hello, "--memory-mb", "lots"},
        "skillbox: --memory-mb: expected an integer from 1 to 4096, got \"lots\"\nRun 'skillbox run --help' "
        "for "
