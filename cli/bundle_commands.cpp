@@ -32,6 +32,7 @@ struct BundleOptions {
   std::optional<std::string> sequence;
   bool json = false;
   LimitFlags limits;
+  NarrowingFlags narrowing;
   std::string data_dir;
   std::optional<std::string> env_file;
   std::optional<std::string> credentials;
@@ -83,8 +84,11 @@ int run_bundle(const BundleOptions& o) {
         o, "InvalidSkill",
         o.dir + " is a skillbox skill (skill.json without manifest.json); run it with 'skillbox run'");
 
-  Invocation invocation{
-      .skill = *skill, .export_name = {}, .input_json = "null", .overrides = o.limits.overrides()};
+  Invocation invocation{.skill = *skill,
+                        .export_name = {},
+                        .input_json = "null",
+                        .overrides = o.limits.overrides(),
+                        .narrowing = o.narrowing.narrowing()};
   if (o.kind == Kind::tools) {
     invocation.export_name = "tools";
   } else if (o.sequence) {
@@ -154,6 +158,7 @@ void add_common(CLI::App& cmd, BundleOptions& o) {
   cmd.add_flag("--json", o.json,
                "Print one JSON object {outcome, value, error, logs, events, usage} on stdout");
   add_limit_flags(cmd, o.limits);
+  add_narrowing_flags(cmd, o.narrowing);
   add_data_dir_option(cmd, o.data_dir);
   add_isolation_option(cmd, o.isolation);
   cmd.add_option("--env-file", o.env_file,

@@ -11,6 +11,41 @@ constexpr uint64_t kKiB = 1024;
 
 }  // namespace
 
+void add_narrowing_flags(CLI::App& command, NarrowingFlags& flags) {
+  CLI::Option* deny = command.add_flag(
+      "--deny-net", flags.deny_net, "No http request for this run, whatever permissions.http.allow grants");
+  CLI::Option* allow =
+      command
+          .add_option(
+              "--allow-http", flags.allow_http,
+              "Only URLs under PREFIX for this run (an allow entry, e.g. https://api.example.com/v1/), "
+              "and still only those permissions.http.allow grants; repeat for several")
+          ->type_name("PREFIX")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  deny->excludes(allow);
+  allow->excludes(deny);
+  command
+      .add_option(
+          "--fs-mode", flags.fs_mode,
+          "At most this workspace mode for this run: none, read, write or readwrite (the run gets what "
+          "both this and permissions.fs.mode grant)")
+      ->check(CLI::IsMember({"none", "read", "write", "readwrite"}))
+      ->type_name("MODE");
+  command.add_flag("--deny-env", flags.deny_env, "env.get returns undefined for every name in this run");
+}
+
+PolicyNarrowing NarrowingFlags::narrowing() const {
+  PolicyNarrowing n;
+  n.deny_net = deny_net;
+  n.allow_http = allow_http;
+  if (fs_mode == "none") n.fs_mode = FsMode::none;
+  if (fs_mode == "read") n.fs_mode = FsMode::read;
+  if (fs_mode == "write") n.fs_mode = FsMode::write;
+  if (fs_mode == "readwrite") n.fs_mode = FsMode::readwrite;
+  n.deny_env = deny_env;
+  return n;
+}
+
 void add_isolation_option(CLI::App& command, std::string& isolation) {
   command
       .add_option("--isolation", isolation,

@@ -20,6 +20,10 @@ inline constexpr int kExitInternal = 70;
 inline constexpr const char* kLimitFlagsNote =
     "Limit flags only lower the skill's own limits (skill.json \"limits\"); a higher value is ignored.";
 
+/// For the footer of commands with narrowing flags.
+inline constexpr const char* kNarrowingFlagsNote =
+    "--deny-net, --allow-http, --fs-mode and --deny-env only narrow what skill.json \"permissions\" grants.";
+
 /// The limit flags, in the manifest's units. Unset flags leave the skill's limits alone.
 struct LimitFlags {
   std::optional<uint64_t> memory_mb;
@@ -35,6 +39,20 @@ struct LimitFlags {
 /// within the host's range (Limits::kMin*/kMax*). The command's help must say that they only lower
 /// the skill's limits (kLimitFlagsNote).
 void add_limit_flags(CLI::App& command, LimitFlags& flags);
+
+/// The per-run narrowing flags (Deno-style): they only take away from what skill.json grants.
+struct NarrowingFlags {
+  bool deny_net = false;
+  std::vector<std::string> allow_http;
+  std::string fs_mode;  // "" when not given
+  bool deny_env = false;
+
+  /// The same as a PolicyNarrowing (checked by add_narrowing_flags: fs_mode is a mode name).
+  [[nodiscard]] PolicyNarrowing narrowing() const;
+};
+
+/// Adds --deny-net, --allow-http PREFIX (repeatable), --fs-mode MODE and --deny-env.
+void add_narrowing_flags(CLI::App& command, NarrowingFlags& flags);
 
 /// Adds --data-dir DIR (workspaces and the store; HostOptions::data_dir). Empty when not given, which
 /// resolve_data_dir() turns into $SKILLBOX_HOME, else $XDG_DATA_HOME/skillbox, else

@@ -27,6 +27,7 @@ struct RunOptions {
   bool json_stream = false;  // NDJSON: one object per log line and event, then the result
   bool quiet = false;        // -q: no outcome and usage lines
   LimitFlags limits;
+  NarrowingFlags narrowing;
   std::string data_dir;
   std::optional<std::string> env_file;
   std::string isolation = "process";
@@ -141,6 +142,7 @@ int run_skill(const RunOptions& o) {
                         .export_name = o.call,
                         .input_json = std::move(input),
                         .overrides = overrides,
+                        .narrowing = o.narrowing.narrowing(),
                         .cancel = cancel};
   // Live output: human mode prints each log line on stderr as the skill writes it; --json-stream
   // prints one NDJSON object per line and event on stdout, stamped with milliseconds since the start.
@@ -214,13 +216,14 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   run->add_flag("-q,--quiet", o->quiet,
                 "Human mode: leave out the outcome and usage lines (the error stays)");
   add_limit_flags(*run, o->limits);
+  add_narrowing_flags(*run, o->narrowing);
   add_data_dir_option(*run, o->data_dir);
   run->add_option("--env-file", o->env_file,
                   "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
                   "process environment; the skill still sees only names in permissions.env")
       ->type_name("FILE");
   add_isolation_option(*run, o->isolation);
-  run->footer(std::string(kLimitFlagsNote) +
+  run->footer(std::string(kLimitFlagsNote) + "\n" + kNarrowingFlagsNote +
               "\nOutput: the value (pretty JSON) on stdout; skill logs, the error, the outcome and the usage "
               "on stderr.\n"
               "Exit codes: 0 ok, 1 error (the skill threw), 2 invalid (bad skill, input or flags), 10 "

@@ -175,8 +175,10 @@ struct HostEndpoint::Router {
     auto url = capabilities::http::parse_url(r.url, nullptr);
     if (!url) return std::nullopt;  // the capability reports a bad URL with its own message
     if (!capabilities::http::Allowlist(ctx().policy.http.allow).allows(*url))
-      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
-                             "http: " + url->display() + " is not in permissions.http.allow"};
+      return bus::ErrorReply{
+          bus::ErrorCode::PermissionDenied,
+          "http: " + url->display() + " is not in permissions.http.allow" +
+              (ctx().policy.http.allow_narrowed ? " as narrowed for this run by --allow-http" : "")};
     for (const auto& [from, to] : ctx().origin_map) {
       HttpAllowList f;
       if (f.push_back(from + "/") || f.entries().empty()) continue;

@@ -151,8 +151,8 @@ struct InProcessRunner::Impl {
         abandoned(std::make_shared<std::atomic<size_t>>(0)),
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
-  runner::InvocationContext invocation_context(const Skill& skill) const {
-    return runner::make_invocation_context(skill, options, data_dir);
+  runner::InvocationContext invocation_context(const Invocation& invocation) const {
+    return runner::make_invocation_context(invocation, options, data_dir);
   }
 
   HostOptions options;
@@ -202,7 +202,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.memory_budget = &job->memory;
     params.install_extra_api = extra_api();
     if (bundle) params.flavor = compat::bundle_flavor();
-    runner::InvocationContext context = impl_->invocation_context(invocation.skill);
+    runner::InvocationContext context = impl_->invocation_context(invocation);
 
     // Declared before the job's lock below, so it is released (and can no longer run) only after the
     // lock is: the callback takes the job's mutex under the token's, never the other way round.

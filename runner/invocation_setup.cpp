@@ -29,6 +29,7 @@ std::optional<RunResult> refuse_before_start(const Invocation& invocation, const
     if (auto target = compat::parse_bundle_target(invocation.export_name); !target)
       return invalid_result("InvalidInput", target.error().message);
   }
+  if (auto problem = narrowing_error(invocation.narrowing)) return invalid_result("InvalidInput", *problem);
   // The binding itself is written at the first data request (runner/host_endpoint.cpp).
   if (auto owner = policy::check_skill_id(data_dir, invocation.skill.manifest().id, invocation.skill.dir());
       !owner)
@@ -45,11 +46,12 @@ Limits effective_limits(const Invocation& invocation) {
   return l;
 }
 
-InvocationContext make_invocation_context(const Skill& skill, const HostOptions& options,
+InvocationContext make_invocation_context(const Invocation& invocation, const HostOptions& options,
                                           const std::filesystem::path& data_dir) {
+  const Skill& skill = invocation.skill;
   InvocationContext c;
   c.skill_id = skill.manifest().id;
-  c.policy = skill.manifest().permissions;
+  c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.data_dir = data_dir;
   c.extra_ca_file = options.extra_ca_file;
   c.env = capabilities::granted_env(c.policy.env, options.env);

@@ -24,10 +24,12 @@ namespace skillbox::runner {
 /// code with other values.
 [[nodiscard]] Limits effective_limits(const Invocation& invocation);
 
-/// The capabilities' view of an invocation of `skill`: id, policy, data directory, the values of the
+/// The capabilities' view of `invocation`: id, policy (the manifest's, narrowed by
+/// Invocation::narrowing), data directory, the values of the
 /// granted environment names only (the rest of the environment never reaches the invocation), the
 /// origin map, an OpenHuman bundle's setup modes and credentials, and the test CA file.
-[[nodiscard]] InvocationContext make_invocation_context(const Skill& skill, const HostOptions& options,
+[[nodiscard]] InvocationContext make_invocation_context(const Invocation& invocation,
+                                                        const HostOptions& options,
                                                         const std::filesystem::path& data_dir);
 
 }  // namespace skillbox::runner

@@ -540,8 +540,8 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
   // Log lines and host-call events reach the observer from this thread as the worker's request frames
   // are served (HostEndpoint::observe); close() in finish() keeps them from running after run().
   runner::LiveRun live(invocation.observer);
-  runner::HostEndpoint endpoint(runner::make_invocation_context(invocation.skill, options, data_dir), sink,
-                                stop, &budget);
+  runner::HostEndpoint endpoint(runner::make_invocation_context(invocation, options, data_dir), sink, stop,
+                                &budget);
   endpoint.require_owner(invocation.skill.dir());
   endpoint.observe(live);
   WorkerState state;

@@ -70,6 +70,8 @@ Result<void, ErrorReply> Workspace::Impl::allow(Access access, const Call& call)
   message += call.op;
   message +=
       access == Access::read ? " needs \"read\" or \"readwrite\"" : " needs \"write\" or \"readwrite\"";
+  if (policy.mode_narrowed)
+    message += " (the mode was narrowed for this run: --fs-mode, or Invocation::narrowing)";
   return ErrorReply{ErrorCode::PermissionDenied, std::move(message)};
 }
 

@@ -358,6 +358,12 @@ struct HttpCapability::Impl {
   const bus::StopToken& stop_token;  // the invocation's: a limit reached ends every transfer
   const http::Allowlist allowlist;
   std::vector<std::string> methods;  // policy.methods, normalised like request methods
+  const bool allow_narrowed = policy.allow_narrowed;
+  // What a refusal names as the list a URL is not in.
+  [[nodiscard]] std::string allow_source() const {
+    return allow_narrowed ? "permissions.http.allow as narrowed for this run by --allow-http"
+                          : "permissions.http.allow";
+  }
   uint32_t max_concurrent = 1;
   uint32_t accepted = 0;  // requests that passed the checks (caller's thread only)
 
@@ -408,9 +414,12 @@ std::optional<bus::Reply> HttpCapability::Impl::start(uint64_t id, bus::HttpRequ
   http::ParsedUrl& url = *parsed;
   if (allowlist.empty())
     return error(ErrorCode::PermissionDenied,
-                 "no network access is granted (permissions.http.allow has no valid entry)");
+                 allow_narrowed
+                     ? "no network access is granted for this run (narrowed: --deny-net, or no overlap "
+                       "of --allow-http with permissions.http.allow)"
+                     : "no network access is granted (permissions.http.allow has no valid entry)");
   if (!allowlist.allows(url))
-    return error(ErrorCode::PermissionDenied, url.display() + " is not in permissions.http.allow");
+    return error(ErrorCode::PermissionDenied, url.display() + " is not in " + allow_source());
 
   const std::string& m = *method;
   if (std::find(methods.begin(), methods.end(), m) == methods.end())
@@ -767,7 +776,7 @@ void HttpCapability::Impl::follow_redirect(Transfer& t) {
   http::ParsedUrl& url = *next;
   if (!allowlist.allows(url)) {
     complete(t, error(ErrorCode::PermissionDenied, "redirect from " + from + " refused: " + url.display() +
-                                                       " is not in permissions.http.allow"));
+                                                       " is not in " + allow_source()));
     return;
   }
   // Method rewriting as browsers do it (Fetch "HTTP-redirect fetch"): 303 turns everything but HEAD

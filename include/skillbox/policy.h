@@ -58,6 +58,9 @@ enum class FsMode : uint8_t { none, read, write, readwrite };
 /// `permissions.fs`. Quotas cover the whole workspace across invocations.
 struct FsPolicy {
   FsMode mode = FsMode::none;
+  /// `mode` was lowered for this run (PolicyNarrowing::fs_mode): denials say so instead of blaming
+  /// permissions.fs.mode alone.
+  bool mode_narrowed = false;
   uint64_t quota_bytes = 10ull * 1024 * 1024;     // total bytes of regular files
   uint64_t max_files = 1000;                      // files + directories in the workspace
   uint64_t max_file_bytes = 10ull * 1024 * 1024;  // size of any single file
@@ -139,6 +142,8 @@ struct HttpPolicy {
   uint32_t max_requests = 100;  // requests per invocation
   /// Permit connecting to loopback/private/link-local/... addresses. Default false; tests set it.
   bool allow_private_addresses = false;
+  /// `allow` was narrowed for this run (PolicyNarrowing deny_net or allow_http): denials say so.
+  bool allow_narrowed = false;
 };
 
 /// `permissions.store`. Byte quota counts key bytes + value bytes + a fixed per-entry overhead.
@@ -164,7 +169,36 @@ struct Policy {
   std::vector<std::string> env;  // names `env.get` may read
   StorePolicy store;
   DbPolicy db;
+  bool env_narrowed = false;  // `env` was emptied for this run (PolicyNarrowing::deny_env)
 };
+
+/// A per-run narrowing of a skill's permissions, Deno-style: what `skillbox run --deny-net,
+/// --allow-http, --fs-mode, --deny-env` ask for, and what an embedder sets in Invocation::narrowing.
+/// It only ever takes away: a run is never granted anything its manifest does not grant.
+struct PolicyNarrowing {
+  /// No http request at all (`permissions.http.allow` is treated as empty).
+  bool deny_net = false;
+  /// When not empty, a URL must be allowed both by `permissions.http.allow` and by one of these
+  /// (allow-entry syntax, docs/manifest.md "Allow entries"), on every request and redirect hop.
+  std::vector<std::string> allow_http;
+  /// The workspace mode is at most this: the run gets the permissions both modes grant ("read" of a
+  /// "readwrite" skill is "read"; "read" of a "write" skill is "none"). The skill's db is not the
+  /// workspace and is not affected.
+  std::optional<FsMode> fs_mode;
+  /// `env.get` returns undefined for every name.
+  bool deny_env = false;
+
+  [[nodiscard]] bool empty() const { return !deny_net && allow_http.empty() && !fs_mode && !deny_env; }
+};
+
+/// Why `narrowing` cannot be applied: an `allow_http` text that is not a valid allow entry, named,
+/// with the reason. std::nullopt when it can. The runners refuse such an invocation as `invalid`.
+[[nodiscard]] std::optional<std::string> narrowing_error(const PolicyNarrowing& narrowing);
+/// `policy` narrowed by `narrowing`. The allow list becomes the intersection of both lists, entry by
+/// entry (two entries that overlap give the narrower one, or for two wildcard hosts the deeper one),
+/// so every check that reads `http.allow` (requests, redirect hops, the origin map) applies it. An
+/// invalid `allow_http` text adds nothing.
+[[nodiscard]] Policy narrow_policy(Policy policy, const PolicyNarrowing& narrowing);
 
 /// Which kind of folder a Skill was loaded from.
 enum class SkillFormat : uint8_t {

@@ -395,6 +395,9 @@ struct Invocation {
   std::string input_json = "null";
   /// Host lowering of the manifest's limits.
   LimitOverrides overrides{};
+  /// Per-run narrowing of the manifest's permissions (PolicyNarrowing: it only takes away). An
+  /// invalid `allow_http` entry makes the run `invalid` before anything starts.
+  PolicyNarrowing narrowing{};
   /// Live log lines and events of the run (see Observer for the thread and the rules). Default: none.
   Observer observer{};
   /// Trigger from another thread to stop the run with outcome `cancelled` (see CancelToken).

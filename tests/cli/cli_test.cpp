@@ -176,6 +176,34 @@ TEST_F(CliTest, RunHelpShowsEveryFlagAndThatOverridesOnlyLower) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << r.out;
   }
   EXPECT_NE(r.out.find("Limit flags only lower the skill's own limits"), std::string::npos);
+  for (const char* flag : {"--deny-net", "--allow-http PREFIX", "--fs-mode MODE", "--deny-env"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " missing from\n" << r.out;
+  EXPECT_NE(r.out.find("only narrow what skill.json \"permissions\" grants"), std::string::npos);
+}
+
+// The narrowing flags reach the run (tests/runner/narrowing_run_test.cpp has the whole behaviour).
+TEST_F(CliTest, NarrowingFlagsOnlyTakeAwayFromTheManifest) {
+  const std::string writer = skill(
+      "writer", R"({"id": "writer", "entry": "index.js", "permissions": {"fs": {"mode": "readwrite"}}})",
+      "export default async () => { await openhuman.fs.writeFile('a.txt', 'x'); return 'wrote'; }");
+  Exec r = run({writer});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run({writer, "--fs-mode", "read"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("writeFile needs \"write\" or \"readwrite\" (the mode was narrowed for this run"),
+            std::string::npos)
+      << r.err;
+  r = run({writer, "--fs-mode", "rw"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--fs-mode: rw not in {none,read,write,readwrite}"), std::string::npos) << r.err;
+  r = run({writer, "--allow-http", "ftp://files.example/"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("allow-http entry \"ftp://files.example/\": the scheme must be http or https"),
+            std::string::npos)
+      << r.err;
+  r = run({writer, "--deny-net", "--allow-http", "https://api.example.com/"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("excludes --allow-http"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, HelpAndVersionAreCommandsToo) {
