@@ -38,5 +38,7 @@ nlohmann::ordered_json bundle_report_json(const Skill& skill);
 /// `skillbox skills list|rebind`: show and change which skill folder owns each skill id
 /// (cli/skills_command.cpp).
 void add_skills_command(CLI::App& app, CommandStatus& status);
+/// `skillbox workspace ls|cat|rm --skill ID`: the files a skill wrote (cli/workspace_command.cpp).
+void add_workspace_command(CLI::App& app, CommandStatus& status);
 
 }  // namespace skillbox::cli

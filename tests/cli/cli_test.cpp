@@ -253,17 +253,20 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
   };
   const std::vector<Case> cases = {
       {{},
-       "skillbox: a command is required: run, check, store, skills, tools, call, hook, help, version\nRun "
+       "skillbox: a command is required: run, check, store, workspace, skills, tools, call, hook, help, "
+       "version\nRun "
        "'skillbox --help' for usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check, store, skills, tools, call, hook, "
+       "skillbox: unknown command \"frob\"; the commands are run, check, store, workspace, skills, tools, "
+       "call, hook, "
        "help, version\nRun 'skillbox --help' for usage.\n"},
       {{"chek", hello},
        "skillbox: unknown command \"chek\" (did you mean \"check\"?); the commands are run, check, store, "
-       "skills, tools, call, hook, help, version\nRun 'skillbox --help' for "
+       "workspace, skills, tools, call, hook, help, version\nRun 'skillbox --help' for "
        "usage.\n"},
       {{"--frob"},
-       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, skills, tools, call, "
+       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, workspace, skills, "
+       "tools, call, "
        "hook, help, version\nRun 'skillbox --help' for usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},
       {{"check"}, "skillbox: DIR is required\nRun 'skillbox check --help' for usage.\n"},
@@ -742,6 +745,92 @@ TEST_F(CliTest, ValuesAreValidJsonWithTerminalUnsafeCharactersEscaped) {
             "b\xC2\x9B"
             "c\x7f"
             "d");
+}
+
+}  // namespace
+}  // namespace skillbox
+
+// ---- skillbox workspace ------------------------------------------------------------------------------
+
+namespace skillbox {
+namespace {
+
+class WorkspaceCli : public CliTest {
+ protected:
+  // A skill "files" that wrote a.txt (9 bytes), sub/b.bin and an empty folder.
+  void write_files() {
+    const std::string dir = skill(
+        "files", R"({"id": "files", "entry": "index.js", "permissions": {"fs": {"mode": "readwrite"}}})",
+        "export default async () => {\n"
+        "  await openhuman.fs.writeFile('a.txt', 'hello\\u001b[2J');\n"
+        "  await openhuman.fs.mkdir('sub');\n"
+        "  await openhuman.fs.writeFile('sub/b.bin', new Uint8Array([0, 1, 2]));\n"
+        "  await openhuman.fs.mkdir('empty');\n"
+        "}");
+    ASSERT_EQ(run({dir}).exit_code, 0);
+  }
+  fs::path workspace() const { return home_ / "skills" / "files" / "workspace"; }
+};
+
+TEST_F(WorkspaceCli, LsCatAndRmShowAndRemoveWhatTheSkillWrote) {
+  write_files();
+  Exec r = skillbox({"workspace", "ls", "--skill", "files"}, "", home_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "file 9\ta.txt\ndir  0\tempty/\ndir  0\tsub/\n");
+  r = skillbox({"workspace", "ls", "--skill", "files", "--json", "sub"}, "", home_);
+  EXPECT_EQ(r.out, "{\"name\":\"b.bin\",\"type\":\"file\",\"size\":3}\n");
+  r = skillbox({"workspace", "cat", "--skill", "files", "sub/b.bin"}, "", home_);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::string("\0\1\2", 3));
+  r = skillbox({"workspace", "rm", "--skill", "files", "sub"}, "", home_);
+  EXPECT_EQ(r.exit_code, 1);  // not empty
+  EXPECT_TRUE(fs::exists(workspace() / "sub" / "b.bin"));
+  r = skillbox({"workspace", "rm", "--skill", "files", "-r", "sub"}, "", home_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(workspace() / "sub"));
+  EXPECT_TRUE(fs::exists(workspace() / "a.txt"));
+}
+
+TEST_F(WorkspaceCli, PathsFollowTheSkillsRulesAndNothingOutsideIsReadOrRemoved) {
+  write_files();
+  const fs::path outside = tmp_ / "outside.txt";
+  std::ofstream(outside) << "secret";
+  fs::create_symlink(tmp_, workspace() / "link");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"cat", "../../../outside.txt"},
+           {"cat", "link/outside.txt"},
+           {"ls", "link"},
+           {"rm", "-r", "link"},
+           {"rm", "/etc/passwd"},
+           {"rm", "."},
+       }) {
+    std::vector<std::string> full = {"workspace"};
+    full.insert(full.end(), args.begin(), args.end());
+    full.insert(full.end(), {"--skill", "files"});
+    const Exec r = skillbox(full, "", home_);
+    EXPECT_EQ(r.exit_code, 1) << args.back() << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args.back();
+    EXPECT_EQ(r.err.find("secret"), std::string::npos);
+  }
+  EXPECT_TRUE(fs::exists(outside));
+  EXPECT_TRUE(fs::is_symlink(workspace() / "link"));
+  EXPECT_TRUE(fs::exists("/etc/passwd"));
+
+  // A skill that never wrote a file has no workspace: said so, and nothing is created.
+  Exec r = skillbox({"workspace", "ls", "--skill", "never"}, "", home_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("skill \"never\" has no workspace"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(home_ / "skills" / "never"));
+  r = skillbox({"workspace", "ls", "--skill", "../files"}, "", home_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is not a valid skill id"), std::string::npos) << r.err;
+  // A workspace folder that is itself a symlink is refused before anything is read through it.
+  fs::create_directories(home_ / "skills" / "linked");
+  fs::create_directory_symlink(workspace(), home_ / "skills" / "linked" / "workspace");
+  r = skillbox({"workspace", "ls", "--skill", "linked"}, "", home_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("skillbox refuses to follow it"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
