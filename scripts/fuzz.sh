@@ -52,7 +52,7 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 run_one() {
   local t=$1 log=build-asan/fuzz/$1.log work=build-asan/fuzz/corpus/$1
   mkdir -p "$work" "fuzz/regressions/$t"
-  rm -f "$log.stopped"
+  rm -f "$log.stopped" "$log.treecpu"
   local TIMEFORMAT='%U %S' rc=0 wall=$seconds
   ((cpu_budget)) && wall=$((seconds * 20))
   {
@@ -76,8 +76,9 @@ tree_cpu() {
   done
   local files=()
   for p in "${pids[@]}"; do files+=("/proc/$p/stat"); done
-  # After the ") " that ends the command name, fields 14-17 are the 12th to 15th.
-  cat "${files[@]}" 2>/dev/null |
+  # After the ") " that ends the command name, fields 14-17 are the 12th to 15th. A worker may end
+  # between pgrep and cat: its file is gone, which is not an error (its time is in its parent's now).
+  { cat "${files[@]}" 2>/dev/null || true; } |
     awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); t += $12 + $13 + $14 + $15} END {printf "%d\n", t / hz}'
 }
 
@@ -86,6 +87,7 @@ watch_cpu() {
   while sleep 5; do
     pid=$(pgrep -f "^build-asan/fuzz/fuzz_$t " | head -1) || continue
     used=$(tree_cpu "$pid")
+    [[ -n "$used" ]] && echo "$used" >"build-asan/fuzz/$t.log.treecpu"
     if [[ -n "$used" ]] && ((used >= seconds)); then
       touch "build-asan/fuzz/$t.log.stopped"
       kill -INT "$pid" 2>/dev/null || true
@@ -135,6 +137,10 @@ for t in "${targets[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   cpu=$(awk '{printf "%d", $1 + $2}' "$log.cpu" 2>/dev/null || echo 0)
+  # With --cpu, the watcher's reading of the whole process tree: bash's `time` misses what a child
+  # that was never reaped by the fuzzer used (js_eval's zygote and its workers).
+  tree=$(cat "$log.treecpu" 2>/dev/null || echo 0)
+  ((tree > cpu)) && cpu=$tree
   corpus=$(find "build-asan/fuzz/corpus/$t" -type f | wc -l)
   printf '%-16s %11s execs %7s/s  cpu %5s s  cov %6s  ft %6s  corpus %6s  %s\n' \
     "$t" "$execs" "$rate" "$cpu" "$cov" "$ft" "$corpus" "$status"
