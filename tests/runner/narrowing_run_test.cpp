@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "capabilities/store/store_test_util.h"
 #include "skill_fixture.h"
 #include "support/http_test_server.h"
 
@@ -18,13 +19,6 @@ using json = nlohmann::json;
 
 class NarrowedRun : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "skillbox-narrow-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    data_dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(data_dir_); }
-
   RunResult run_narrowed(TempSkill& skill, const PolicyNarrowing& narrowing) {
     HostOptions options;
     options.data_dir = data_dir_;
@@ -38,7 +32,8 @@ class NarrowedRun : public ::testing::Test {
     return data_dir_ / "skills" / skill.skill().manifest().id / "workspace";
   }
 
-  std::filesystem::path data_dir_;
+  TempDir tmp_;
+  const std::filesystem::path& data_dir_ = tmp_.path();
 };
 
 TEST_F(NarrowedRun, FsModeReadRefusesWritesOfAReadWriteSkillAndWritesNothing) {
