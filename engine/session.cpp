@@ -540,6 +540,7 @@ void Session::track_rejection(JSContext* ctx, JSValueConst promise, JSValueConst
 }
 
 void Session::report_unhandled_rejections(JSValueConst awaited) {
+  if (unhandled_.empty()) return;  // every turn of the event loop: nothing to do in almost every run
   std::vector<Rejection> list = std::move(unhandled_);
   unhandled_.clear();
   for (Rejection& r : list) {

@@ -81,12 +81,12 @@ Policy narrow_policy(Policy policy, const PolicyNarrowing& narrowing) {
     policy.http.allow.clear();
     policy.http.allow_narrowed = true;
   } else if (!narrowing.allow_http.empty()) {
+    HttpAllowList asked_list;  // each asked text parsed once; an invalid one adds no entry
+    for (const std::string& text : narrowing.allow_http) (void)asked_list.push_back(text);
     HttpAllowList narrowed;
     for (const HttpAllowEntry& granted : policy.http.allow.entries()) {
-      for (const std::string& text : narrowing.allow_http) {
-        auto asked = policy::parse_http_allow_entry(text);
-        if (!asked) continue;
-        if (auto both = intersect(granted, *asked)) {
+      for (const HttpAllowEntry& asked : asked_list.entries()) {
+        if (auto both = intersect(granted, asked)) {
           bool seen = false;
           for (const HttpAllowEntry& e : narrowed.entries()) seen = seen || e == *both;
           if (!seen) (void)narrowed.push_back(both->text);
