@@ -796,9 +796,14 @@ TEST_F(WorkspaceCli, PathsFollowTheSkillsRulesAndNothingOutsideIsReadOrRemoved) 
   const fs::path outside = tmp_ / "outside.txt";
   std::ofstream(outside) << "secret";
   fs::create_symlink(tmp_, workspace() / "link");
+  fs::create_symlink("../../", workspace() / "up");           // relative, pointing out
+  fs::create_symlink("/etc/passwd", workspace() / "passwd");  // to a file outside
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"cat", "../../../outside.txt"},
            {"cat", "link/outside.txt"},
+           {"ls", "up"},
+           {"cat", "passwd"},
+           {"rm", "passwd"},
            {"ls", "link"},
            {"rm", "-r", "link"},
            {"rm", "/etc/passwd"},
@@ -814,6 +819,7 @@ TEST_F(WorkspaceCli, PathsFollowTheSkillsRulesAndNothingOutsideIsReadOrRemoved) 
   }
   EXPECT_TRUE(fs::exists(outside));
   EXPECT_TRUE(fs::is_symlink(workspace() / "link"));
+  EXPECT_TRUE(fs::is_symlink(workspace() / "passwd"));
   EXPECT_TRUE(fs::exists("/etc/passwd"));
 
   // A skill that never wrote a file has no workspace: said so, and nothing is created.

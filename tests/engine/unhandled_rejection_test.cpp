@@ -93,5 +93,14 @@ TEST(UnhandledRejections, AHostileReasonIsDescribedSafely) {
   EXPECT_EQ(warnings_about_rejections(r), 3u);
 }
 
+// Describing a reason runs its getters: skill code, so under the run's limits. A getter that never
+// returns ends the run at the step limit instead of hanging the host.
+TEST(UnhandledRejections, AReasonWhoseGetterLoopsRunsUnderTheStepLimit) {
+  RunResult r = run_source(
+      "export default () => { Promise.reject({ get message() { for (;;) {} } }); return 'unreached'; }");
+  EXPECT_EQ(r.outcome, Outcome::step_limit) << describe(r);
+  EXPECT_EQ(r.value_json, "");
+}
+
 }  // namespace
 }  // namespace skillbox::testing
