@@ -22,6 +22,12 @@ struct CommandStatus {
 /// `skillbox run DIR ...`: run one export of a skill and report its outcome (cli/run_command.cpp).
 void add_run_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox test DIR`: run the tests of a skill's skill.test.json (cli/test_command.cpp).
+void add_test_command(CLI::App& app, CommandStatus& status);
+
+/// `skillbox init DIR [--ts]`: scaffold a new skill folder (cli/init_command.cpp).
+void add_init_command(CLI::App& app, CommandStatus& status);
+
 /// `skillbox check DIR`: validate a skill and show its effective limits and permissions
 /// (cli/check_command.cpp).
 void add_check_command(CLI::App& app, CommandStatus& status);

@@ -26,7 +26,8 @@ using skillbox::cli::CommandStatus;
 using AddCommand = void (*)(CLI::App&, CommandStatus&);
 /// Every subcommand, in the order `skillbox --help` lists them.
 constexpr AddCommand kCommands[] = {
-    skillbox::cli::add_run_command,    skillbox::cli::add_check_command,
+    skillbox::cli::add_run_command,    skillbox::cli::add_test_command,
+    skillbox::cli::add_check_command,  skillbox::cli::add_init_command,
     skillbox::cli::add_store_command,  skillbox::cli::add_workspace_command,
     skillbox::cli::add_skills_command, skillbox::cli::add_bundle_commands,
 };

@@ -67,8 +67,11 @@ Result<Skill> Skill::load(const fs::path& dir, const SkillLoadOptions& options) 
   const fs::path entry_path = fs::canonical(root / manifest->entry, ec);
   if (ec) {
     if (ec == std::errc::no_such_file_or_directory) {
-      return Error{"skill.json: entry: file " + entry +
-                   " not found in the skill folder; create it or fix the path"};
+      // A skill with a package.json is usually compiled (skillbox init --ts): its entry is build output.
+      const bool built = fs::exists(root / "package.json", ec);
+      return Error{"skill.json: entry: file " + entry + " not found in the skill folder; " +
+                   (built ? "build it first (npm install && npm run build), or fix the path"
+                          : "create it or fix the path")};
     }
     return Error{"skill.json: entry: " + entry + ": " + ec.message()};
   }

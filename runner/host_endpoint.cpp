@@ -202,9 +202,11 @@ struct HostEndpoint::Router {
       if (carries_secret) policy.max_redirects = 0;
       // Mapped targets are the operator's; the original URL was checked in map_origin().
       for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
-      http = std::make_unique<capabilities::HttpCapability>(
-          std::move(policy), ctx().extra_ca_file, *self.http_sink_, self.counters_,
-          capabilities::HttpTuning{}, self.stop_, self.budget_);
+      capabilities::HttpTuning tuning;
+      tuning.exempt_endpoints = ctx().trusted_endpoints;
+      http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
+                                                            *self.http_sink_, self.counters_, tuning,
+                                                            self.stop_, self.budget_);
     }
     std::optional<bus::Reply> reply = http->start(request_id, std::move(r), std::move(held));
     if (reply) caps().vault.redact(*reply);

@@ -44,6 +44,9 @@ struct InvocationContext {
   std::vector<BundleSetupMode> setup_modes;
   // The operator's origin map (HostOptions::origin_map), normalized by parse_origin_mapping.
   std::vector<std::pair<std::string, std::string>> origin_map;
+  // Endpoints ("127.0.0.1:8080", "[::1]:8080") of loopback origin-map targets the operator trusts
+  // (HostOptions::trust_loopback_origin_map_targets): exempt from the private-address refusal.
+  std::vector<std::string> trusted_endpoints;
 };
 
 class HostEndpoint final : public bus::Endpoint {

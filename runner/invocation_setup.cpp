@@ -1,6 +1,9 @@
 #include "runner/invocation_setup.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "capabilities/env/env_capability.h"
@@ -15,6 +18,20 @@ RunResult invalid_result(std::string name, std::string message) {
   r.outcome = Outcome::invalid;
   r.error = ErrorInfo{std::move(name), std::move(message), "", ""};
   return r;
+}
+
+/// "127.0.0.1:8080" or "[::1]:8080", the endpoint of `origin` (normalized "scheme://host[:port]") when
+/// its host is a literal loopback address (127.0.0.0/8 or ::1); std::nullopt for anything else, names
+/// included (a name could resolve anywhere).
+std::optional<std::string> loopback_endpoint(const std::string& origin) {
+  HttpAllowList list;
+  if (list.push_back(origin + "/") || list.entries().empty()) return std::nullopt;
+  const HttpAllowEntry& e = list.entries().front();
+  in_addr v4{};
+  const bool loopback = e.host == "[::1]" ||
+                        (::inet_pton(AF_INET, e.host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127);
+  if (!loopback) return std::nullopt;
+  return e.host + ":" + std::to_string(e.port);
 }
 
 }  // namespace
@@ -59,6 +76,10 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
     // Normalized here, so a mapping written in another spelling still matches; an invalid one is
     // refused by refuse_before_start() before anything starts.
     if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
+  }
+  if (options.trust_loopback_origin_map_targets) {
+    for (const auto& [from, to] : c.origin_map)
+      if (auto endpoint = loopback_endpoint(to)) c.trusted_endpoints.push_back(std::move(*endpoint));
   }
   if (skill.manifest().bundle) {
     c.setup_modes = skill.manifest().bundle->setup_modes;

@@ -37,8 +37,9 @@ struct HttpTuning {
   /// Tests only: libcurl CURLOPT_RESOLVE entries ("host:port:address") that pin a name to an address
   /// without DNS. Connect-time address checks still apply to the pinned address.
   std::vector<std::string> resolve;
-  /// Tests only: endpoints ("127.0.0.1:8080", "[::1]:8080") exempt from the private-address refusal,
-  /// so a loopback test server can stand in for a public host while everything else stays refused.
+  /// Endpoints ("127.0.0.1:8080", "[::1]:8080") exempt from the private-address refusal, so a loopback
+  /// server can stand in for a public host while everything else stays refused: tests, and the
+  /// operator's trusted origin-map targets (HostOptions::trust_loopback_origin_map_targets).
   std::vector<std::string> exempt_endpoints;
 };
 

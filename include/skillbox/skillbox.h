@@ -197,6 +197,12 @@ struct HostOptions {
   /// connect-time address checks apply to `to` unless permissions.http.allow_private_addresses. Only
   /// the operator sets these; a skill cannot.
   std::vector<std::pair<std::string, std::string>> origin_map;
+  /// Lets the skill connect to origin_map targets whose host is a literal loopback address
+  /// (127.0.0.0/8, [::1]) without permissions.http.allow_private_addresses: for fixture servers and
+  /// mocks the operator runs on this machine (`skillbox test` sets it, docs/cli.md). Only the exact
+  /// endpoints (address and port) of such targets are exempt; every other address keeps the
+  /// connect-time check. Default off.
+  bool trust_loopback_origin_map_targets = false;
   /// WorkerRunner only: the `skillbox-worker` executable. Empty: `skillbox-worker` in the directory
   /// of the running executable, then `bin/skillbox-worker` under the install prefix skillbox was
   /// configured with (CMAKE_INSTALL_PREFIX; `cmake --install --prefix P` does not move it). Embedders

@@ -253,19 +253,23 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
   };
   const std::vector<Case> cases = {
       {{},
-       "skillbox: a command is required: run, check, store, workspace, skills, tools, call, hook, help, "
+       "skillbox: a command is required: run, test, check, init, store, workspace, skills, tools, call, "
+       "hook, help, "
        "version\nRun "
        "'skillbox --help' for usage.\n"},
       {{"frob"},
-       "skillbox: unknown command \"frob\"; the commands are run, check, store, workspace, skills, tools, "
+       "skillbox: unknown command \"frob\"; the commands are run, test, check, init, store, workspace, "
+       "skills, tools, "
        "call, hook, "
        "help, version\nRun 'skillbox --help' for usage.\n"},
       {{"chek", hello},
-       "skillbox: unknown command \"chek\" (did you mean \"check\"?); the commands are run, check, store, "
-       "workspace, skills, tools, call, hook, help, version\nRun 'skillbox --help' for "
+       "skillbox: unknown command \"chek\" (did you mean \"check\"?); the commands are run, test, check, "
+       "init, "
+       "store, workspace, skills, tools, call, hook, help, version\nRun 'skillbox --help' for "
        "usage.\n"},
       {{"--frob"},
-       "skillbox: unknown option \"--frob\"; give a command first: run, check, store, workspace, skills, "
+       "skillbox: unknown option \"--frob\"; give a command first: run, test, check, init, store, workspace, "
+       "skills, "
        "tools, call, "
        "hook, help, version\nRun 'skillbox --help' for usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},

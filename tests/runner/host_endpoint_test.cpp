@@ -35,7 +35,8 @@ TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
                                           .extra_ca_file = {},
                                           .credentials = {},
                                           .setup_modes = {},
-                                          .origin_map = {}},
+                                          .origin_map = {},
+                                          .trusted_endpoints = {}},
                         sink);
   bus::Request request = bus::LogRequest{bus::LogLevel::info, "x"};
   try {

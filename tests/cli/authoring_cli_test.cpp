@@ -1,0 +1,268 @@
+// Tests of `skillbox init` and `skillbox test`, run as a user runs them: a scaffold that runs and
+// passes its own tests, never overwriting a file, and test files whose HTTP is answered by fixtures and
+// never by the network.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "capabilities/store/store_test_util.h"
+#include "support/cli_exec.h"
+
+namespace skillbox {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::CliExec;
+using testing::read_bytes;
+using testing::run_cli;
+using testing::write_bytes;
+
+class AuthoringCli : public ::testing::Test {
+ protected:
+  /// Runs skillbox with SKILLBOX_HOME pointing at a data directory of the test's, so a test run can be
+  /// checked to leave it alone.
+  CliExec skillbox(const std::vector<std::string>& args, std::vector<std::string> env = {}) const {
+    env.push_back("SKILLBOX_HOME=" + home().string());
+    return run_cli(args, {.cwd = {}, .env = std::move(env), .input = "", .timeout_s = 120});
+  }
+  fs::path home() const { return tmp_.path() / "home"; }
+  fs::path at(const std::string& name) const { return tmp_.path() / name; }
+
+  /// A skill folder with `manifest` and `code` as index.js and `tests` as skill.test.json.
+  fs::path skill(const std::string& name, const json& manifest, const std::string& code,
+                 const json& tests) const {
+    const fs::path dir = at(name);
+    fs::create_directories(dir);
+    write_bytes(dir / "skill.json", manifest.dump());
+    write_bytes(dir / "index.js", code);
+    write_bytes(dir / "skill.test.json", tests.dump(2));
+    return dir;
+  }
+
+  testing::TempDir tmp_;
+};
+
+TEST_F(AuthoringCli, InitMakesASkillThatRunsAndPassesItsOwnTests) {
+  const fs::path dir = at("My Greeter");
+  const CliExec init = skillbox({"init", dir.string()});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  for (const char* f : {"skill.json", "index.js", "skill.test.json", "skillbox.d.ts"})
+    EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
+  EXPECT_FALSE(fs::exists(dir / "package.json")) << "plain JavaScript needs no build";
+  const json manifest = json::parse(read_bytes(dir / "skill.json"));
+  EXPECT_EQ(manifest["id"], "my-greeter") << "the id is made from the folder name";
+  EXPECT_EQ(manifest["name"], "My greeter");
+  EXPECT_NE(init.out.find("skillbox test"), std::string::npos) << "says what to do next: " << init.out;
+  EXPECT_EQ(read_bytes(dir / "skillbox.d.ts"),
+            read_bytes(fs::path(SKILLBOX_SOURCE_DIR) / "types/skillbox.d.ts"))
+      << "the types are the ones of this skillbox";
+
+  const CliExec test = skillbox({"test", dir.string()});
+  EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
+  EXPECT_NE(test.out.find("4 tests: 4 passed, 0 failed"), std::string::npos) << test.out;
+
+  const CliExec run = skillbox({"run", dir.string(), "--input", R"({"name": "Ada"})", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(json::parse(run.out)["value"], json::parse(R"({"greeting": "Hello, Ada!", "visits": 1})"));
+}
+
+TEST_F(AuthoringCli, InitNeverOverwritesAFile) {
+  const fs::path dir = at("existing");
+  fs::create_directories(dir);
+  write_bytes(dir / "index.js", "keep me");
+  const CliExec init = skillbox({"init", dir.string()});
+  EXPECT_EQ(init.exit_code, 2);
+  EXPECT_NE(init.err.find("index.js\" exists already"), std::string::npos) << init.err;
+  EXPECT_EQ(read_bytes(dir / "index.js"), "keep me");
+  EXPECT_FALSE(fs::exists(dir / "skill.json")) << "nothing is written when one file is in the way";
+
+  write_bytes(at("a-file"), "x");
+  const CliExec onto_file = skillbox({"init", at("a-file").string()});
+  EXPECT_EQ(onto_file.exit_code, 2);
+  EXPECT_NE(onto_file.err.find("is not a folder"), std::string::npos) << onto_file.err;
+}
+
+TEST_F(AuthoringCli, InitRefusesAnIdItCannotUse) {
+  const CliExec from_folder = skillbox({"init", at("---").string()});
+  EXPECT_EQ(from_folder.exit_code, 2);
+  EXPECT_NE(from_folder.err.find("give one with --id"), std::string::npos) << from_folder.err;
+  EXPECT_FALSE(fs::exists(at("---")));
+
+  const CliExec bad = skillbox({"init", at("ok").string(), "--id", "Not Valid"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--id \"Not Valid\""), std::string::npos) << bad.err;
+
+  const CliExec named =
+      skillbox({"init", at("named").string(), "--id", "weather.v2", "--name", "Say \"hi\""});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  const json manifest = json::parse(read_bytes(at("named") / "skill.json"));
+  EXPECT_EQ(manifest["id"], "weather.v2");
+  EXPECT_EQ(manifest["name"], "Say \"hi\"") << "the name is JSON-escaped into skill.json";
+}
+
+TEST_F(AuthoringCli, InitTsPinsItsBuildToolsAndPointsAtTheBuiltEntry) {
+  const fs::path dir = at("tsskill");
+  const CliExec init = skillbox({"init", dir.string(), "--ts"});
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  for (const char* f : {"skill.json", "index.ts", "package.json", "tsconfig.json", "skill.test.json",
+                        "skillbox.d.ts", ".gitignore"})
+    EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
+  const json package = json::parse(read_bytes(dir / "package.json"));
+  EXPECT_EQ(package["devDependencies"]["typescript"], "5.9.3") << "an exact version, no range";
+  EXPECT_EQ(package["devDependencies"]["esbuild"], "0.28.2");
+  EXPECT_NE(package["scripts"]["build"].get<std::string>().find("esbuild"), std::string::npos);
+  EXPECT_EQ(json::parse(read_bytes(dir / "skill.json"))["entry"], "dist/index.js");
+
+  // Before the build, the entry is missing: the message says how to make it.
+  const CliExec run = skillbox({"run", dir.string()});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("npm install && npm run build"), std::string::npos) << run.err;
+}
+
+TEST_F(AuthoringCli, TestReportsEveryWrongExpectationAndFailsTheCommand) {
+  const fs::path dir = skill(
+      "wrong", {{"id", "wrong"}, {"entry", "index.js"}},
+      "export default (x) => { log('got ' + JSON.stringify(x)); return {n: x.n * 2} }\n"
+      "export function boom() { throw new RangeError('too big') }\n",
+      {{"tests",
+        {{{"name", "doubles"}, {"input", {{"n", 2}}}, {"expect", {{"value", {{"n", 4}}}}}},
+         {{"name", "wrong value"},
+          {"input", {{"n", 2}}},
+          {"expect", {{"value", {{"n", 5}}}, {"logs", json::array({"got {\"n\":2}", "never logged"})}}}},
+         {{"name", "error name"},
+          {"call", "boom"},
+          {"expect", {{"error", {{"name", "TypeError"}, {"message", "too big"}}}}}},
+         {{"name", "outcome"}, {"call", "boom"}}}}});
+  const CliExec r = skillbox({"test", dir.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok    doubles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  wrong value"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("value: expected {\"n\":5}, got {\"n\":4}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("contains \"never logged\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error.name: expected TypeError, got RangeError"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("outcome: expected ok, got error (RangeError: too big)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 tests: 1 passed, 3 failed"), std::string::npos) << r.out;
+
+  const CliExec only = skillbox({"test", dir.string(), "--filter", "doubles", "--isolation", "inprocess"});
+  EXPECT_EQ(only.exit_code, 0) << only.out << only.err;
+  EXPECT_NE(only.out.find("1 test: 1 passed, 0 failed"), std::string::npos) << only.out;
+}
+
+TEST_F(AuthoringCli, TestAnswersHttpFromFixturesAndNeverFromTheNetwork) {
+  // A listener the skill is allowed to reach (loopback, allow_private_addresses): the test has no
+  // fixture for it, so the run must refuse the request before connecting.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string other = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+
+  const json manifest = {{"id", "fetcher"},
+                         {"entry", "index.js"},
+                         {"permissions",
+                          {{"http",
+                            {{"allow", json::array({"https://localhost:8443/v1/", other + "/"})},
+                             {"allow_private_addresses", true}}}}}};
+  const std::string code = R"(
+    export default async ({ url }) => {
+      const r = await openhuman.http.get(url, { responseType: 'json' });
+      return { status: r.status, body: r.body, type: r.headers['content-type'] ?? null };
+    }
+  )";
+  const json tests = {
+      {"tests",
+       {{{"name", "fixture"},
+         {"input", {{"url", "https://localhost:8443/v1/weather?city=Paris"}}},
+         {"http",
+          {{{"url", "https://localhost:8443/v1/weather?city=Paris"}, {"body", {{"temperature_c", 21}}}},
+           {{"method", "POST"}, {"url", "https://localhost:8443/v1/weather?city=Paris"}, {"status", 500}}}},
+         {"expect",
+          {{"value", {{"status", 200}, {"body", {{"temperature_c", 21}}}, {"type", "application/json"}}}}}},
+        {{"name", "no fixture for the path"},
+         {"input", {{"url", "https://localhost:8443/v1/other"}}},
+         {"http", {{{"url", "https://localhost:8443/v1/weather"}, {"body", "x"}}}},
+         {"expect", {{"outcome", "error"}}}},
+        {{"name", "another origin"},
+         {"input", {{"url", other + "/x"}}},
+         {"http", {{{"url", "https://localhost:8443/v1/weather"}, {"body", "x"}}}},
+         {"expect", {{"error", {{"name", "PermissionDenied"}}}}}},
+        {{"name", "no fixtures at all"},
+         {"input", {{"url", other + "/x"}}},
+         {"expect", {{"error", {{"name", "PermissionDenied"}}}}}}}}};
+  const fs::path dir = skill("fetcher", manifest, code, tests);
+  const CliExec r = skillbox({"test", dir.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok    fixture"), std::string::npos) << r.out;
+  // The unmatched request was answered 404 (the skill's json parse failed) and named.
+  EXPECT_NE(r.out.find("FAIL  no fixture for the path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("http: no fixture for GET https://localhost:8443/v1/other"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ok    another origin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok    no fixtures at all"), std::string::npos) << r.out;
+  EXPECT_LT(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC), 0)
+      << "nothing connected to the other origin";
+  ::close(listener);
+}
+
+TEST_F(AuthoringCli, TestUsesAThrowawayDataDirectoryAndOnlyTheTestsEnv) {
+  const json manifest = {{"id", "envy"},
+                         {"entry", "index.js"},
+                         {"permissions", {{"env", json::array({"API_KEY", "HOME_SECRET"})}}}};
+  const std::string code = R"(
+    export default () => {
+      const runs = (store.get('runs') ?? 0) + 1;
+      store.set('runs', runs);
+      return { runs, key: env.get('API_KEY') ?? null, secret: env.get('HOME_SECRET') ?? null };
+    }
+  )";
+  const json tests = {
+      {"tests",
+       {{{"name", "first"},
+         {"env", {{"API_KEY", "test-key"}}},
+         {"expect",
+          {{"value", {{"runs", 1}, {"key", "test-key"}, {"secret", nullptr}}}, {"store", {{"runs", 1}}}}}},
+        {{"name", "seeded"},
+         {"store", {{"runs", 41}}},
+         {"expect", {{"value", {{"runs", 42}, {"key", nullptr}, {"secret", nullptr}}}}}}}}};
+  const fs::path dir = skill("envy", manifest, code, tests);
+  const CliExec r =
+      skillbox({"test", dir.string()}, {"HOME_SECRET=from-the-shell", "API_KEY=from-the-shell"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(home() / "store.sqlite")) << "the user's data directory is not touched";
+}
+
+TEST_F(AuthoringCli, TestRefusesABadTestFileNamingEveryProblem) {
+  const fs::path dir = skill("bad", {{"id", "bad"}, {"entry", "index.js"}}, "export default () => 1",
+                             {{"tests",
+                               {{{"name", "a"}, {"expct", {}}},
+                                {{"name", "a"}, {"expect", {{"outcome", "fine"}}}},
+                                {{"http", {{{"url", "ftp://x/y"}}}}}}}});
+  const CliExec r = skillbox({"test", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  for (const char* want : {"tests[0].expct: unknown key", "tests[1].name: \"a\" names two tests",
+                           "tests[1].expect.outcome: expected one of", "tests[2].name: missing",
+                           "tests[2].http[0].url: expected an http:// or https:// URL"})
+    EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
+
+  fs::remove(dir / "skill.test.json");
+  const CliExec missing = skillbox({"test", dir.string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("skill.test.json: not found"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace skillbox

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# ctest cli.init_scaffolds: `skillbox init DIR` must type-check (checkJs, strict) against the
+# skillbox.d.ts it wrote; `skillbox init DIR --ts`, then the scaffold's own `npm run build`, then
+# `skillbox test DIR` must pass. Offline: the pinned typescript and esbuild packages the build tree
+# already unpacked (scripts/build-bundles.sh) are linked into the scaffold's node_modules, where
+# `npm install` would put them; the versions must be the ones package.json pins.
+#
+# Usage: tests/cli/init_scaffolds.sh SKILLBOX NPM_DIR
+set -euo pipefail
+skillbox=$1
+npm_dir=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/skillbox-init-ts-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export SKILLBOX_HOME=$work/home npm_config_update_notifier=false npm_config_offline=true
+
+tsc=$npm_dir/typescript/package/lib/tsc.js
+"$skillbox" init "$work/plain"
+cat >"$work/plain/tsconfig.json" <<'JSON'
+{
+  "compilerOptions": {
+    "target": "es2020", "module": "es2020", "moduleResolution": "bundler", "lib": ["es2020"], "types": [],
+    "allowJs": true, "checkJs": true, "noEmit": true, "strict": true, "skipLibCheck": false
+  },
+  "include": ["*.js", "*.d.ts"]
+}
+JSON
+node "$tsc" -p "$work/plain/tsconfig.json" --pretty false
+
+"$skillbox" init "$work/greeter" --ts
+cd "$work/greeter"
+for pkg in typescript esbuild; do
+  pinned=$(node -p "require('./package.json').devDependencies['$pkg']")
+  have=$(node -p "require('$npm_dir/$pkg/package/package.json').version")
+  if [[ "$pinned" != "$have" ]]; then
+    echo "init_scaffolds: package.json pins $pkg $pinned, but the build tree has $have (scripts/build-bundles.sh): update one" >&2
+    exit 1
+  fi
+done
+mkdir -p node_modules/.bin node_modules/@esbuild
+ln -s "$npm_dir/typescript/package" node_modules/typescript
+ln -s "$npm_dir/esbuild/package" node_modules/esbuild
+ln -s "$npm_dir/esbuild-linux-x64/package" node_modules/@esbuild/linux-x64
+ln -s ../typescript/bin/tsc node_modules/.bin/tsc
+ln -s "$npm_dir/esbuild-linux-x64/package/bin/esbuild" node_modules/.bin/esbuild
+
+# Before the build the entry is missing, and skillbox says how to make it.
+if "$skillbox" run . 2>"$work/err"; then
+  echo "init_scaffolds: run before the build succeeded" >&2
+  exit 1
+fi
+grep -q "npm run build" "$work/err" || { echo "init_scaffolds: no build hint in: $(cat "$work/err")" >&2; exit 1; }
+
+npm run --silent build
+test -f dist/index.js
+"$skillbox" test . | tee "$work/out"
+grep -q "4 tests: 4 passed, 0 failed" "$work/out"
+
+# A type error fails the build (tsc runs first), so a broken skill never reaches dist/.
+rm -rf dist
+sed -i 's/return { greeting/return { visits: "many", greeting/' index.ts
+if npm run --silent build >"$work/build.log" 2>&1; then
+  echo "init_scaffolds: a type error did not fail the build" >&2
+  exit 1
+fi
+grep -q "error TS" "$work/build.log" || { echo "init_scaffolds: expected a tsc error: $(cat "$work/build.log")" >&2; exit 1; }
+test ! -e dist/index.js
+echo "init_scaffolds: ok"

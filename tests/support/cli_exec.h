@@ -1,0 +1,26 @@
+// tests/support/cli_exec.h — runs the built `skillbox` binary as a user would, for the CLI tests.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace skillbox::testing {
+
+struct CliExec {
+  int exit_code = -1;  // 128 + signal when killed
+  std::string out;
+  std::string err;
+};
+
+struct CliOptions {
+  std::filesystem::path cwd;     // empty: the test's own
+  std::vector<std::string> env;  // "NAME=value" entries added to (or replacing in) the environment
+  std::string input;             // standard input
+  int timeout_s = 120;           // then SIGKILL: a hang fails the test, not the run
+};
+
+/// Runs SKILLBOX_CLI_PATH with `args`; stdout and stderr go through files (no pipe can fill up).
+CliExec run_cli(const std::vector<std::string>& args, const CliOptions& options = {});
+
+}  // namespace skillbox::testing
