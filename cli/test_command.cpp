@@ -185,6 +185,12 @@ std::vector<HttpFixture> read_fixtures(FileReader& r, const json& test, const st
           } else if (lowered == "content-length" || lowered == "connection" ||
                      lowered == "transfer-encoding") {
             r.add(at + ".headers." + name, "set by skillbox test itself; leave it out");
+          } else if (lowered == "location") {
+            // A redirect is followed by the http capability itself, past the origin map: it would
+            // leave the fixtures for the real origin.
+            r.add(at + ".headers." + name,
+                  "redirects cannot be fixtures (the skill would follow them out of the fixtures); answer "
+                  "the final URL instead");
           } else {
             has_type = has_type || lowered == "content-type";
             fixture.route.response.headers.emplace_back(name, value.get<std::string>());

@@ -247,15 +247,19 @@ TEST_F(AuthoringCli, TestUsesAThrowawayDataDirectoryAndOnlyTheTestsEnv) {
 
 TEST_F(AuthoringCli, TestRefusesABadTestFileNamingEveryProblem) {
   const fs::path dir = skill("bad", {{"id", "bad"}, {"entry", "index.js"}}, "export default () => 1",
-                             {{"tests",
-                               {{{"name", "a"}, {"expct", {}}},
-                                {{"name", "a"}, {"expect", {{"outcome", "fine"}}}},
-                                {{"http", {{{"url", "ftp://x/y"}}}}}}}});
+                             json::parse(R"({"tests": [
+                               {"name": "a", "expct": {}},
+                               {"name": "a", "expect": {"outcome": "fine"}},
+                               {"http": [{"url": "ftp://x/y"}]},
+                               {"name": "redirect", "http": [{"url": "http://localhost:8080/a", "status": 302,
+                                                              "headers": {"Location": "http://localhost:8080/b"}}]}
+                             ]})"));
   const CliExec r = skillbox({"test", dir.string()});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   for (const char* want : {"tests[0].expct: unknown key", "tests[1].name: \"a\" names two tests",
                            "tests[1].expect.outcome: expected one of", "tests[2].name: missing",
-                           "tests[2].http[0].url: expected an http:// or https:// URL"})
+                           "tests[2].http[0].url: expected an http:// or https:// URL",
+                           "tests[3].http[0].headers.Location: redirects cannot be fixtures"})
     EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
 
   fs::remove(dir / "skill.test.json");
