@@ -139,8 +139,9 @@ JSValue decode_json(JSContext* ctx, bus::Reply& reply) {
     // Keep the engine's SyntaxError (the skill's realm, `instanceof SyntaxError`) and say where the
     // text came from.
     if (err.is_object()) {
-      std::string message =
-          "openhuman.http: the response from " + r.url + " is not valid JSON (responseType 'json')";
+      std::string message = "openhuman.http: the response from " + r.url + " (HTTP " +
+                            std::to_string(r.status) + (r.status_text.empty() ? "" : " " + r.status_text) +
+                            ") is not valid JSON (responseType 'json')";
       const Value original = property(ctx, err.get(), "message");
       if (original.is_string()) {
         const CString s(ctx, original.get());

@@ -119,10 +119,21 @@ TEST_F(HttpBindingTest, InvalidJsonRejectsWithASyntaxErrorNamingTheUrl) {
   EXPECT_EQ(v[0], true);
   EXPECT_EQ(v[1], "SyntaxError");
   EXPECT_EQ(v[2].get<std::string>().rfind("openhuman.http: the response from " + server.url("/plain") +
-                                              " is not valid JSON (responseType 'json'): ",
+                                              " (HTTP 200 OK) is not valid JSON (responseType 'json'): ",
                                           0),
             0u)
       << v[2];
+
+  // An error page: the status is in the message, so the skill's author sees why there was no JSON.
+  const json page = value_of(run_js(R"JS(
+    try { await openhuman.http.get(BASE + '/no-such-route', {responseType: 'json'}); return 'resolved'; }
+    catch (e) { return e.message; }
+  )JS",
+                                    loopback(server)));
+  EXPECT_NE(
+      page.get<std::string>().find(server.url("/no-such-route") + " (HTTP 404 Not Found) is not valid JSON"),
+      std::string::npos)
+      << page;
 }
 
 TEST_F(HttpBindingTest, SecurityDeeplyNestedJsonIsACatchableError) {
