@@ -47,4 +47,10 @@ void add_skills_command(CLI::App& app, CommandStatus& status);
 /// `skillbox workspace ls|cat|rm --skill ID`: the files a skill wrote (cli/workspace_command.cpp).
 void add_workspace_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox completion bash`: prints bash_completion_script(app) (cli/completion_command.cpp). Hidden
+/// from --help and from the command lists of error messages; added after every other command.
+void add_completion_command(CLI::App& app, CommandStatus& status);
+/// The bash completion script of `root`'s visible commands and options, generated from the tree.
+std::string bash_completion_script(CLI::App& root);
+
 }  // namespace skillbox::cli

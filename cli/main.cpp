@@ -69,9 +69,10 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   return best.empty() ? "" : " (did you mean \"" + best + "\"?)";
 }
 
+/// The visible subcommands of `app` (a hidden one, such as `completion`, has no group).
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); }))
     names.push_back(sub->get_name());
   return names;
 }
@@ -275,6 +276,8 @@ int run_main(int argc, char** argv) {
   for (AddCommand add : kCommands) add(app, status);
   HelpCommands help;
   add_help_commands(app, help);
+  // Hidden from --help; when it runs, it generates the completion script from the whole tree above.
+  skillbox::cli::add_completion_command(app, status);
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,9 @@
 // database; writes create it like a first skill run would.
 #include "cli/store_command.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -30,6 +33,7 @@ constexpr int kExitDatabase = 70;
 struct StoreOptions {
   std::string data_dir;
   std::string skill;
+  std::string skill_dir;  // --skill-dir: the id and the quotas come from this folder's manifest
   std::string key;
   std::string value;
   std::string prefix;
@@ -37,10 +41,29 @@ struct StoreOptions {
   std::string output;
   bool replace = false;
   StorePolicy policy;
+  // Which of the quota flags were given (set by the parser): the source a refusal names.
+  bool quota_bytes_flag = false;
+  bool max_keys_flag = false;
+  bool max_value_bytes_flag = false;
 };
 
-/// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data).
+/// The skill a writing command works on, and where each of its quotas comes from.
+struct QuotaSource {
+  std::string skill;
+  StorePolicy policy;
+  std::string manifest;          // DIR/skill.json with --skill-dir, else ""
+  nlohmann::json store_section;  // permissions.store of that file as written (null when absent)
+};
+
+class ImportProgress;
+/// The progress line on stderr while `store import` runs, if any: complain() finishes it first.
+ImportProgress* active_progress = nullptr;
+void end_progress();
+
+/// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data), on a line
+/// of its own.
 void complain(std::string_view command, std::string_view message) {
+  end_progress();
   emit(stderr, "skillbox store " + std::string(command) + ": " + base::escape_text(message) + "\n");
 }
 
@@ -145,6 +168,90 @@ bool skill_id_ok(const std::string& command, const StoreOptions& o, int& exit_co
   return true;
 }
 
+/// The skill id and quotas of `set`, `import` and `usage`: from --skill-dir's manifest when given (and
+/// --skill, if also given, must name the same id), else --skill with the default quotas or the quota
+/// flags. Reports a problem (exit 2) before any database is opened.
+std::optional<QuotaSource> quota_source(const std::string& command, StoreOptions& o, int& exit_code) {
+  QuotaSource q;
+  q.policy = o.policy;
+  if (o.skill_dir.empty()) {
+    if (o.skill.empty()) {
+      complain(command, "give the skill: --skill ID, or --skill-dir DIR to use the quotas of its skill.json");
+      exit_code = kExitUsage;
+      return std::nullopt;
+    }
+    if (!skill_id_ok(command, o, exit_code)) return std::nullopt;
+    q.skill = o.skill;
+    return q;
+  }
+  Result<Skill> skill = load_skill(o.skill_dir);
+  if (!skill) {
+    complain(command, "--skill-dir: " + skill.error().message);
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  const std::string& id = skill->manifest().id;
+  const std::filesystem::path manifest = skill->dir() / "skill.json";
+  if (!o.skill.empty() && o.skill != id) {
+    complain(command, "--skill " + o.skill + " is not the skill in --skill-dir " + o.skill_dir +
+                          ", whose id is " + id + "; leave out --skill, or give the folder of skill " +
+                          o.skill);
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  q.skill = id;
+  q.policy = skill->manifest().permissions.store;
+  q.manifest = manifest.string();
+  // Which quota keys the file sets itself, for the message of a refusal (an OpenHuman bundle's
+  // skill.json is optional: without one, every quota is the default).
+  std::ifstream in(manifest, std::ios::binary);
+  if (in) {
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("permissions") && j["permissions"].is_object() &&
+        j["permissions"].contains("store"))
+      q.store_section = j["permissions"]["store"];
+  }
+  o.skill = id;
+  o.policy = q.policy;
+  return q;
+}
+
+/// Where the limit `key` (quota_bytes, max_keys, max_value_bytes) of `q` was set, for a refusal.
+std::string limit_source(const QuotaSource& q, const StoreOptions& o, const std::string& key) {
+  const std::string name = "permissions.store." + key;
+  if (!q.manifest.empty()) {
+    if (q.store_section.is_object() && q.store_section.contains(key)) return name + " in " + q.manifest;
+    return "the default of " + name + ", which " + q.manifest + " does not set";
+  }
+  const bool flag = key == "quota_bytes" ? o.quota_bytes_flag
+                    : key == "max_keys"  ? o.max_keys_flag
+                                         : o.max_value_bytes_flag;
+  std::string option = "--" + key;
+  for (char& c : option)
+    if (c == '_') c = '-';
+  if (flag) return option + " on the command line";
+  return "the default of " + name + " (no --skill-dir: give the skill's folder to use its skill.json, or " +
+         option + " N)";
+}
+
+/// A quota refusal of the store, with where the limit came from appended. The store's messages name
+/// the manifest key of the count and byte quotas; a value over max_value_bytes says "store value is".
+StoreError with_source(StoreError e, const QuotaSource& q, const StoreOptions& o) {
+  if (e.code != StoreErrc::quota_exceeded) return e;
+  std::string key;
+  if (e.message.find("permissions.store.max_keys") != std::string::npos) {
+    key = "max_keys";
+  } else if (e.message.find("permissions.store.quota_bytes") != std::string::npos) {
+    key = "quota_bytes";
+  } else if (e.message.find("store value is") != std::string::npos) {
+    key = "max_value_bytes";
+  } else {
+    return e;  // the key length: fixed, not a manifest quota
+  }
+  e.message += "; the limit is " + limit_source(q, o, key);
+  return e;
+}
+
 int run_list(const StoreOptions& o) {
   Session s("list", o);
   if (!s.open(false)) return s.exit_code;
@@ -186,13 +293,15 @@ int run_set(const StoreOptions& o) {
     return kExitUsage;
   }
   int code = 0;
-  if (!skill_id_ok("set", o, code)) return code;
-  Session s("set", o);
+  StoreOptions resolved = o;
+  const std::optional<QuotaSource> quotas = quota_source("set", resolved, code);
+  if (!quotas) return code;
+  Session s("set", resolved);
   if (!s.open(true)) return s.exit_code;
   auto skill = s.skill();
   if (!skill) return s.exit_code;
   auto r = skill->set(o.key, compact(o.value));
-  if (!r) return s.fail(r.error()), s.exit_code;
+  if (!r) return s.fail(with_source(r.error(), *quotas, resolved)), s.exit_code;
   return 0;
 }
 
@@ -245,13 +354,71 @@ int run_export(const StoreOptions& o) {
   return 0;
 }
 
+/// "12,345": `n` with a comma between groups of three digits.
+std::string grouped(size_t n) {
+  std::string digits = std::to_string(n);
+  for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
+  return digits;
+}
+
+/// The progress of `store import` on stderr, "importing: 1,200 lines" rewritten in place at most ten times
+/// a second, when stderr is a terminal. Nothing at all otherwise: a pipe, a file or a test sees no
+/// progress text. end() (or the destructor) finishes the line, so a message printed next starts on a
+/// line of its own.
+class ImportProgress {
+ public:
+  ImportProgress() : enabled_(::isatty(STDERR_FILENO) == 1) { active_progress = this; }
+  ImportProgress(const ImportProgress&) = delete;
+  ImportProgress& operator=(const ImportProgress&) = delete;
+  ~ImportProgress() {
+    end();
+    active_progress = nullptr;
+  }
+
+  /// `lines` lines read so far; drawn when the last drawing is 100 ms old (and for the first line).
+  void lines(size_t lines) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
+    draw("importing: " + count(lines));
+    last_ = now;
+  }
+  /// Replaces the line with `text` at once (a phase change, or the final state before end()).
+  void show(const std::string& text) {
+    if (enabled_) draw(text);
+  }
+  void end() {
+    if (enabled_ && drawn_) emit(stderr, "\n");
+    drawn_ = false;
+    enabled_ = false;
+  }
+
+  static std::string count(size_t lines) { return grouped(lines) + (lines == 1 ? " line" : " lines"); }
+
+ private:
+  void draw(const std::string& text) {
+    emit(stderr, "\r" + text + "\x1b[K");  // erase what a longer earlier text left on the line
+    drawn_ = true;
+  }
+
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+void end_progress() {
+  if (active_progress != nullptr) active_progress->end();
+}
+
 /// Parses JSON lines into entries. Every line is one object {"key": string, "value": any JSON}.
-std::optional<std::vector<StoreEntry>> parse_import(const std::string& where, const std::string& text) {
+std::optional<std::vector<StoreEntry>> parse_import(const std::string& where, const std::string& text,
+                                                    ImportProgress& progress) {
   std::vector<StoreEntry> entries;
   size_t start = 0;
   size_t line = 0;
   while (start < text.size()) {
     ++line;
+    progress.lines(line);
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string_view row(text.data() + start, end - start);
@@ -296,27 +463,38 @@ int run_import(const StoreOptions& o) {
     buf << in.rdbuf();
     text = buf.str();
   }
-  auto entries = parse_import(where, text);
-  if (!entries) return kExitUsage;
   int code = 0;
-  if (!skill_id_ok("import", o, code)) return code;
-  Session s("import", o);
+  StoreOptions resolved = o;
+  const std::optional<QuotaSource> quotas = quota_source("import", resolved, code);
+  if (!quotas) return code;
+  ImportProgress progress;
+  auto entries = parse_import(where, text, progress);
+  if (!entries) return kExitUsage;
+  const std::string lines = ImportProgress::count(entries->size());
+  progress.show("importing: " + lines + ", writing");
+  Session s("import", resolved);
   if (!s.open(true)) return s.exit_code;
   auto skill = s.skill();
   if (!skill) return s.exit_code;
   auto usage = skill->import(*entries, o.replace ? StoreImportMode::replace : StoreImportMode::merge);
   if (!usage) {
-    StoreError e = usage.error();
+    StoreError e = with_source(usage.error(), *quotas, resolved);
     // The store numbers entries from 1; with no blank lines allowed, entry N is line N.
     if (e.message.rfind("entry ", 0) == 0) e.message = where + ": line " + e.message.substr(6);
     return s.fail(e), s.exit_code;
   }
-  emit(stdout, "imported " + std::to_string(entries->size()) + " entries into skill " + o.skill + ": now " +
-                   std::to_string(usage->keys) + " keys, " + std::to_string(usage->bytes) + " bytes\n");
+  progress.show("importing: " + lines + ", done");
+  progress.end();
+  emit(stdout, "imported " + std::to_string(entries->size()) + " entries into skill " + resolved.skill +
+                   ": now " + std::to_string(usage->keys) + " keys, " + std::to_string(usage->bytes) +
+                   " bytes\n");
   return 0;
 }
 
-int run_usage(const StoreOptions& o) {
+int run_usage(const StoreOptions& options) {
+  int code = 0;
+  StoreOptions o = options;
+  if (!quota_source("usage", o, code)) return code;
   Session s("usage", o);
   if (!s.open(false)) return s.exit_code;
   StoreUsage u;
@@ -376,13 +554,33 @@ void add_store_command(CLI::App& app, CommandStatus& status) {
     if (needs_skill)
       sub->add_option("--skill", o->skill, "Skill id whose entries to use")->required()->type_name("ID");
   };
+  // set, import, usage: the skill by id (default quotas, or the quota flags) or by folder (its quotas).
   auto limits = [&](CLI::App* sub) {
-    sub->add_option("--quota-bytes", o->policy.quota_bytes,
-                    "Byte quota to enforce (default: the manifest default)")
-        ->type_name("N");
-    sub->add_option("--max-keys", o->policy.max_keys, "Key quota to enforce")->type_name("N");
-    sub->add_option("--max-value-bytes", o->policy.max_value_bytes, "Largest value to accept, JSON bytes")
-        ->type_name("N");
+    add_data_dir_option(*sub, o->data_dir);
+    sub->add_option("--skill", o->skill, "Skill id whose entries to use (or give --skill-dir)")
+        ->type_name("ID");
+    CLI::Option* dir =
+        sub->add_option("--skill-dir", o->skill_dir,
+                        "The skill's folder: its id, and the quotas of permissions.store in its "
+                        "skill.json (without it: the default quotas, or the flags below)")
+            ->type_name("DIR");
+    CLI::Option* bytes = sub->add_option("--quota-bytes", o->policy.quota_bytes,
+                                         "Byte quota to enforce instead of the default (1 MiB)")
+                             ->type_name("N")
+                             ->each([o](const std::string&) { o->quota_bytes_flag = true; });
+    CLI::Option* keys = sub->add_option("--max-keys", o->policy.max_keys,
+                                        "Key quota to enforce instead of the default (10000)")
+                            ->type_name("N")
+                            ->each([o](const std::string&) { o->max_keys_flag = true; });
+    CLI::Option* value =
+        sub->add_option("--max-value-bytes", o->policy.max_value_bytes,
+                        "Largest value to accept, JSON bytes, instead of the default (1 MiB)")
+            ->type_name("N")
+            ->each([o](const std::string&) { o->max_value_bytes_flag = true; });
+    for (CLI::Option* flag : {bytes, keys, value}) {
+      dir->excludes(flag);
+      flag->excludes(dir);
+    }
   };
   auto run = [o, &status](int (*fn)(const StoreOptions&)) {
     return [o, &status, fn] { status.exit_code = fn(*o); };
@@ -399,7 +597,6 @@ void add_store_command(CLI::App& app, CommandStatus& status) {
   get->callback(run(run_get));
 
   CLI::App* set = store->add_subcommand("set", "Store a JSON value under a key");
-  common(set, true);
   limits(set);
   set->add_option("KEY", o->key, "Key")->required()->type_name("");
   set->add_option("VALUE", o->value, "JSON text: 42, true, '\"text\"', '{\"a\":1}'")
@@ -420,7 +617,6 @@ void add_store_command(CLI::App& app, CommandStatus& status) {
 
   CLI::App* imp = store->add_subcommand(
       "import", "Apply JSON lines {\"key\", \"value\"} all-or-nothing: every line is checked first");
-  common(imp, true);
   limits(imp);
   imp->add_option("FILE", o->file, "JSON lines file, or - for stdin")->required()->type_name("");
   imp->add_flag("--replace", o->replace,
@@ -428,7 +624,6 @@ void add_store_command(CLI::App& app, CommandStatus& status) {
   imp->callback(run(run_import));
 
   CLI::App* usage = store->add_subcommand("usage", "Print a skill's key count and bytes against the quota");
-  common(usage, true);
   limits(usage);
   usage->callback(run(run_usage));
 

@@ -3,6 +3,8 @@
 #   include/skillbox/         the public headers, the generated version.h among them
 #   bin/skillbox              the CLI (when SKILLBOX_BUILD_CLI)
 #   bin/skillbox-worker       the worker executable of WorkerRunner (imported target skillbox::worker)
+#   share/man/man1/skillbox.1 the man page, from help2man (when SKILLBOX_BUILD_CLI and help2man was found)
+#   share/bash-completion/completions/skillbox  the bash completion script (when SKILLBOX_BUILD_CLI)
 #   lib/cmake/skillbox/       skillboxConfig.cmake, its version file and the exported targets:
 #                             find_package(skillbox) gives `skillbox::skillbox`, one target to link
 #   lib/pkgconfig/skillbox.pc the same for pkg-config users
@@ -35,6 +37,11 @@ install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
 
 if(SKILLBOX_BUILD_CLI)
   install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  # bash-completion loads completions/skillbox on the first <TAB> after `skillbox`.
+  install(FILES "${SKILLBOX_COMPLETION_FILE}" DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions")
+  if(SKILLBOX_MAN_PAGE_FILE)
+    install(FILES "${SKILLBOX_MAN_PAGE_FILE}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
+  endif()
 endif()
 # The worker executable WorkerRunner starts, exported as skillbox::worker so that an embedder can pass
 # $<TARGET_FILE:skillbox::worker> as HostOptions::worker_path wherever the package was installed (the

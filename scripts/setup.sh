@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config patch git ca-certificates
   clang-format                     # scripts/check-format.sh, run by the test command
+  help2man                         # the man page, generated from skillbox --help at build time
   nodejs npm                       # npm pack fetches the QuickJS sources (qjsc@0.3.0)
   nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev

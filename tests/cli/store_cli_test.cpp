@@ -2,11 +2,14 @@
 // exit codes, stdout, stderr, and the database file on disk.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -280,6 +283,204 @@ TEST_F(StoreCli, CheckReportsEveryForeignSchemaObjectAndLeavesTheFile) {
   const Exec w = skillbox({"store", "set", "--skill", "alpha", "k2", "2"});
   EXPECT_EQ(w.exit_code, 70);
   EXPECT_EQ(read_bytes(db_file()), before);
+}
+
+/// A skill folder whose skill.json has `store` as permissions.store (JSON text).
+fs::path write_store_skill(const fs::path& dir, const std::string& id, const std::string& store) {
+  fs::create_directories(dir);
+  write_bytes(dir / "skill.json", R"({"id": ")" + id +
+                                      R"(", "name": "N", "version": "1.0.0", "entry": "index.js",)" +
+                                      R"( "permissions": {"store": )" + store + "}}");
+  write_bytes(dir / "index.js", "export default () => null");
+  return dir;
+}
+
+/// `n` import lines {"key": "PREFIXi", "value": i}.
+std::string import_lines(size_t n, const std::string& prefix = "k") {
+  std::string text;
+  for (size_t i = 0; i < n; ++i)
+    text += R"({"key":")" + prefix + std::to_string(i) + R"(","value":)" + std::to_string(i) + "}\n";
+  return text;
+}
+
+TEST_F(StoreCli, SkillDirWritesHonourTheManifestQuotas) {
+  const fs::path dir = write_store_skill(tmp_.path() / "notes", "notes",
+                                         R"({"max_keys": 2, "quota_bytes": 1000, "max_value_bytes": 10})");
+  const std::string manifest = (fs::canonical(dir) / "skill.json").string();
+  ok({"store", "set", "--skill-dir", dir.string(), "a", "1"});
+  ok({"store", "set", "--skill-dir", dir.string(), "--skill", "notes", "b", "2"});  // --skill may agree
+  EXPECT_EQ(ok({"store", "usage", "--skill-dir", dir.string()}).out,
+            "keys  2 of 2\nbytes 132 of 1000 (keys + values + 64 per entry)\n");
+  const std::string before = ok({"store", "export", "--skill", "notes"}).out;
+  ASSERT_EQ(before, "{\"key\":\"a\",\"value\":1}\n{\"key\":\"b\",\"value\":2}\n");
+
+  const Exec third = skillbox({"store", "set", "--skill-dir", dir.string(), "c", "3"});
+  EXPECT_EQ(third.exit_code, 1);
+  EXPECT_EQ(third.err,
+            "skillbox store set: store quota exceeded: 3 keys (limit is 2, permissions.store.max_keys); "
+            "nothing was changed; the limit is permissions.store.max_keys in " +
+                manifest + "\n");
+  const Exec big = skillbox({"store", "set", "--skill-dir", dir.string(), "a", R"("0123456789")"});
+  EXPECT_EQ(big.exit_code, 1);
+  EXPECT_NE(big.err.find("store value is 12 bytes of JSON (limit is 10 bytes); the limit is "
+                         "permissions.store.max_value_bytes in " +
+                         manifest),
+            std::string::npos)
+      << big.err;
+  const Exec imported = skillbox({"store", "import", "--skill-dir", dir.string(), "-"},
+                                 "{\"key\":\"a\",\"value\":5}\n{\"key\":\"z\",\"value\":6}\n");
+  EXPECT_EQ(imported.exit_code, 1);
+  EXPECT_NE(
+      imported.err.find("3 keys (limit is 2, permissions.store.max_keys); nothing was changed; the limit is "
+                        "permissions.store.max_keys in " +
+                        manifest),
+      std::string::npos)
+      << imported.err;
+  EXPECT_EQ(ok({"store", "export", "--skill", "notes"}).out, before) << "refused writes change nothing";
+
+  // Without --skill-dir the same write goes through: the default quotas, said so in the message when hit.
+  ok({"store", "set", "--skill", "notes", "c", "3"});
+  const Exec flag = skillbox({"store", "set", "--skill", "notes", "--max-keys", "3", "d", "4"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_NE(flag.err.find("the limit is --max-keys on the command line"), std::string::npos) << flag.err;
+}
+
+TEST_F(StoreCli, SkillDirQuotasMayBeAboveTheDefaultsAndUnsetOnesAreTheDefaults) {
+  // 10,001 keys: one more than the default max_keys.
+  const std::string lines = import_lines(10'001);
+  const Exec by_id = skillbox({"store", "import", "--skill", "big", "-"}, lines);
+  EXPECT_EQ(by_id.exit_code, 1);
+  EXPECT_NE(
+      by_id.err.find("10001 keys (limit is 10000, permissions.store.max_keys); nothing was changed; the "
+                     "limit is the default of permissions.store.max_keys (no --skill-dir: give the "
+                     "skill's folder to use its skill.json, or --max-keys N)"),
+      std::string::npos)
+      << by_id.err;
+  EXPECT_EQ(ok({"store", "list", "--skill", "big"}).out, "");
+
+  const fs::path dir = write_store_skill(tmp_.path() / "big", "big", R"({"max_keys": 20000})");
+  const Exec by_dir = ok({"store", "import", "--skill-dir", dir.string(), "-"}, lines);
+  EXPECT_EQ(by_dir.out.rfind("imported 10001 entries into skill big: now 10001 keys, ", 0), 0u) << by_dir.out;
+  EXPECT_EQ(by_dir.err, "") << "no progress text when stderr is not a terminal";
+  // quota_bytes is not in that skill.json: its default (1 MiB) applies and the message says so.
+  const Exec bytes = skillbox({"store", "import", "--skill-dir", dir.string(), "-"},
+                              R"({"key":"huge","value":")" + std::string(900'000, 'x') + "\"}\n");
+  EXPECT_EQ(bytes.exit_code, 1);
+  EXPECT_NE(bytes.err.find("permissions.store.quota_bytes; keys + values + 64 bytes per entry); nothing was "
+                           "changed; the limit is the default of permissions.store.quota_bytes, which " +
+                           (fs::canonical(dir) / "skill.json").string() + " does not set"),
+            std::string::npos)
+      << bytes.err;
+  EXPECT_EQ(ok({"store", "get", "--skill", "big", "k7"}).out, "7\n");
+}
+
+TEST_F(StoreCli, SkillDirMistakesExitTwoAndCreateNothing) {
+  const fs::path dir = write_store_skill(tmp_.path() / "notes", "notes", R"({"max_keys": 2})");
+  const Exec other = skillbox({"store", "set", "--skill", "other", "--skill-dir", dir.string(), "k", "1"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err, "skillbox store set: --skill other is not the skill in --skill-dir " + dir.string() +
+                           ", whose id is notes; leave out --skill, or give the folder of skill other\n");
+
+  const Exec missing = skillbox({"store", "import", "--skill-dir", (tmp_.path() / "nope").string(), "-"},
+                                "{\"key\":\"k\",\"value\":1}\n");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err.rfind("skillbox store import: --skill-dir: ", 0), 0u) << missing.err;
+
+  const Exec both = skillbox({"store", "set", "--skill-dir", dir.string(), "--max-keys", "5", "k", "1"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--skill-dir excludes --max-keys"), std::string::npos) << both.err;
+
+  const Exec neither = skillbox({"store", "set", "k", "1"});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_EQ(neither.err,
+            "skillbox store set: give the skill: --skill ID, or --skill-dir DIR to use the quotas of its "
+            "skill.json\n");
+  EXPECT_FALSE(fs::exists(db_file())) << "a refused command creates no database";
+}
+
+/// Runs skillbox with stderr on a pseudo-terminal (stdin from `input`, stdout to a file); returns what
+/// the terminal showed (the pty turns "\n" into "\r\n") and the exit code.
+Exec on_terminal(const std::vector<std::string>& args, const std::string& input, const fs::path& scratch) {
+  const fs::path in = scratch / "pty-stdin", out = scratch / "pty-stdout";
+  write_bytes(in, input);
+  std::vector<std::string> storage = {SKILLBOX_CLI_PATH};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) {
+    ADD_FAILURE() << "forkpty failed: " << std::strerror(errno);
+    return {};
+  }
+  if (pid == 0) {
+    const int fd_in = ::open(in.c_str(), O_RDONLY);
+    const int fd_out = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd_in < 0 || fd_out < 0) ::_exit(126);
+    ::dup2(fd_in, 0);
+    ::dup2(fd_out, 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  Exec r;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n > 0) {
+      r.err.append(buf, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO: the child closed the terminal
+    }
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_bytes(out);
+  return r;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+TEST_F(StoreCli, ImportShowsProgressOnATerminalOnly) {
+  const std::vector<std::string> args = {"store",      "import",     "--skill",       "p",
+                                         "--max-keys", "200000",     "--quota-bytes", "100000000",
+                                         "-",          "--data-dir", data().string()};
+  const Exec small = on_terminal(args, import_lines(3), tmp_.path());
+  EXPECT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_EQ(small.out.rfind("imported 3 entries into skill p", 0), 0u) << small.out;
+  EXPECT_EQ(small.err,
+            "\rimporting: 1 line\x1b[K\rimporting: 3 lines, writing\x1b[K"
+            "\rimporting: 3 lines, done\x1b[K\r\n");
+
+  const auto start = std::chrono::steady_clock::now();
+  const Exec big = on_terminal(args, import_lines(150'000, "big"), tmp_.path());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_NE(big.err.find("\rimporting: 150,000 lines, done\x1b[K\r\n"), std::string::npos) << big.err;
+  const size_t updates = count(big.err, "\rimporting: ");
+  EXPECT_LE(updates, static_cast<size_t>(seconds * 10) + 3) << "at most ten a second, in " << seconds << " s";
+  EXPECT_GE(updates, 3u);
+
+  // A refusal ends the progress line first, so the message starts a line of its own.
+  const Exec bad = on_terminal(args, import_lines(2) + "oops\n", tmp_.path());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("\x1b[K\r\nskillbox store import: stdin: line 3: not valid JSON"), std::string::npos)
+      << bad.err;
+
+  // Not a terminal: the same imports print no progress at all.
+  const Exec piped = skillbox({"store", "import", "--skill", "q", "-"}, import_lines(3));
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.err, "");
+  const Exec refused = skillbox({"store", "import", "--skill", "q", "-"}, "oops\n");
+  EXPECT_EQ(refused.err, "skillbox store import: stdin: line 1: not valid JSON\n");
 }
 
 TEST_F(StoreCli, RunReadsEnvValuesFromAnEnvFile) {

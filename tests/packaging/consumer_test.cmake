@@ -8,6 +8,7 @@
 #   LAUNCHER      compiler launcher (ccache) or empty
 #   CC CXX        the compilers of the build under test, and CXX_FLAGS its flags: a consumer of a
 #   CXX_FLAGS     sanitizer build (the asan preset) must compile and link with the same sanitizers
+#   MAN_PAGE      the man page the build generated, or empty when help2man was missing at configure time
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -65,6 +66,35 @@ if(MODE STREQUAL "find_package")
       message(FATAL_ERROR "cmake --install did not install ${f}")
     endif()
   endforeach()
+  # The command's documentation for the shell: bash completion always, the man page when help2man built it.
+  set(completion "${prefix}/share/bash-completion/completions/skillbox")
+  if(NOT EXISTS "${completion}")
+    message(FATAL_ERROR "cmake --install did not install share/bash-completion/completions/skillbox")
+  endif()
+  file(READ "${completion}" completion_text)
+  if(NOT completion_text MATCHES "complete -F _skillbox skillbox" OR NOT completion_text MATCHES "'store'\\) _skillbox_reply='list get set")
+    message(FATAL_ERROR "the installed completion file does not complete skillbox's commands:\n${completion_text}")
+  endif()
+  run(bash -n "${completion}")
+  if(MAN_PAGE)
+    set(man_page "${prefix}/share/man/man1/skillbox.1")
+    if(NOT EXISTS "${man_page}")
+      message(FATAL_ERROR "cmake --install did not install share/man/man1/skillbox.1")
+    endif()
+    find_program(MAN man)
+    if(MAN)
+      set(ENV{MANWIDTH} 100)
+      run("${MAN}" -l -P cat "${man_page}")
+      foreach(shown "skillbox - run untrusted JavaScript skills" "SYNOPSIS|Usage" "skillbox \\[OPTIONS\\] SUBCOMMAND"
+                    "--version" "store" "ENVIRONMENT" "SKILLBOX_HOME")
+        if(NOT run_out MATCHES "${shown}")
+          message(FATAL_ERROR "man -l ${man_page} does not show \"${shown}\":\n${run_out}${run_err}")
+        endif()
+      endforeach()
+    endif()
+  else()
+    message(STATUS "no man page to check: help2man was missing when the build was configured (scripts/setup.sh)")
+  endif()
   run("${prefix}/bin/skillbox" --version)
   if(NOT run_out MATCHES "^skillbox [0-9]")
     message(FATAL_ERROR "the installed CLI printed an unexpected version:\n${run_out}")
