@@ -139,7 +139,7 @@ std::string word_after(const CLI::App* command, int argc, char** argv) {
     if (arg.starts_with("-")) {
       const CLI::App* scope = path[std::min(words, path.size() - 1)];
       const CLI::Option* option = find_option(scope, arg);
-      const bool takes_value = option != nullptr && option->get_type_size_max() > 0;
+      const bool takes_value = option != nullptr && option->get_items_expected_max() > 0;
       if (takes_value && arg.find('=') == std::string::npos) ++i;
       continue;
     }

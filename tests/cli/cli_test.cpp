@@ -235,6 +235,11 @@ TEST_F(CliTest, StoreWithoutAKnownSubcommandShowsTheStoreHelp) {
                 .err.find("skillbox: unknown store command \"lsit\" (did you mean \"list\"?)"),
             std::string::npos)
       << skillbox({"store", "lsit"}).err;
+  // A flag before the word takes no value: "lsit" is still the word where the subcommand belongs.
+  const Exec flagged = skillbox({"skills", "--json", "lsit"});
+  EXPECT_EQ(flagged.exit_code, 2);
+  EXPECT_NE(flagged.err.find("unknown skills command \"lsit\" (did you mean \"list\"?)"), std::string::npos)
+      << flagged.err;
 }
 
 TEST_F(CliTest, CheckHelpWorks) {
