@@ -3,10 +3,7 @@
 // option that `--help` shows, found by walking the help of every command, must be offered where it
 // belongs, and nothing else; bash must accept the script; and completions driven the way bash drives
 // them (COMP_WORDS, COMP_CWORD, then the completion function) give what a user expects at <TAB>.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +13,7 @@
 #include <vector>
 
 #include "capabilities/store/store_test_util.h"
+#include "support/cli_exec.h"
 
 namespace skillbox {
 namespace {
@@ -24,38 +22,10 @@ namespace fs = std::filesystem;
 using testing::read_bytes;
 using testing::write_bytes;
 
-struct Exec {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Exec = testing::CliExec;
 
-/// Runs `argv` (argv[0] is the program's path) with output through files, so nothing blocks on a pipe.
-Exec run(const std::vector<std::string>& args, const fs::path& scratch) {
-  const fs::path out = scratch / "stdout", err = scratch / "stderr";
-  std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (std::string& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd_in = ::open("/dev/null", O_RDONLY);
-    const int fd_out = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int fd_err = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd_in < 0 || fd_out < 0 || fd_err < 0) ::_exit(126);
-    ::dup2(fd_in, 0);
-    ::dup2(fd_out, 1);
-    ::dup2(fd_err, 2);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Exec r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_bytes(out);
-  r.err = read_bytes(err);
-  return r;
+Exec run(const std::vector<std::string>& argv) {
+  return testing::run_program(argv);
 }
 
 std::vector<std::string> split_words(const std::string& path) {
@@ -97,7 +67,7 @@ HelpEntry parse_help(const std::string& text) {
 class Completion : public ::testing::Test {
  protected:
   void SetUp() override {
-    const Exec script = run({SKILLBOX_CLI_PATH, "completion", "bash"}, tmp_.path());
+    const Exec script = run({SKILLBOX_CLI_PATH, "completion", "bash"});
     ASSERT_EQ(script.exit_code, 0) << script.err;
     script_ = tmp_.path() / "skillbox.bash";
     write_bytes(script_, script.out);
@@ -117,7 +87,7 @@ class Completion : public ::testing::Test {
         "bash",
         script_.string()};
     args.insert(args.end(), words.begin(), words.end());
-    const Exec r = run(args, tmp_.path());
+    const Exec r = run(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "") << "completing: " << ::testing::PrintToString(words);
     std::vector<std::string> out = split_words(r.out);
@@ -135,7 +105,7 @@ class Completion : public ::testing::Test {
       std::vector<std::string> args = {SKILLBOX_CLI_PATH};
       for (const std::string& w : split_words(path)) args.push_back(w);
       args.push_back("--help");
-      const Exec r = run(args, tmp_.path());
+      const Exec r = run(args);
       EXPECT_EQ(r.exit_code, 0) << path << ": " << r.err;
       const HelpEntry entry = parse_help(r.out);
       EXPECT_FALSE(entry.options.empty()) << "no options parsed from the help of '" << path << "':\n"
@@ -157,15 +127,14 @@ class Completion : public ::testing::Test {
 using Words = std::vector<std::string>;
 
 TEST_F(Completion, BashAcceptsTheScriptAndTheBuildInstallsTheSameOne) {
-  const Exec syntax = run({"bash", "-n", script_.string()}, tmp_.path());
+  const Exec syntax = run({"bash", "-n", script_.string()});
   EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
   EXPECT_EQ(syntax.err, "");
   // The file the build generated (and `cmake --install` installs) is what the command prints.
   EXPECT_EQ(read_bytes(SKILLBOX_COMPLETION_FILE), read_bytes(script_))
       << SKILLBOX_COMPLETION_FILE << " is stale: rebuild";
   const Exec registered =
-      run({"bash", "--norc", "-c", "source \"$1\" && complete -p skillbox", "bash", script_.string()},
-          tmp_.path());
+      run({"bash", "--norc", "-c", "source \"$1\" && complete -p skillbox", "bash", script_.string()});
   EXPECT_EQ(registered.out, "complete -F _skillbox skillbox\n") << registered.err;
 }
 

@@ -26,6 +26,12 @@ std::string slurp(const std::filesystem::path& p) {
 }  // namespace
 
 CliExec run_cli(const std::vector<std::string>& args, const CliOptions& options) {
+  std::vector<std::string> argv = {SKILLBOX_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, options);
+}
+
+CliExec run_program(const std::vector<std::string>& args, const CliOptions& options) {
   std::string pattern = (std::filesystem::temp_directory_path() / "skillbox-cli-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   const std::filesystem::path tmp = pattern;
@@ -33,8 +39,7 @@ CliExec run_cli(const std::vector<std::string>& args, const CliOptions& options)
     std::ofstream in(tmp / "stdin", std::ios::binary);
     in << options.input;
   }
-  std::vector<std::string> storage = {SKILLBOX_CLI_PATH};
-  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<std::string> storage = args;
   std::vector<char*> argv;
   for (std::string& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -53,7 +58,7 @@ CliExec run_cli(const std::vector<std::string>& args, const CliOptions& options)
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(126);
     // The forked child has one thread: nothing else reads the environment while putenv writes it.
     for (std::string& e : env_storage) ::putenv(e.data());  // NOLINT(concurrency-mt-unsafe)
-    ::execv(argv[0], argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   int status = 0;

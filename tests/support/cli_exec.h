@@ -20,7 +20,11 @@ struct CliOptions {
   int timeout_s = 120;           // then SIGKILL: a hang fails the test, not the run
 };
 
-/// Runs SKILLBOX_CLI_PATH with `args`; stdout and stderr go through files (no pipe can fill up).
+/// Runs `argv` (argv[0] found on $PATH unless it holds a '/'); stdout and stderr go through files, so
+/// no pipe can fill up and block it.
+CliExec run_program(const std::vector<std::string>& argv, const CliOptions& options = {});
+
+/// run_program with SKILLBOX_CLI_PATH and `args`.
 CliExec run_cli(const std::vector<std::string>& args, const CliOptions& options = {});
 
 }  // namespace skillbox::testing
