@@ -39,9 +39,10 @@ struct StoreOptions {
   StorePolicy policy;
 };
 
-/// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data).
-void complain(std::string_view command, std::string_view message) {
-  emit(stderr, "skillbox store " + std::string(command) + ": " + base::escape_text(message) + "\n");
+/// Prints "skillbox: store NAME: MESSAGE" on stderr (escaped: keys and values are skill data). The store
+/// is keyed by skill id, which the messages name; there is no skill folder to name.
+void complain(std::string_view command, std::string_view text) {
+  say("", "store " + std::string(command) + ": " + base::escape_text(text));
 }
 
 int exit_for(StoreErrc code) {

@@ -91,7 +91,7 @@ TEST_F(StoreCli, SetGetListDelete) {
   const Exec missing = skillbox({"store", "get", "--skill", "notes", "count"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.out, "");
-  EXPECT_EQ(missing.err, "skillbox store get: skill \"notes\" has no key \"count\"\n");
+  EXPECT_EQ(missing.err, "skillbox: store get: skill \"notes\" has no key \"count\"\n");
   EXPECT_EQ(skillbox({"store", "delete", "--skill", "notes", "count"}).exit_code, 1);
 
   // What the CLI wrote, a skill reads: the same database, the same rows.
