@@ -47,7 +47,7 @@ int report_invalid(const BundleOptions& o, const std::string& error_name, const 
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
     emit(stdout, dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
   } else {
-    emit(stderr, base::escape_text(message, /*keep_newlines=*/true) + "\n");
+    say(o.dir, message);
   }
   return exit_code(Outcome::invalid);
 }
@@ -78,7 +78,7 @@ std::string tools_text(const std::string& value_json) {
 
 int run_bundle(const BundleOptions& o) {
   Result<Skill> skill = load_skill(o.dir);
-  if (!skill) return report_invalid(o, "InvalidSkill", skill.error().message);
+  if (!skill) return report_invalid(o, "InvalidSkill", load_problem(o.dir, skill.error().message));
   if (skill->manifest().format != SkillFormat::openhuman)
     return report_invalid(
         o, "InvalidSkill",
@@ -146,7 +146,8 @@ int run_bundle(const BundleOptions& o) {
     } else {
       emit(stdout, run_result_value(result));
     }
-    emit(stderr, run_result_report(result, effective_limits(skill->manifest().limits, invocation.overrides)));
+    emit(stderr,
+         run_result_report(result, effective_limits(skill->manifest().limits, invocation.overrides), o.dir));
   }
   return exit_code(result.outcome);
 }

@@ -100,17 +100,17 @@ int check_skill(const CheckOptions& o) {
       out["isolation"] = {{"mode", isolation.available ? "process" : "unavailable"},
                           {"reason", isolation.reason}};
     } else {
-      out["error"] = skill.error().message;
+      out["error"] = load_problem(o.dir, skill.error().message);
     }
     emit(stdout, dump_json(out, 2, /*ascii=*/true) + "\n");
   } else if (!skill) {
-    emit(stderr, base::escape_text(skill.error().message, /*keep_newlines=*/true) + "\n");
+    say(o.dir, load_problem(o.dir, skill.error().message));
   } else if (!problems.empty()) {
     for (const CodeProblem& p : problems) {
       const std::string text = p.message == ts_note ? p.message : where(p) + ": " + p.message;
-      emit(stderr, base::escape_text(text) + "\n");
+      say(o.dir, base::escape_text(text));  // one line each: a compiler message may hold anything
     }
-    emit(stderr, "invalid: the skill's code does not compile or load; fix the problems above\n");
+    say(o.dir, "invalid: the skill's code does not compile or load; fix the problems above");
   } else {
     emit(stdout, skill_report(*skill, &code));
     if (skill->manifest().bundle) emit(stdout, bundle_report(*skill));
@@ -121,7 +121,7 @@ int check_skill(const CheckOptions& o) {
                            base::escape_text(isolation.reason) + "\n");
   }
   if (!o.json)
-    for (const std::string& w : warnings) emit(stderr, "warning: " + base::escape_text(w) + "\n");
+    for (const std::string& w : warnings) say(o.dir, "warning: " + base::escape_text(w));
   return valid ? 0 : exit_code(Outcome::invalid);
 }
 

@@ -133,7 +133,7 @@ std::string create_file(const fs::path& path, const std::string& text) {
 }
 
 int fail(const std::string& message) {
-  emit(stderr, "skillbox: init: " + base::escape_text(message) + "\n");
+  say("", "init: " + message);
   return kExitUsage;
 }
 

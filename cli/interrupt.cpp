@@ -21,7 +21,8 @@ constexpr long kPollNs = 50'000'000;
 
 }  // namespace
 
-InterruptWatch::InterruptWatch(CancelToken token) : token_(std::move(token)) {
+InterruptWatch::InterruptWatch(CancelToken token, std::string note)
+    : token_(std::move(token)), note_(std::move(note)) {
   const sigset_t set = interrupt_signals();
   pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
   watcher_ = std::thread([this, set] {
@@ -30,8 +31,7 @@ InterruptWatch::InterruptWatch(CancelToken token) : token_(std::move(token)) {
     while (!stop_.load(std::memory_order_acquire)) {
       if (sigtimedwait(&set, nullptr, &poll) < 0) continue;  // timeout or EINTR: look at stop_
       if (++seen == 1) {
-        static constexpr char kNote[] = "skillbox: cancelling the run (press Ctrl-C again to quit at once)\n";
-        (void)!write(STDERR_FILENO, kNote, sizeof kNote - 1);
+        (void)!write(STDERR_FILENO, note_.data(), note_.size());  // a thread, not a signal handler
         token_.cancel();
       } else {
         _exit(exit_code(Outcome::cancelled));

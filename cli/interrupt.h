@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <string>
 #include <thread>
 
 #include "skillbox/skillbox.h"
@@ -12,17 +13,19 @@ namespace skillbox::cli {
 
 /// While it lives, SIGINT and SIGTERM are blocked in the calling thread and in every thread started
 /// after it (the runner's threads inherit the mask), and one watcher thread takes them with
-/// sigtimedwait: the first cancels `token`, the second exits with 130 without waiting. Construct it
-/// before the runner, so no runner thread can receive the signal. Destruction restores the mask.
+/// sigtimedwait: the first writes `note` to stderr and cancels `token`, the second exits with 130
+/// without waiting. Construct it before the runner, so no runner thread can receive the signal.
+/// Destruction restores the mask.
 class InterruptWatch {
  public:
-  explicit InterruptWatch(CancelToken token);
+  InterruptWatch(CancelToken token, std::string note);
   ~InterruptWatch();
   InterruptWatch(const InterruptWatch&) = delete;
   InterruptWatch& operator=(const InterruptWatch&) = delete;
 
  private:
   CancelToken token_;
+  std::string note_;
   sigset_t old_mask_{};
   std::atomic<bool> stop_{false};
   std::thread watcher_;

@@ -207,7 +207,7 @@ std::string reword(const CLI::App& app, const CLI::ParseError& e, int argc, char
 int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   const CLI::App* command = selected_command(app);
   const std::string path = command_path(command);
-  std::string text = "skillbox: " + skillbox::base::escape_text(reword(app, e, argc, argv)) + "\n";
+  std::string text = skillbox::cli::message("", reword(app, e, argc, argv));
   if (command != &app && std::string(e.what()) == "A subcommand is required") {
     text += "\n" + command->help(command_path(command->get_parent()));
   } else {
@@ -247,9 +247,9 @@ int show_help(const CLI::App& app, const HelpCommands& h) {
       if (sub->get_name() == word) next = sub;
     if (next == nullptr) {
       const std::vector<std::string> names = subcommand_names(*at);
-      skillbox::cli::emit(stderr, "skillbox: help: no command \"" + skillbox::base::escape_text(word) +
-                                      "\" in '" + command_path(at) + "'" + did_you_mean(word, names) +
-                                      "; the commands are " + join_names(names) + "\n");
+      skillbox::cli::say("", "help: no command \"" + skillbox::base::escape_text(word) + "\" in '" +
+                                 command_path(at) + "'" + did_you_mean(word, names) + "; the commands are " +
+                                 join_names(names));
       return skillbox::cli::kExitUsage;
     }
     at = next;
@@ -305,15 +305,15 @@ int main(int argc, char** argv) {
   try {
     code = run_main(argc, argv);
   } catch (const std::exception& e) {
-    skillbox::cli::emit(stderr, "skillbox: internal error: " + skillbox::base::escape_text(e.what()) + "\n");
+    skillbox::cli::say("", std::string("internal error: ") + e.what());
     return skillbox::cli::kExitInternal;
   } catch (...) {
-    skillbox::cli::emit(stderr, "skillbox: internal error\n");
+    skillbox::cli::say("", "internal error");
     return skillbox::cli::kExitInternal;
   }
   // A result that could not be written completely must not look like a success.
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
-    skillbox::cli::emit(stderr, "skillbox: cannot write to standard output\n");
+    skillbox::cli::say("", "cannot write to standard output");
     return skillbox::cli::kExitInternal;
   }
   return code;

@@ -8,6 +8,7 @@
 
 #include "base/escape.h"
 #include "base/utf8.h"
+#include "cli/output.h"
 
 namespace skillbox::cli {
 namespace {
@@ -180,14 +181,16 @@ std::string run_result_logs(const RunResult& result) {
   return out;
 }
 
-std::string run_result_error(const RunResult& result) {
+std::string run_result_error(const RunResult& result, std::string_view folder) {
   std::string out;
   if (result.error) {
     const ErrorInfo& e = *result.error;
-    out += "error: " + base::escape_text(e.name);
-    if (!e.code.empty()) out += " [" + base::escape_text(e.code) + "]";
-    out += ": " + base::escape_text(e.message) + "\n";
-    std::string stack = base::escape_text(e.stack, /*keep_newlines=*/true);
+    // The skill's text is escaped first, newlines included: it stays on the one line of the message
+    // (a newline in it could otherwise start a line that looks like skillbox's own).
+    std::string line = "error: " + base::escape_text(e.name);
+    if (!e.code.empty()) line += " [" + base::escape_text(e.code) + "]";
+    out += message(folder, line + ": " + base::escape_text(e.message));
+    std::string stack = base::escape_text(e.stack, /*keep_newlines=*/true);  // the skill's, as it wrote it
     while (!stack.empty() && stack.back() == '\n') stack.pop_back();
     if (!stack.empty()) out += stack + "\n";
   }
@@ -213,24 +216,26 @@ EffectiveLimits effective_limits(const Limits& manifest, const LimitOverrides& f
   return e;
 }
 
-std::string run_result_report(const RunResult& result, const EffectiveLimits& limits) {
-  std::string out = run_result_error(result);
-  out += "outcome: " + std::string(to_string(result.outcome)) + " (exit " +
-         std::to_string(exit_code(result.outcome)) + ")";
+std::string run_result_report(const RunResult& result, const EffectiveLimits& limits,
+                              std::string_view folder) {
+  std::string out = run_result_error(result, folder);
+  std::string outcome = "outcome: " + std::string(to_string(result.outcome)) + " (exit " +
+                        std::to_string(exit_code(result.outcome)) + ")";
   const std::string why = limit_explanation(result.outcome, limits);
-  if (!why.empty()) out += ": " + why;
-  out += "\n";
+  if (!why.empty()) outcome += ": " + why;
+  out += message(folder, outcome);
   const Usage& u = result.usage;
-  out += "usage: " + std::to_string(u.wall_ms) + " ms wall, " + std::to_string(u.cpu_ms) + " ms cpu, " +
-         plural(u.steps, "step", "steps") + ", " + approx_bytes(u.heap_peak_bytes) + " heap peak, " +
-         plural(u.host_calls, "host call", "host calls");
-  if (u.timers_dropped > 0) out += ", " + plural(u.timers_dropped, "timer", "timers") + " dropped";
+  std::string usage = "usage: " + std::to_string(u.wall_ms) + " ms wall, " + std::to_string(u.cpu_ms) +
+                      " ms cpu, " + plural(u.steps, "step", "steps") + ", " +
+                      approx_bytes(u.heap_peak_bytes) + " heap peak, " +
+                      plural(u.host_calls, "host call", "host calls");
+  if (u.timers_dropped > 0) usage += ", " + plural(u.timers_dropped, "timer", "timers") + " dropped";
   if (u.unhandled_rejections > 0)
-    out += ", " + plural(u.unhandled_rejections, "unhandled rejection", "unhandled rejections");
+    usage += ", " + plural(u.unhandled_rejections, "unhandled rejection", "unhandled rejections");
   if (u.http_bytes_in > 0 || u.http_bytes_out > 0) {
-    out += ", http " + approx_bytes(u.http_bytes_in) + " in / " + approx_bytes(u.http_bytes_out) + " out";
+    usage += ", http " + approx_bytes(u.http_bytes_in) + " in / " + approx_bytes(u.http_bytes_out) + " out";
   }
-  out += "\n";
+  out += message(folder, usage);
   return out;
 }
 

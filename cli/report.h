@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "skillbox/skillbox.h"
 
@@ -28,8 +29,9 @@ RunResult checked_result(RunResult result);
 [[nodiscard]] std::string run_result_logs(const RunResult& result);
 /// One of those lines.
 [[nodiscard]] std::string log_line(const LogEntry& entry);
-/// The error part of run_result_report: "error: name [code]: message" and the stack; "" without error.
-[[nodiscard]] std::string run_result_error(const RunResult& result);
+/// The error part of run_result_report: the message "skillbox: FOLDER: error: name [code]: message"
+/// (cli/output.h message()), then the stack as the skill's; "" without error.
+[[nodiscard]] std::string run_result_error(const RunResult& result, std::string_view folder);
 
 /// The limits a run gets and, for each, where it came from, in words a user can act on:
 /// "`--timeout-ms 300` on the command line", "`limits.timeout_ms` in skill.json", "the default for
@@ -47,9 +49,11 @@ struct EffectiveLimits {
 [[nodiscard]] EffectiveLimits effective_limits(const Limits& manifest, const LimitOverrides& flags);
 
 /// What ended the run, for stderr: the error (name [code]: message, then the stack), the outcome line
-/// (with the limit that was hit and where it was set, from `limits`) and the usage line.
+/// (with the limit that was hit and where it was set, from `limits`) and the usage line, each a message
+/// about the skill folder `folder` as the user typed it ("skillbox: FOLDER: outcome: ...").
 /// Skill-controlled text is escaped.
-[[nodiscard]] std::string run_result_report(const RunResult& result, const EffectiveLimits& limits);
+[[nodiscard]] std::string run_result_report(const RunResult& result, const EffectiveLimits& limits,
+                                            std::string_view folder);
 
 /// The stdout part of a run's human output: the value as indented JSON (escaped for terminals, still
 /// valid JSON), or "" when there is none (the outcome is not ok and the result carries no value beside

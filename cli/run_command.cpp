@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "base/escape.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/interrupt.h"
@@ -43,8 +42,6 @@ void write_err(const std::string& text) {
   emit(stderr, text);
 }
 
-/// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
-/// result with outcome `invalid`, else as the message lines on stderr. Returns the exit code.
 /// The last line of --json-stream: the --json object with "type": "result" first.
 std::string result_line(const RunResult& r) {
   nlohmann::ordered_json line = nlohmann::ordered_json::object();
@@ -60,6 +57,9 @@ double ms_since(Timestamp origin, Timestamp at) {
   return static_cast<double>(us) / 1000.0;
 }
 
+/// Reports a failure found before any skill code ran (bad skill, bad input): in JSON mode as a run
+/// result with outcome `invalid`, else as a message about the skill folder on stderr (the JSON message is
+/// that message without "skillbox: DIR: "). Returns the exit code.
 int report_invalid(const RunOptions& o, const std::string& error_name, const std::string& message) {
   if (o.json || o.json_stream) {
     RunResult r;
@@ -67,19 +67,21 @@ int report_invalid(const RunOptions& o, const std::string& error_name, const std
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
     write_out(o.json_stream ? result_line(r) : dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
   } else {
-    write_err(base::escape_text(message, /*keep_newlines=*/true) + "\n");
+    say(o.dir, message);
   }
   return exit_code(Outcome::invalid);
 }
 
-/// Tells a human when a flag asked for more than the skill's own limit (the skill's limit applies).
-std::string override_notes(const LimitFlags& flags, const Limits& manifest) {
+/// Tells a human when a flag asked for more than the skill's own limit (the skill's limit applies): one
+/// message about `folder` per such flag.
+std::string override_notes(const LimitFlags& flags, const Limits& manifest, std::string_view folder) {
   std::string out;
   const auto note = [&](const char* flag, const std::optional<uint64_t>& value, uint64_t asked, uint64_t have,
                         const std::string& have_text) {
     if (value && asked > have) {
-      out += "note: " + std::string(flag) + " " + std::to_string(*value) +
-             " is above the skill's own limit of " + have_text + "; the lower limit applies\n";
+      out += message(folder, "note: " + std::string(flag) + " " + std::to_string(*value) +
+                                 " is above the skill's own limit of " + have_text +
+                                 "; the lower limit applies");
     }
   };
   note("--memory-mb", flags.memory_mb, flags.memory_mb.value_or(0) * 1024 * 1024, manifest.memory_bytes,
@@ -95,7 +97,7 @@ std::string override_notes(const LimitFlags& flags, const Limits& manifest) {
 
 int run_skill(const RunOptions& o) {
   Result<Skill> skill = load_skill(o.dir);  // an OpenHuman bundle too (--call "tool:NAME", docs/openhuman.md)
-  if (!skill) return report_invalid(o, "InvalidSkill", skill.error().message);
+  if (!skill) return report_invalid(o, "InvalidSkill", load_problem(o.dir, skill.error().message));
 
   if (o.call.size() > kMaxExportNameBytes) {
     return report_invalid(
@@ -124,7 +126,7 @@ int run_skill(const RunOptions& o) {
 
   const LimitOverrides overrides = o.limits.overrides();
   const EffectiveLimits effective = effective_limits(skill->manifest().limits, overrides);
-  if (!o.json && !o.json_stream) write_err(override_notes(o.limits, skill->manifest().limits));
+  if (!o.json && !o.json_stream) write_err(override_notes(o.limits, skill->manifest().limits, o.dir));
 
   HostOptions host;
   host.data_dir = o.data_dir;
@@ -135,7 +137,9 @@ int run_skill(const RunOptions& o) {
     host.env = std::move(*values);
   }
   CancelToken cancel;
-  const InterruptWatch interrupts(cancel);  // before the runner: its threads must not take the signals
+  // Before the runner: its threads must not take the signals.
+  const InterruptWatch interrupts(cancel,
+                                  message(o.dir, "cancelling the run (press Ctrl-C again to quit at once)"));
   // Process isolation (the worker wall) is the default; in-process only when asked for by name.
   const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
   Invocation invocation{.skill = *skill,
@@ -181,9 +185,9 @@ int run_skill(const RunOptions& o) {
     for (size_t i = streamed; i < result.logs.size(); ++i) write_err(log_line(result.logs[i]));
     write_out(run_result_value(result));
     if (!o.quiet) {
-      write_err(run_result_report(result, effective));
+      write_err(run_result_report(result, effective, o.dir));
     } else if (result.error) {
-      write_err(run_result_error(result));
+      write_err(run_result_error(result, o.dir));
     }
   }
   return exit_code(result.outcome);

@@ -30,9 +30,9 @@ struct SkillsOptions {
   bool json = false;
 };
 
-/// Prints "skillbox skills NAME: MESSAGE" on stderr, escaped (paths and ids may hold anything).
-void complain(std::string_view command, std::string_view message) {
-  emit(stderr, "skillbox skills " + std::string(command) + ": " + base::escape_text(message) + "\n");
+/// Prints "skillbox: skills NAME: MESSAGE" on stderr, escaped (paths and ids may hold anything).
+void complain(std::string_view command, std::string_view text) {
+  say("", "skills " + std::string(command) + ": " + base::escape_text(text));
 }
 
 int list_bindings(const SkillsOptions& o) {
@@ -76,14 +76,15 @@ int list_bindings(const SkillsOptions& o) {
 int rebind(const SkillsOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.dir, ec)) {
-    complain("rebind", "DIR " + o.dir + ": not a folder; pass the skill folder that should own the id");
+    say(o.dir, "not a folder; pass the skill folder that should own the id");
     return kExitUsage;
   }
   std::string id = o.id;
   if (id.empty()) {
     auto skill = Skill::load(o.dir);
     if (!skill) {
-      complain("rebind", skill.error().message + " (pass --id ID to bind an id without reading skill.json)");
+      say(o.dir, load_problem(o.dir, skill.error().message) +
+                     " (pass --id ID to bind an id without reading skill.json)");
       return kExitUsage;
     }
     id = skill->manifest().id;
@@ -101,7 +102,7 @@ int rebind(const SkillsOptions& o) {
   }
   auto bound = rebind_skill(host, id, o.dir);
   if (!bound) {
-    complain("rebind", bound.error().message);
+    say(o.dir, bound.error().message);
     return kExitInternal;
   }
   std::string line = "skill id " + id + " now belongs to " + bound->dir.string();

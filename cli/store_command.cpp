@@ -60,11 +60,12 @@ class ImportProgress;
 ImportProgress* active_progress = nullptr;
 void end_progress();
 
-/// Prints "skillbox store NAME: MESSAGE" on stderr (escaped: keys and values are skill data), on a line
-/// of its own.
-void complain(std::string_view command, std::string_view message) {
+/// Prints "skillbox: store NAME: MESSAGE" on stderr (escaped: keys and values are skill data), on a line
+/// of its own. The store is keyed by skill id, which the messages name; with --skill-dir they name
+/// the manifest too.
+void complain(std::string_view command, std::string_view text) {
   end_progress();
-  emit(stderr, "skillbox store " + std::string(command) + ": " + base::escape_text(message) + "\n");
+  say("", "store " + std::string(command) + ": " + base::escape_text(text));
 }
 
 int exit_for(StoreErrc code) {

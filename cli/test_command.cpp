@@ -447,16 +447,15 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
 }
 
 int run_tests(const TestOptions& o) {
-  const std::string dir_shown = base::escape_text(o.dir);
   Result<Skill> skill = load_skill(o.dir);
   if (!skill) {
-    emit(stderr, "skillbox: " + dir_shown + ": " + base::escape_text(skill.error().message, true) + "\n");
+    say(o.dir, load_problem(o.dir, skill.error().message));
     return kExitUsage;
   }
   const fs::path file = fs::path(o.file).is_absolute() ? fs::path(o.file) : fs::path(o.dir) / o.file;
-  auto tests = read_test_file(file, base::escape_text(o.file));
+  auto tests = read_test_file(file, o.file);
   if (!tests) {
-    emit(stderr, "skillbox: " + dir_shown + ": " + base::escape_text(tests.error().message, true) + "\n");
+    say(o.dir, tests.error().message);
     return kExitUsage;
   }
   size_t passed = 0;
@@ -486,8 +485,7 @@ int run_tests(const TestOptions& o) {
     }
   }
   if (selected == 0) {
-    emit(stderr, "skillbox: " + dir_shown + ": no test name contains \"" + base::escape_text(o.filter) +
-                     "\"; the tests are listed in " + base::escape_text(o.file) + "\n");
+    say(o.dir, "no test name contains \"" + o.filter + "\"; the tests are listed in " + o.file);
     return kExitUsage;
   }
   emit(stdout, std::to_string(selected) + (selected == 1 ? " test: " : " tests: ") + std::to_string(passed) +

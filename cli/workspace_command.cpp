@@ -22,8 +22,10 @@ struct WorkspaceOptions {
   bool json = false;
 };
 
-int fail(std::string_view command, const std::string& message) {
-  emit(stderr, "skillbox workspace " + std::string(command) + ": " + base::escape_text(message) + "\n");
+/// Prints "skillbox: workspace NAME: MESSAGE" on stderr (escaped: names are the skill's). Workspaces are
+/// keyed by skill id, which the messages name; there is no skill folder to name.
+int fail(std::string_view command, const std::string& text) {
+  say("", "workspace " + std::string(command) + ": " + base::escape_text(text));
   return 1;
 }
 

@@ -341,37 +341,42 @@ TEST_F(CliTest, InputMustBeOneJsonValue) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(
       r.err,
-      "--input: not valid JSON at line 1, column 3: syntax error while parsing object key - invalid literal; "
-      "last read: '{na'; expected string literal; pass one JSON value, quoted for the shell: --input "
-      "'{\"name\": \"Ada\"}'\n");
+      "skillbox: " + example("hello") +
+          ": --input: not valid JSON at line 1, column 3: syntax error while parsing object key - invalid "
+          "literal; "
+          "last read: '{na'; expected string literal; pass one JSON value, quoted for the shell: --input "
+          "'{\"name\": \"Ada\"}'\n");
   EXPECT_EQ(r.out, "");
 }
 
 TEST_F(CliTest, InputFileErrorsAreInvalid) {
   Exec r = run({example("hello"), "--input-file", (tmp_ / "missing.json").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "--input-file: cannot open \"" + (tmp_ / "missing.json").string() +
+  const std::string hello = "skillbox: " + example("hello") + ": ";
+  EXPECT_EQ(r.err, hello + "--input-file: cannot open \"" + (tmp_ / "missing.json").string() +
                        "\": No such file or directory\n");
 
   r = run({example("hello"), "--input-file", tmp_.string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "--input-file: \"" + tmp_.string() + "\" is a folder; pass a JSON file\n");
+  EXPECT_EQ(r.err, hello + "--input-file: \"" + tmp_.string() + "\" is a folder; pass a JSON file\n");
 
   const fs::path big = tmp_ / "big.json";
   std::ofstream(big) << "\"" << std::string(size_t{16} * 1024 * 1024, 'x') << "\"";
   r = run({example("hello"), "--input-file", big.string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err,
-            "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
+  EXPECT_EQ(
+      r.err,
+      hello + "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
 
   r = run({example("hello"), "--input-file", "-"}, std::string(size_t{17} * 1024 * 1024, ' '));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err,
-            "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
+  EXPECT_EQ(
+      r.err,
+      hello + "--input-file: larger than 16 MiB; pass a smaller input (the skill's heap has to hold it)\n");
 
   r = run({example("hello"), "--input-file", "-"}, "[1, 2,]");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.substr(0, 48), "--input-file: not valid JSON at line 1, column 7");
+  EXPECT_EQ(r.err.substr(0, hello.size() + 48), hello + "--input-file: not valid JSON at line 1, column 7");
 }
 
 TEST_F(CliTest, JsonModeReportsInvalidInputAsOneObject) {
@@ -393,7 +398,8 @@ TEST_F(CliTest, RunOfABadSkillIsInvalidWithTheManifestMessage) {
       skill("bad", R"({"id": "bad", "entry": "index.js", "limits": {"memory_mb": "lots"}})");
   Exec r = run({dir});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "skill.json: limits.memory_mb: expected an integer from 1 to 4096, got \"lots\"\n");
+  EXPECT_EQ(r.err, "skillbox: " + dir +
+                       ": skill.json: limits.memory_mb: expected an integer from 1 to 4096, got \"lots\"\n");
   EXPECT_EQ(r.out, "");
 
   r = run({dir, "--json"});
@@ -404,9 +410,10 @@ TEST_F(CliTest, RunOfABadSkillIsInvalidWithTheManifestMessage) {
   EXPECT_EQ(j["error"]["message"],
             "skill.json: limits.memory_mb: expected an integer from 1 to 4096, got \"lots\"");
 
+  // The folder is named once, as typed, not again in the library's "cannot load skill \"DIR\": ".
   r = run({(tmp_ / "nowhere").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "cannot load skill \"" + (tmp_ / "nowhere").string() + "\": no such folder\n");
+  EXPECT_EQ(r.err, "skillbox: " + (tmp_ / "nowhere").string() + ": no such folder\n");
 }
 
 // ---- check -------------------------------------------------------------------------------------------
@@ -506,14 +513,16 @@ TEST_F(CliTest, CheckOfABadSkillListsEveryProblemAndExitsTwo) {
   Exec r = skillbox({"check", dir});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err,
-            "skill.json: id: expected 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a "
-            "letter or "
-            "digit, got \"Bad\"\n"
-            "skill.json: entry: expected a relative path to a file inside the skill folder, such as "
-            "\"index.js\", got "
-            "\"../x.js\" ('..' is not allowed)\n"
-            "skill.json: limits.stack_kb: expected an integer from 16 to 4096, got 1\n");
+  const std::string bad = "skillbox: " + dir + ": ";
+  EXPECT_EQ(
+      r.err,
+      bad +
+          "skill.json: id: expected 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a "
+          "letter or digit, got \"Bad\"\n" +
+          bad +
+          "skill.json: entry: expected a relative path to a file inside the skill folder, such as "
+          "\"index.js\", got \"../x.js\" ('..' is not allowed)\n" +
+          bad + "skill.json: limits.stack_kb: expected an integer from 16 to 4096, got 1\n");
 
   r = skillbox({"check", "--json", dir});
   EXPECT_EQ(r.exit_code, 2);
@@ -540,8 +549,10 @@ TEST_F(CliTest, RunHelloPrintsTheValueOnStdoutAndTheRestOnStderr) {
   const Exec r = run({example("hello"), "--input", R"({"name": "Ada"})"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "{\n  \"greeting\": \"Hello, Ada!\",\n  \"length\": 3\n}\n");
-  EXPECT_EQ(r.err.substr(0, 42), "[info] greeting Ada\noutcome: ok (exit 0)\nu") << r.err;
-  EXPECT_NE(r.err.find("\nusage: "), std::string::npos);
+  const std::string hello = "skillbox: " + example("hello") + ": ";
+  EXPECT_TRUE(
+      r.err.starts_with("[info] greeting Ada\n" + hello + "outcome: ok (exit 0)\n" + hello + "usage: "))
+      << r.err;
   EXPECT_NE(r.err.find(" ms wall, "), std::string::npos);
   EXPECT_NE(r.err.find(" heap peak, "), std::string::npos);
 }
@@ -587,10 +598,12 @@ TEST_F(CliTest, RunOfAThrowingSkillIsErrorExitOne) {
   Exec r = run({dir});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.substr(0, 23), "error: TypeError: boom\n") << r.err;
-  EXPECT_NE(r.err.find("index.js"), std::string::npos) << r.err;     // the stack names the skill's file
-  EXPECT_EQ(r.err.find(tmp_.string()), std::string::npos) << r.err;  // and no host path
-  EXPECT_NE(r.err.find("\noutcome: error (exit 1)\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.starts_with("skillbox: " + dir + ": error: TypeError: boom\n")) << r.err;
+  // The stack names the skill's file and no host path (the folder is in skillbox's lines, as typed).
+  const std::string stack = r.err.substr(r.err.find('\n') + 1, r.err.find("\nskillbox: ") - r.err.find('\n'));
+  EXPECT_NE(stack.find("index.js"), std::string::npos) << r.err;
+  EXPECT_EQ(stack.find(tmp_.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\nskillbox: " + dir + ": outcome: error (exit 1)\n"), std::string::npos) << r.err;
 
   r = run({dir, "--json"});
   EXPECT_EQ(r.exit_code, 1);
@@ -665,7 +678,8 @@ TEST_F(CliTest, OverridesNeverRaiseTheSkillsLimits) {
   const Exec r = run({dir, "--steps", "1000000000"});
   EXPECT_EQ(r.exit_code, 11) << r.err;
   const std::string note =
-      "note: --steps 1000000000 is above the skill's own limit of 100000 steps; the lower limit applies\n";
+      "skillbox: " + dir +
+      ": note: --steps 1000000000 is above the skill's own limit of 100000 steps; the lower limit applies\n";
   EXPECT_EQ(r.err.substr(0, note.size()), note);
   EXPECT_NE(r.err.find("used up its 100000 steps (`limits.steps` in skill.json)"), std::string::npos)
       << r.err;
@@ -727,6 +741,87 @@ TEST_F(CliTest, ALimitOutcomeNamesWhereTheLimitWasSet) {
                        "lower it with a flag)\n"),
             std::string::npos)
       << r.err;
+}
+
+// ---- skillbox's own messages: one prefix, and the skill folder as typed ------------------------------
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+TEST_F(CliTest, MessagesStartWithSkillboxAndNameTheFolderAsTyped) {
+  // Typed with a "sub/.." detour: the messages must show these words, not the canonical path.
+  fs::create_directories(tmp_ / "sub");
+  const std::string bad_dir =
+      skill("bad", R"({"id": "bad", "entry": "index.js", "limits": {"timeout_ms": 0}})");
+  const std::string bad = (tmp_ / "sub" / ".." / "bad").string();
+  ASSERT_TRUE(fs::equivalent(bad, bad_dir));
+  const std::string manifest_line =
+      "skillbox: " + bad + ": skill.json: limits.timeout_ms: expected an integer from 1 to 600000, got 0\n";
+  for (const char* command : {"run", "check"}) {
+    SCOPED_TRACE(command);
+    const Exec r = skillbox({command, bad}, "", home_);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, manifest_line);
+  }
+  // The JSON message is the same text without the prefix.
+  EXPECT_EQ(json::parse(run({bad, "--json"}).out)["error"]["message"],
+            "skill.json: limits.timeout_ms: expected an integer from 1 to 600000, got 0");
+
+  const std::string missing = (tmp_ / "sub" / ".." / "missing").string();
+  for (const char* command : {"run", "check"}) {
+    SCOPED_TRACE(command);
+    const Exec r = skillbox({command, missing}, "", home_);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "skillbox: " + missing + ": no such folder\n");
+  }
+  EXPECT_EQ(skillbox({"skills", "rebind", missing}, "", home_).err,
+            "skillbox: " + missing + ": not a folder; pass the skill folder that should own the id\n");
+
+  // A runtime error: the error, outcome and usage lines are messages about the folder; the stack
+  // between them is the skill's own. A newline in the skill's message cannot start a line of skillbox's.
+  fs::create_directories(tmp_ / "throws");
+  std::ofstream(tmp_ / "throws" / "skill.json") << R"({"id": "throws", "entry": "index.js"})";
+  std::ofstream(tmp_ / "throws" / "index.js")
+      << "export default function () { throw new RangeError('no\\nskillbox: forged'); }\n";
+  const std::string throws = (tmp_ / "sub" / ".." / "throws").string();
+  Exec r = run({throws});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string prefix = "skillbox: " + throws + ": ";
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_GE(lines.size(), 3u) << r.err;
+  EXPECT_EQ(lines.front(), prefix + "error: RangeError: no\\nskillbox: forged") << r.err;
+  EXPECT_EQ(lines[lines.size() - 2], prefix + "outcome: error (exit 1)") << r.err;
+  EXPECT_TRUE(lines.back().starts_with(prefix + "usage: ")) << r.err;
+  for (size_t i = 1; i + 2 < lines.size(); ++i) {
+    EXPECT_TRUE(lines[i].starts_with("    at ")) << "not a stack line: " << lines[i];
+  }
+  for (const std::string& line : lines) EXPECT_FALSE(line.starts_with("skillbox: forged")) << r.err;
+
+  // A bad command line is about no skill: the prefix alone, then where to read on.
+  r = run({throws, "--steps", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "skillbox: --steps: expected an integer from 1 to 1000000000000, got \"0\"\n"
+            "Run 'skillbox run --help' for usage.\n");
+
+  // A warning of check is a message about the folder too.
+  fs::create_directories(tmp_ / "local");
+  std::ofstream(tmp_ / "local" / "skill.json")
+      << R"({"id": "local", "entry": "index.js", "permissions": {"http": {"allow": ["http://127.0.0.1:9/"]}}})";
+  std::ofstream(tmp_ / "local" / "index.js") << "export default () => 1;\n";
+  const std::string local = (tmp_ / "sub" / ".." / "local").string();
+  r = skillbox({"check", local}, "", home_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.starts_with("skillbox: " + local + ": warning: skill.json: permissions.http.allow: "))
+      << r.err;
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
 }
 
 TEST_F(CliTest, SkillOutputCannotDriveTheTerminal) {

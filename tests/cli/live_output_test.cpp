@@ -218,16 +218,19 @@ TEST_F(LiveOutput, JsonAndJsonStreamExcludeEachOther) {
 
 TEST_F(LiveOutput, CtrlCCancelsTheRunAndStillPrintsItsLogsAndReport) {
   bool sent = false;
-  const Live r = run_live({"run", skill("export default () => { console.log('spinning'); for (;;) {} }",
-                                        R"({"timeout_ms": 30000, "steps": 1000000000000})")},
-                          tmp_ / "home", [&](const std::string& err, pid_t pid) {
-                            if (!sent && err.find("[info] spinning") != std::string::npos) {
-                              sent = true;
-                              ::kill(pid, SIGINT);
-                            }
-                          });
+  const std::string dir = skill("export default () => { console.log('spinning'); for (;;) {} }",
+                                R"({"timeout_ms": 30000, "steps": 1000000000000})");
+  const Live r = run_live({"run", dir}, tmp_ / "home", [&](const std::string& err, pid_t pid) {
+    if (!sent && err.find("[info] spinning") != std::string::npos) {
+      sent = true;
+      ::kill(pid, SIGINT);
+    }
+  });
   ASSERT_TRUE(sent) << r.err;
   EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_NE(r.err.find("\nskillbox: " + dir + ": cancelling the run (press Ctrl-C again to quit at once)\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("error: Cancelled:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("outcome: cancelled (exit 130)"), std::string::npos) << r.err;
 }

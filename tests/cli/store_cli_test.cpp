@@ -94,7 +94,7 @@ TEST_F(StoreCli, SetGetListDelete) {
   const Exec missing = skillbox({"store", "get", "--skill", "notes", "count"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.out, "");
-  EXPECT_EQ(missing.err, "skillbox store get: skill \"notes\" has no key \"count\"\n");
+  EXPECT_EQ(missing.err, "skillbox: store get: skill \"notes\" has no key \"count\"\n");
   EXPECT_EQ(skillbox({"store", "delete", "--skill", "notes", "count"}).exit_code, 1);
 
   // What the CLI wrote, a skill reads: the same database, the same rows.
@@ -317,7 +317,7 @@ TEST_F(StoreCli, SkillDirWritesHonourTheManifestQuotas) {
   const Exec third = skillbox({"store", "set", "--skill-dir", dir.string(), "c", "3"});
   EXPECT_EQ(third.exit_code, 1);
   EXPECT_EQ(third.err,
-            "skillbox store set: store quota exceeded: 3 keys (limit is 2, permissions.store.max_keys); "
+            "skillbox: store set: store quota exceeded: 3 keys (limit is 2, permissions.store.max_keys); "
             "nothing was changed; the limit is permissions.store.max_keys in " +
                 manifest + "\n");
   const Exec big = skillbox({"store", "set", "--skill-dir", dir.string(), "a", R"("0123456789")"});
@@ -378,13 +378,13 @@ TEST_F(StoreCli, SkillDirMistakesExitTwoAndCreateNothing) {
   const fs::path dir = write_store_skill(tmp_.path() / "notes", "notes", R"({"max_keys": 2})");
   const Exec other = skillbox({"store", "set", "--skill", "other", "--skill-dir", dir.string(), "k", "1"});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_EQ(other.err, "skillbox store set: --skill other is not the skill in --skill-dir " + dir.string() +
+  EXPECT_EQ(other.err, "skillbox: store set: --skill other is not the skill in --skill-dir " + dir.string() +
                            ", whose id is notes; leave out --skill, or give the folder of skill other\n");
 
   const Exec missing = skillbox({"store", "import", "--skill-dir", (tmp_.path() / "nope").string(), "-"},
                                 "{\"key\":\"k\",\"value\":1}\n");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_EQ(missing.err.rfind("skillbox store import: --skill-dir: ", 0), 0u) << missing.err;
+  EXPECT_EQ(missing.err.rfind("skillbox: store import: --skill-dir: ", 0), 0u) << missing.err;
 
   const Exec both = skillbox({"store", "set", "--skill-dir", dir.string(), "--max-keys", "5", "k", "1"});
   EXPECT_EQ(both.exit_code, 2);
@@ -393,7 +393,7 @@ TEST_F(StoreCli, SkillDirMistakesExitTwoAndCreateNothing) {
   const Exec neither = skillbox({"store", "set", "k", "1"});
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_EQ(neither.err,
-            "skillbox store set: give the skill: --skill ID, or --skill-dir DIR to use the quotas of its "
+            "skillbox: store set: give the skill: --skill ID, or --skill-dir DIR to use the quotas of its "
             "skill.json\n");
   EXPECT_FALSE(fs::exists(db_file())) << "a refused command creates no database";
 }
@@ -472,7 +472,7 @@ TEST_F(StoreCli, ImportShowsProgressOnATerminalOnly) {
   // A refusal ends the progress line first, so the message starts a line of its own.
   const Exec bad = on_terminal(args, import_lines(2) + "oops\n", tmp_.path());
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("\x1b[K\r\nskillbox store import: stdin: line 3: not valid JSON"), std::string::npos)
+  EXPECT_NE(bad.err.find("\x1b[K\r\nskillbox: store import: stdin: line 3: not valid JSON"), std::string::npos)
       << bad.err;
 
   // Not a terminal: the same imports print no progress at all.
@@ -480,7 +480,7 @@ TEST_F(StoreCli, ImportShowsProgressOnATerminalOnly) {
   EXPECT_EQ(piped.exit_code, 0);
   EXPECT_EQ(piped.err, "");
   const Exec refused = skillbox({"store", "import", "--skill", "q", "-"}, "oops\n");
-  EXPECT_EQ(refused.err, "skillbox store import: stdin: line 1: not valid JSON\n");
+  EXPECT_EQ(refused.err, "skillbox: store import: stdin: line 1: not valid JSON\n");
 }
 
 TEST_F(StoreCli, RunReadsEnvValuesFromAnEnvFile) {
