@@ -472,7 +472,8 @@ TEST_F(StoreCli, ImportShowsProgressOnATerminalOnly) {
   // A refusal ends the progress line first, so the message starts a line of its own.
   const Exec bad = on_terminal(args, import_lines(2) + "oops\n", tmp_.path());
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("\x1b[K\r\nskillbox: store import: stdin: line 3: not valid JSON"), std::string::npos)
+  EXPECT_NE(bad.err.find("\x1b[K\r\nskillbox: store import: stdin: line 3: not valid JSON"),
+            std::string::npos)
       << bad.err;
 
   // Not a terminal: the same imports print no progress at all.
