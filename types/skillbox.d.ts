@@ -9,6 +9,7 @@
 //     "files": ["path/to/skillbox.d.ts"], "include": ["index.js"] }
 //
 // (`"types": []` keeps @types/node out: its `process`, `require` and `setTimeout` do not exist here.)
+// Checked with TypeScript 5.9.3 (scripts/typecheck.sh; `skillbox init --ts` pins the same version).
 //
 // Host failures throw (store, env) or reject (fs, http) with a `Skillbox.HostError`: an `Error` of the
 // skill's own realm with a stable `name` and `code` (see Skillbox.ErrorCodes). Wrong argument types
