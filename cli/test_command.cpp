@@ -23,6 +23,7 @@
 #include "base/file_read.h"
 #include "cli/commands.h"
 #include "cli/fixture_server.h"
+#include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
@@ -346,7 +347,7 @@ class ScratchDir {
 };
 
 /// Runs one test; returns "" when it passed, else what went wrong (lines).
-std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t) {
+std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {
   ScratchDir data;
   if (data.path().empty()) return "cannot create a temporary data directory";
   const std::string& id = skill.manifest().id;
@@ -369,6 +370,7 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
   host.env = t.env;
   host.trust_loopback_origin_map_targets = true;
   Invocation invocation{.skill = skill, .export_name = t.call, .input_json = t.input_json};
+  invocation.cancel = cancel;
   for (auto& [origin, routes] : by_origin) {
     auto server = FixtureServer::start(origin, std::move(routes));
     if (!server) return server.error().message;
@@ -461,11 +463,17 @@ int run_tests(const TestOptions& o) {
   size_t passed = 0;
   size_t failed = 0;
   size_t selected = 0;
+  // Ctrl-C or SIGTERM cancels the test that is running; its data directory and fixture servers are
+  // cleaned up and no further test starts. Before any runner: its threads must not take the signals.
+  CancelToken cancel;
+  const InterruptWatch interrupts(
+      cancel, message(o.dir, "cancelling the tests (press Ctrl-C again to quit at once)"));
   for (const TestCase& t : *tests) {
     if (!o.filter.empty() && t.name.find(o.filter) == std::string::npos) continue;
+    if (cancel.cancelled()) break;
     ++selected;
     const auto started = std::chrono::steady_clock::now();
-    const std::string problems = run_test(o, *skill, t);
+    const std::string problems = run_test(o, *skill, t, cancel);
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
             .count();
@@ -483,6 +491,11 @@ int run_tests(const TestOptions& o) {
       }
       emit(stdout, text);
     }
+  }
+  if (cancel.cancelled()) {
+    say(o.dir, "cancelled after " + std::to_string(selected) + (selected == 1 ? " test" : " tests") + ": " +
+                   std::to_string(passed) + " passed, " + std::to_string(failed) + " failed");
+    return exit_code(Outcome::cancelled);
   }
   if (selected == 0) {
     say(o.dir, "no test name contains \"" + o.filter + "\"; the tests are listed in " + o.file);
@@ -508,7 +521,8 @@ void add_test_command(CLI::App& app, CommandStatus& status) {
       "Each test runs in a fresh, throwaway data directory; env.get sees only the test's \"env\"; HTTP\n"
       "requests are answered by the test's \"http\" fixtures on 127.0.0.1 and every other URL is refused.\n"
       "Format: docs/cli.md \"skillbox test\". Exit codes: 0 all passed, 1 a test failed, 2 invalid skill or "
-      "test file.");
+      "test file,\n130 cancelled (Ctrl-C or SIGTERM: the running test is cancelled and cleaned up, no other "
+      "starts).");
   test->callback([o, &status] { status.exit_code = run_tests(*o); });
 }
 

@@ -245,6 +245,36 @@ TEST_F(AuthoringCli, TestUsesAThrowawayDataDirectoryAndOnlyTheTestsEnv) {
   EXPECT_FALSE(fs::exists(home() / "store.sqlite")) << "the user's data directory is not touched";
 }
 
+TEST_F(AuthoringCli, SigtermCancelsTheRunningTestCleansUpAndStartsNoOther) {
+  const json manifest = {{"id", "sleepy"}, {"entry", "index.js"}, {"limits", {{"timeout_ms", 60000}}}};
+  const fs::path dir =
+      skill("sleepy", manifest, "export default () => new Promise((r) => setTimeout(() => r(1), 30000))",
+            json::parse(R"({"tests": [{"name": "first", "expect": {"value": 1}},
+                                      {"name": "second", "expect": {"value": 1}}]})"));
+  const fs::path tmp = at("tmp");
+  fs::create_directories(tmp);
+  // bash starts skillbox in the background and sends SIGTERM once the first test runs, which is when its
+  // data directory appears (SIGINT would be ignored by a background job of a non-interactive shell).
+  const std::string script =
+      "\"$0\" test \"$1\" & pid=$!; until ls \"$TMPDIR\"/skillbox-test-* >/dev/null 2>&1; do sleep 0.05; "
+      "done; "
+      "sleep 0.2; kill -TERM $pid; wait $pid; echo exit=$?";
+  const CliExec r =
+      testing::run_program({"bash", "-c", script, SKILLBOX_CLI_PATH, dir.string()},
+                           {.cwd = {},
+                            .env = {"TMPDIR=" + tmp.string(), "SKILLBOX_HOME=" + home().string()},
+                            .input = "",
+                            .timeout_s = 60});
+  EXPECT_NE(r.out.find("exit=130"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL  first"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("second"), std::string::npos) << "no test starts after the cancel: " << r.out;
+  EXPECT_NE(r.err.find("cancelled after 1 test: 0 passed, 1 failed"), std::string::npos) << r.err;
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(tmp))
+    left += e.path().filename().string().starts_with("skillbox-test-");
+  EXPECT_EQ(left, 0u) << "the test's data directory is removed";
+}
+
 TEST_F(AuthoringCli, TestRefusesABadTestFileNamingEveryProblem) {
   const fs::path dir = skill("bad", {{"id", "bad"}, {"entry", "index.js"}}, "export default () => 1",
                              json::parse(R"({"tests": [
