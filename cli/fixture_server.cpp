@@ -80,8 +80,11 @@ std::string respond(const FixtureResponse& r, bool head) {
   std::string out =
       "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(reason_phrase(r.status)) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n";
-  if (!head) out += r.body;
+  // 204 and 304 have no body (RFC 9110 15.3.5, 15.4.5): sending one would leave bytes a client may
+  // read as another response.
+  const bool bodiless = head || r.status == 204 || r.status == 304;
+  out += "Content-Length: " + std::to_string(bodiless ? 0 : r.body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (!bodiless) out += r.body;
   return out;
 }
 

@@ -132,6 +132,18 @@ std::string create_file(const fs::path& path, const std::string& text) {
   return "";
 }
 
+/// `text` as one shell word: as it is when it only has characters no shell treats specially, else in
+/// single quotes (a ' inside written as '\'').
+std::string shell_quote(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./-+:@%") == std::string::npos;
+  if (plain) return text;
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int fail(const std::string& message) {
   say("", "init: " + message);
   return kExitUsage;
@@ -154,6 +166,11 @@ int init_skill(const InitOptions& o) {
                 std::string(base::kSkillIdRule));
   }
   const std::string name = o.name.empty() ? name_from_id(id) : o.name;
+  try {
+    (void)nlohmann::json(name).dump();  // throws on text that is not UTF-8
+  } catch (const nlohmann::json::exception&) {
+    return fail("--name: not valid UTF-8; give the name as UTF-8 text");
+  }
   const std::vector<PlannedFile> files = plan(o, id, name);
 
   // The manifest must load before anything is written (a --name with control characters, say).
@@ -181,7 +198,8 @@ int init_skill(const InitOptions& o) {
     written += " " + f.name;
   }
 
-  const std::string where = base::escape_text(o.dir);
+  // The hints are commands to copy: the folder quoted for the shell (and escaped for the terminal).
+  const std::string where = base::escape_text(shell_quote(o.dir));
   std::string out = "Created skill \"" + id + "\" in " + where + ":" + written + "\n\nNext:\n";
   if (o.typescript) {
     out += "  cd " + where + " && npm install && npm run build   # compiles index.ts into dist/index.js\n";

@@ -13,6 +13,8 @@ sigset_t interrupt_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);   // the terminal went away: clean up as for Ctrl-C
+  sigaddset(&set, SIGQUIT);  // Ctrl-\ : the same (no core dump of a process holding skill data)
   return set;
 }
 

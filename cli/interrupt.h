@@ -1,5 +1,5 @@
-// cli/interrupt.h — Ctrl-C and SIGTERM during a run cancel it (outcome `cancelled`, exit 130), so the
-// report and the log lines still come out; a second Ctrl-C ends the process at once.
+// cli/interrupt.h — Ctrl-C, SIGTERM, SIGHUP and SIGQUIT during a run cancel it (outcome `cancelled`, exit
+// 130), so the report and the log lines still come out; a second Ctrl-C ends the process at once.
 #pragma once
 
 #include <atomic>
@@ -11,8 +11,8 @@
 
 namespace skillbox::cli {
 
-/// While it lives, SIGINT and SIGTERM are blocked in the calling thread and in every thread started
-/// after it (the runner's threads inherit the mask), and one watcher thread takes them with
+/// While it lives, SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread and in every thread
+/// started after it (the runner's threads inherit the mask), and one watcher thread takes them with
 /// sigtimedwait: the first writes `note` to stderr and cancels `token`, the second exits with 130
 /// without waiting. Construct it before the runner, so no runner thread can receive the signal.
 /// Destruction restores the mask.

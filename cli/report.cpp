@@ -1,6 +1,7 @@
 // cli/report.cpp — human and JSON renderings of run results and skills.
 #include "cli/report.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <optional>
@@ -190,9 +191,17 @@ std::string run_result_error(const RunResult& result, std::string_view folder) {
     std::string line = "error: " + base::escape_text(e.name);
     if (!e.code.empty()) line += " [" + base::escape_text(e.code) + "]";
     out += message(folder, line + ": " + base::escape_text(e.message));
-    std::string stack = base::escape_text(e.stack, /*keep_newlines=*/true);  // the skill's, as it wrote it
-    while (!stack.empty() && stack.back() == '\n') stack.pop_back();
-    if (!stack.empty()) out += stack + "\n";
+    // The skill's, as it wrote it (`e.stack = ...` is allowed), one line each, indented: a line of it
+    // never starts at column 0, so it can never pass for one of skillbox's own "skillbox: " lines.
+    const std::string stack = base::escape_text(e.stack, /*keep_newlines=*/true);
+    for (size_t at = 0; at < stack.size();) {
+      const size_t eol = std::min(stack.find('\n', at), stack.size());
+      const std::string_view stack_line(stack.data() + at, eol - at);
+      at = eol + 1;
+      if (stack_line.empty()) continue;
+      const bool indented = stack_line.front() == ' ' || stack_line.front() == '\t';
+      out += std::string(indented ? "" : "    ") + std::string(stack_line) + "\n";
+    }
   }
   return out;
 }

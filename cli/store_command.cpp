@@ -200,6 +200,26 @@ std::optional<QuotaSource> quota_source(const std::string& command, StoreOptions
     exit_code = kExitUsage;
     return std::nullopt;
   }
+  // The quotas are only the folder's to give when it owns the id (docs/manifest.md "Identity"): a
+  // folder that merely claims the id must not lend another skill its own, larger quotas.
+  HostOptions host;
+  host.data_dir = o.data_dir;
+  if (auto bindings = skill_bindings(host)) {
+    std::error_code ec;
+    const std::filesystem::path mine = std::filesystem::canonical(skill->dir(), ec);
+    for (const SkillBinding& b : *bindings) {
+      if (b.id != id || b.dir.empty() || b.dir == mine) continue;
+      complain(command, "--skill-dir " + o.skill_dir + ": skill " + id + " belongs to the folder " +
+                            b.dir.string() + ", not this one; give that folder, or make this one the owner " +
+                            "first: skillbox skills rebind " + o.skill_dir);
+      exit_code = kExitUsage;
+      return std::nullopt;
+    }
+  } else {
+    complain(command, bindings.error().message);
+    exit_code = kExitInternal;
+    return std::nullopt;
+  }
   q.skill = id;
   q.policy = skill->manifest().permissions.store;
   q.manifest = manifest.string();

@@ -8,6 +8,7 @@
 // docs/cli.md "skillbox test" gives the file format.
 #include <stdlib.h>  // mkdtemp
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -38,6 +39,10 @@ using nlohmann::json;
 constexpr uint64_t kMaxTestFileBytes = 16u << 20;
 constexpr size_t kMaxTests = 1000;
 constexpr size_t kShownBytes = 400;  // of a value in a failure message
+constexpr size_t kMaxFixtureOrigins = 64;
+/// Deepest nesting of arrays and objects in a test file: inputs and expected values are data, and
+/// copying or printing a value nested far deeper would exhaust the stack.
+constexpr size_t kMaxDepth = 64;
 
 struct TestOptions {
   std::string dir;
@@ -74,7 +79,11 @@ struct TestCase {
 struct FileReader {
   std::vector<std::string> problems;
 
-  void add(const std::string& path, const std::string& what) { problems.push_back(path + ": " + what); }
+  // Key paths and values come from the file: escaped here (newlines too), so a key cannot start a line of
+  // its own or send terminal escapes.
+  void add(const std::string& path, const std::string& what) {
+    problems.push_back(base::escape_text(path) + ": " + base::escape_text(what));
+  }
 
   bool keys(const json& object, const std::string& path, const std::set<std::string>& allowed) {
     bool ok = true;
@@ -163,9 +172,12 @@ std::vector<HttpFixture> read_fixtures(FileReader& r, const json& test, const st
     fixture.origin = split->first;
     fixture.route.target = split->second;
     if (f.contains("status")) {
-      if (!f["status"].is_number_integer() || f["status"].get<int64_t>() < 100 ||
+      // No 1xx: after an interim response the client reads the "body" as the next response, which could
+      // then be a redirect that no fixture check saw.
+      if (!f["status"].is_number_integer() || f["status"].get<int64_t>() < 200 ||
           f["status"].get<int64_t>() > 599)
-        r.add(at + ".status", "expected an HTTP status from 100 to 599");
+        r.add(at + ".status",
+              "expected an HTTP status from 200 to 599 (interim 1xx responses cannot be fixtures)");
       else
         fixture.route.response.status = f["status"].get<int>();
     }
@@ -199,7 +211,10 @@ std::vector<HttpFixture> read_fixtures(FileReader& r, const json& test, const st
         }
       }
     }
-    if (f.contains("body")) {
+    const int status = fixture.route.response.status;
+    if (f.contains("body") && (status == 204 || status == 304)) {
+      r.add(at + ".body", "a " + std::to_string(status) + " response has no body; leave it out");
+    } else if (f.contains("body")) {
       if (f["body"].is_string()) {
         fixture.route.response.body = f["body"].get<std::string>();
       } else {
@@ -209,6 +224,12 @@ std::vector<HttpFixture> read_fixtures(FileReader& r, const json& test, const st
     }
     out.push_back(std::move(fixture));
   }
+  std::set<std::string> origins;
+  for (const HttpFixture& f : out) origins.insert(f.origin);
+  if (origins.size() > kMaxFixtureOrigins)
+    r.add(path + ".http", "fixtures for " + std::to_string(origins.size()) + " origins; at most " +
+                              std::to_string(kMaxFixtureOrigins) +
+                              " per test (each gets a server of its own)");
   return out;
 }
 
@@ -261,6 +282,30 @@ Expectation read_expect(FileReader& r, const json& test, const std::string& path
   return e;
 }
 
+/// The deepest nesting of [ and { in JSON text (strings skipped), counted without building anything.
+size_t nesting_depth(std::string_view text) {
+  size_t depth = 0;
+  size_t deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 /// Reads and checks the whole test file; every problem is reported at once.
 Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::string& shown) {
   auto text = base::read_file(file.c_str(), {.max_bytes = kMaxTestFileBytes, .allow_pipe = false});
@@ -271,6 +316,9 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
                    "\"skillbox test\" gives the format)"};
     return Error{shown + ": " + text.error().message};
   }
+  if (const size_t depth = nesting_depth(*text); depth > kMaxDepth)
+    return Error{shown + ": nested " + std::to_string(depth) + " levels deep; at most " +
+                 std::to_string(kMaxDepth) + " levels of arrays and objects"};
   const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Error{shown + ": not valid JSON"};
   FileReader r;
@@ -348,17 +396,20 @@ class ScratchDir {
 
 /// Runs one test; returns "" when it passed, else what went wrong (lines).
 std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {
+  // What went wrong before the run: one escaped line (a key of the test file may be in it).
+  const auto setup_failed = [](const std::string& why) { return base::escape_text(why) + "\n"; };
   ScratchDir data;
-  if (data.path().empty()) return "cannot create a temporary data directory";
+  if (data.path().empty()) return setup_failed("cannot create a temporary data directory");
   const std::string& id = skill.manifest().id;
 
   if (!t.store.empty()) {
     auto db = StoreDatabase::open(StoreDatabase::path_in(data.path()));
-    if (!db) return "store: " + db.error().message;
+    if (!db) return setup_failed("store: " + db.error().message);
     auto mine = db->skill(id, skill.manifest().permissions.store);
-    if (!mine) return "store: " + mine.error().message;
+    if (!mine) return setup_failed("store: " + mine.error().message);
     for (const auto& [key, value] : t.store)
-      if (auto set = mine->set(key, value.dump()); !set) return "store: " + key + ": " + set.error().message;
+      if (auto set = mine->set(key, value.dump()); !set)
+        return setup_failed("store: " + key + ": " + set.error().message);
   }
 
   // One loopback server per fixture origin.
@@ -373,7 +424,7 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
   invocation.cancel = cancel;
   for (auto& [origin, routes] : by_origin) {
     auto server = FixtureServer::start(origin, std::move(routes));
-    if (!server) return server.error().message;
+    if (!server) return setup_failed(server.error().message);
     host.origin_map.emplace_back(origin, (*server)->address());
     invocation.narrowing.allow_http.push_back(origin + "/");
     servers.push_back(std::move(*server));
@@ -384,7 +435,9 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
   const RunResult result = checked_result(runner->run(invocation));
 
   std::string problems;
-  const auto fail = [&](const std::string& line) { problems += line + "\n"; };
+  // Every line is escaped once more as a whole (escaping keeps backslashes, so escaped parts stay as
+  // they are): no part of it, whatever its source, can start a line or send a terminal escape.
+  const auto fail = [&](const std::string& line) { problems += base::escape_text(line) + "\n"; };
   const std::string outcome(to_string(result.outcome));
   if (outcome != t.expect.outcome) {
     std::string line = "outcome: expected " + t.expect.outcome + ", got " + outcome;
@@ -483,9 +536,8 @@ int run_tests(const TestOptions& o) {
     } else {
       ++failed;
       std::string text = "FAIL  " + base::escape_text(t.name) + " (" + std::to_string(ms) + " ms)\n";
-      size_t at = 0;
-      while (at < problems.size()) {
-        const size_t eol = problems.find('\n', at);
+      for (size_t at = 0; at < problems.size();) {
+        const size_t eol = std::min(problems.find('\n', at), problems.size());
         text += "      " + problems.substr(at, eol - at) + "\n";
         at = eol + 1;
       }

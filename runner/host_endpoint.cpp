@@ -204,6 +204,12 @@ struct HostEndpoint::Router {
       for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
       capabilities::HttpTuning tuning;
       tuning.exempt_endpoints = ctx().trusted_endpoints;
+      for (const auto& [from, to] : ctx().origin_map) {
+        HttpAllowList f;
+        if (f.push_back(from + "/") || f.entries().empty()) continue;
+        const HttpAllowEntry& e = f.entries().front();
+        tuning.mapped_origins.push_back(e.scheme + "://" + e.host + ":" + std::to_string(e.port));
+      }
       http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
                                                             *self.http_sink_, self.counters_, tuning,
                                                             self.stop_, self.budget_);

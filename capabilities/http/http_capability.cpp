@@ -779,6 +779,15 @@ void HttpCapability::Impl::follow_redirect(Transfer& t) {
                                                        " is not in " + allow_source()));
     return;
   }
+  const std::string origin = url.scheme() + "://" + url.host() + ":" + std::to_string(url.port());
+  if (std::find(tuning.mapped_origins.begin(), tuning.mapped_origins.end(), origin) !=
+      tuning.mapped_origins.end()) {
+    complete(t, error(ErrorCode::PermissionDenied,
+                      "redirect from " + from + " refused: " + url.display() +
+                          " is an origin the operator mapped to another (the origin map), whose real address "
+                          "is never contacted"));
+    return;
+  }
   // Method rewriting as browsers do it (Fetch "HTTP-redirect fetch"): 303 turns everything but HEAD
   // into GET, 301/302 turn POST into GET; 307/308 keep method and body.
   const bool to_get =

@@ -41,6 +41,10 @@ struct HttpTuning {
   /// server can stand in for a public host while everything else stays refused: tests, and the
   /// operator's trusted origin-map targets (HostOptions::trust_loopback_origin_map_targets).
   std::vector<std::string> exempt_endpoints;
+  /// Origins ("https://api.example.com:443": scheme, host and port, normalized) no redirect hop may go
+  /// to: the `from` side of the operator's origin map. Their first hop was rewritten to the mapped
+  /// target before it got here; a redirect back to one would reach its real address.
+  std::vector<std::string> mapped_origins;
 };
 
 /// Runs the HTTP requests of one invocation on a host I/O thread (one libcurl multi handle, started

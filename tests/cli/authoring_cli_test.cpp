@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -100,6 +101,18 @@ TEST_F(AuthoringCli, InitRefusesAnIdItCannotUse) {
   const CliExec bad = skillbox({"init", at("ok").string(), "--id", "Not Valid"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--id \"Not Valid\""), std::string::npos) << bad.err;
+
+  const CliExec not_utf8 = skillbox({"init", at("bytes").string(), "--name", "\xff"});
+  EXPECT_EQ(not_utf8.exit_code, 2);
+  EXPECT_NE(not_utf8.err.find("--name: not valid UTF-8"), std::string::npos) << not_utf8.err;
+  EXPECT_FALSE(fs::exists(at("bytes") / "skill.json"));
+
+  // The next-step hints are commands to copy: a hostile folder name is one quoted shell word in them.
+  const CliExec hostile = skillbox({"init", at("x$(touch PWNED) it's").string(), "--id", "hostile"});
+  ASSERT_EQ(hostile.exit_code, 0) << hostile.err;
+  EXPECT_NE(hostile.out.find("skillbox test '" + at("x$(touch PWNED) it").string() + "'\\''s'"),
+            std::string::npos)
+      << hostile.out;
 
   const CliExec named =
       skillbox({"init", at("named").string(), "--id", "weather.v2", "--name", "Say \"hi\""});
@@ -282,15 +295,37 @@ TEST_F(AuthoringCli, TestRefusesABadTestFileNamingEveryProblem) {
                                {"name": "a", "expect": {"outcome": "fine"}},
                                {"http": [{"url": "ftp://x/y"}]},
                                {"name": "redirect", "http": [{"url": "http://localhost:8080/a", "status": 302,
-                                                              "headers": {"Location": "http://localhost:8080/b"}}]}
+                                                              "headers": {"Location": "http://localhost:8080/b"}}]},
+                               {"name": "interim", "http": [{"url": "http://localhost:8080/a", "status": 100}]},
+                               {"name": "no content", "http": [{"url": "http://localhost:8080/a", "status": 204,
+                                                                "body": "HTTP/1.1 302 Found"}]},
+                               {"name": "key", "env": {"A\nskillbox: forged": 1}}
                              ]})"));
   const CliExec r = skillbox({"test", dir.string()});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   for (const char* want : {"tests[0].expct: unknown key", "tests[1].name: \"a\" names two tests",
                            "tests[1].expect.outcome: expected one of", "tests[2].name: missing",
                            "tests[2].http[0].url: expected an http:// or https:// URL",
-                           "tests[3].http[0].headers.Location: redirects cannot be fixtures"})
+                           "tests[3].http[0].headers.Location: redirects cannot be fixtures",
+                           "tests[4].http[0].status: expected an HTTP status from 200 to 599",
+                           "tests[5].http[0].body: a 204 response has no body",
+                           "tests[6].env.A\\nskillbox: forged: expected a string value"})
     EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
+
+  // A key cannot start a line of its own: every line on stderr is skillbox's, with the prefix.
+  for (size_t at = 0; at < r.err.size();) {
+    const size_t eol = std::min(r.err.find('\n', at), r.err.size());
+    EXPECT_EQ(r.err.compare(at, 10, "skillbox: "), 0) << r.err.substr(at, eol - at);
+    at = eol + 1;
+  }
+  EXPECT_EQ(r.err.find("\nskillbox: forged"), std::string::npos) << r.err;
+
+  // Nesting deep enough to exhaust the stack when copied or printed is refused before it is built.
+  write_bytes(dir / "skill.test.json", R"({"tests": [{"name": "deep", "input": )" + std::string(100000, '[') +
+                                           std::string(100000, ']') + "}]}");
+  const CliExec deep = skillbox({"test", dir.string()});
+  EXPECT_EQ(deep.exit_code, 2) << deep.err;
+  EXPECT_NE(deep.err.find("nested 100003 levels deep; at most 64"), std::string::npos) << deep.err;
 
   fs::remove(dir / "skill.test.json");
   const CliExec missing = skillbox({"test", dir.string()});

@@ -374,6 +374,24 @@ TEST_F(StoreCli, SkillDirQuotasMayBeAboveTheDefaultsAndUnsetOnesAreTheDefaults) 
   EXPECT_EQ(ok({"store", "get", "--skill", "big", "k7"}).out, "7\n");
 }
 
+TEST_F(StoreCli, SkillDirOfAFolderThatDoesNotOwnTheIdIsRefused) {
+  // notes is bound to its folder (as its first run with a data request would bind it); another folder
+  // claiming the id, with larger quotas, must not lend them to notes' store.
+  const fs::path owner = write_store_skill(tmp_.path() / "notes", "notes", R"({"max_keys": 2})");
+  const fs::path claimer =
+      write_store_skill(tmp_.path() / "hostile", "notes", R"({"max_keys": 1000, "quota_bytes": 1000000})");
+  ok({"skills", "rebind", owner.string()});
+  ok({"store", "set", "--skill-dir", owner.string(), "a", "1"});
+  const Exec refused = skillbox({"store", "set", "--skill-dir", claimer.string(), "b", "2"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("skill notes belongs to the folder " + fs::canonical(owner).string() +
+                             ", not this one"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("skillbox skills rebind"), std::string::npos) << refused.err;
+  EXPECT_EQ(ok({"store", "list", "--skill", "notes"}).out, "\"a\"\n") << "nothing was written";
+}
+
 TEST_F(StoreCli, SkillDirMistakesExitTwoAndCreateNothing) {
   const fs::path dir = write_store_skill(tmp_.path() / "notes", "notes", R"({"max_keys": 2})");
   const Exec other = skillbox({"store", "set", "--skill", "other", "--skill-dir", dir.string(), "k", "1"});
