@@ -50,7 +50,8 @@ TEST(OriginMap, ARedirectBackToTheMappedOriginIsRefusedAndItsRealAddressNeverCon
   EXPECT_GE(mock.connections(), 1u);
 
   // A redirect within the mock is followed as usual.
-  const RunResult inside = testing::run(runner, skill, json({{"url", real.url("/redirect?to=/plain")}}).dump());
+  const RunResult inside =
+      testing::run(runner, skill, json({{"url", real.url("/redirect?to=/plain")}}).dump());
   const json w = json::parse(inside.value_json);
   EXPECT_EQ(w["status"], 200) << w;
   EXPECT_EQ(real.connections(), 0u);
