@@ -1,11 +1,5 @@
 #include "engine/heap.h"
 
-#include <malloc.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 namespace skillbox::engine {
 namespace {
 
@@ -13,50 +7,26 @@ namespace {
 // that malloc_size, which drives QuickJS's GC threshold, means what the engine expects.
 constexpr size_t kMallocOverhead = 8;
 
-size_t usable_size(const void* ptr) {
-  return ptr == nullptr ? 0 : malloc_usable_size(const_cast<void*>(ptr));
-}
-
 HeapAccount& account(JSMallocState* s) {
   return *static_cast<HeapAccount*>(s->opaque);
 }
 
-std::atomic<bool> g_track_blocks{false};
-
 }  // namespace
 
-void testing::track_heap_blocks(bool on) {
-  g_track_blocks.store(on);
-}
+HeapAccount::HeapAccount(Limiter& limiter, bus::MemoryBudget* budget) : limiter_(limiter), budget_(budget) {}
 
-HeapAccount::HeapAccount(Limiter& limiter, bus::MemoryBudget* budget) : limiter_(limiter), budget_(budget) {
-  if (g_track_blocks.load()) blocks_ = std::make_unique<std::unordered_set<void*>>();
-}
-
-size_t HeapAccount::block_bytes(const void* p) {
-  return usable_size(p);
-}
-
-void HeapAccount::remember(void* p) {
-  if (!blocks_) return;
-  try {
-    blocks_->insert(p);
-  } catch (const std::bad_alloc&) {  // tests only; a block left out is a scan that sees less
-  }
-}
-
-void HeapAccount::forget(void* p) {
-  if (blocks_) blocks_->erase(p);
+size_t HeapAccount::js_usable_size(const void* ptr) {
+  return BlockArena::usable_size(ptr);
 }
 
 const JSMallocFunctions HeapAccount::kFunctions = {
     &HeapAccount::js_malloc,
     &HeapAccount::js_free,
     &HeapAccount::js_realloc,
-    &usable_size,
+    &HeapAccount::js_usable_size,
 };
 
-bool HeapAccount::admit(JSMallocState* s, size_t grow) {
+inline bool HeapAccount::admit_now() {
   if (!enforcing_) return true;
   // After the deadline nothing more is allocated: a native loop that builds a string or an array
   // fails at its next allocation even though it never reaches the interrupt handler.
@@ -64,71 +34,77 @@ bool HeapAccount::admit(JSMallocState* s, size_t grow) {
     limiter_.trip(LimitKind::timeout);
     return false;
   }
-  // The limit applies to the bytes we count (usable sizes), so heap_peak_bytes can be compared with it,
-  // and to the host buffers held for the invocation (its MemoryBudget) together with them.
-  const uint64_t host = budget_ == nullptr ? 0 : budget_->host_bytes();
-  if (current_ + grow + host > s->malloc_limit) {
-    limiter_.trip(LimitKind::memory);
-    return false;
-  }
   return true;
 }
 
-void HeapAccount::added(JSMallocState* s, size_t bytes) {
-  s->malloc_count++;
-  s->malloc_size += bytes + kMallocOverhead;
-  current_ += bytes;
+inline uint64_t HeapAccount::room(const JSMallocState* s) const {
+  if (!enforcing_) return UINT64_MAX;
+  // The limit applies to the footprint together with the host buffers held for the invocation (its
+  // MemoryBudget), so heap_peak_bytes can be compared with it.
+  const uint64_t used = current_ + (budget_ == nullptr ? 0 : budget_->host_bytes());
+  return used >= s->malloc_limit ? 0 : s->malloc_limit - used;
+}
+
+inline void HeapAccount::count_footprint() {
+  const uint64_t f = arena_.footprint();
+  if (f == current_) return;
+  current_ = f;
   if (current_ > peak_) peak_ = current_;
   if (budget_ != nullptr) budget_->set_engine_bytes(current_);
 }
 
-void HeapAccount::removed(JSMallocState* s, size_t bytes) {
+// malloc_count/malloc_size are QuickJS's own statistics; malloc_size drives its GC threshold.
+inline void HeapAccount::added(JSMallocState* s, size_t bytes) {
+  s->malloc_count++;
+  s->malloc_size += bytes + kMallocOverhead;
+}
+
+inline void HeapAccount::removed(JSMallocState* s, size_t bytes) {
   s->malloc_count--;
   s->malloc_size -= bytes + kMallocOverhead;
-  current_ -= bytes;
-  if (budget_ != nullptr) budget_->set_engine_bytes(current_);
 }
 
 void* HeapAccount::js_malloc(JSMallocState* s, size_t size) {
   HeapAccount& h = account(s);
   if (size == 0) return nullptr;  // QuickJS never asks for 0 bytes expecting a block
-  if (!h.admit(s, size)) return nullptr;
-  void* p = std::malloc(size);  // NOLINT(cppcoreguidelines-no-malloc): QuickJS frees with js_free
+  if (!h.admit_now()) return nullptr;
+  BlockArena::Refusal why{};
+  void* p = h.arena_.allocate(size, h.room(s), why);
   if (p == nullptr) {
-    h.limiter_.trip(LimitKind::memory);  // the host itself is out of memory
+    h.limiter_.trip(LimitKind::memory);  // over the limit, or the host itself out of memory
     return nullptr;
   }
-  h.added(s, usable_size(p));
-  h.remember(p);
+  h.added(s, BlockArena::usable_size(p));
+  h.count_footprint();
   return p;
 }
 
 void HeapAccount::js_free(JSMallocState* s, void* ptr) {
   if (ptr == nullptr) return;
-  account(s).removed(s, usable_size(ptr));
-  account(s).forget(ptr);
-  std::free(ptr);  // NOLINT(cppcoreguidelines-no-malloc)
+  HeapAccount& h = account(s);
+  h.removed(s, BlockArena::usable_size(ptr));
+  h.arena_.release(ptr);
+  h.count_footprint();
 }
 
 void* HeapAccount::js_realloc(JSMallocState* s, void* ptr, size_t size) {
   HeapAccount& h = account(s);
   if (ptr == nullptr) return size == 0 ? nullptr : js_malloc(s, size);
-  const size_t old_size = usable_size(ptr);
   if (size == 0) {
     js_free(s, ptr);
     return nullptr;
   }
-  if (size > old_size && !h.admit(s, size - old_size)) return nullptr;
-  h.forget(ptr);                      // before realloc, which may free it
-  void* p = std::realloc(ptr, size);  // NOLINT(cppcoreguidelines-no-malloc)
+  const size_t old_size = BlockArena::usable_size(ptr);
+  if (size > old_size && !h.admit_now()) return nullptr;
+  BlockArena::Refusal why{};
+  void* p = h.arena_.resize(ptr, size, h.room(s), why);
   if (p == nullptr) {
-    h.remember(ptr);
     h.limiter_.trip(LimitKind::memory);
     return nullptr;  // the old block is untouched and still counted
   }
   h.removed(s, old_size);
-  h.added(s, usable_size(p));
-  h.remember(p);
+  h.added(s, BlockArena::usable_size(p));
+  h.count_footprint();
   return p;
 }
 

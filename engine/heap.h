@@ -6,16 +6,20 @@
 // every allocation once the deadline has passed, which is what stops native loops that allocate but
 // never reach the interrupt handler (`new Array(1e9) + ''`). Each refusal is reported to the Limiter,
 // so the outcome is memory_limit/timeout whatever the skill does with the resulting exception.
+//
+// The blocks themselves come from the runtime's own BlockArena (engine/arena.h), and the bytes counted
+// are its footprint: every block carved for the runtime, in use or on a free list, plus its large
+// blocks. That is what the runtime holds of the host's memory, so it is what the limit bounds.
 #pragma once
 
 #include <quickjs.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <unordered_set>
+#include <utility>
 
 #include "bus/memory_budget.h"
+#include "engine/arena.h"
 #include "engine/limiter.h"
 
 namespace skillbox::engine {
@@ -40,42 +44,34 @@ class HeapAccount {
   /// — a bounded, skill-independent amount of memory that still counts against the limit.
   void enforce() { enforcing_ = true; }
 
-  /// Bytes currently allocated (usable sizes as reported by malloc), and the most ever at once.
+  /// Bytes the runtime holds now (its arena's footprint, see the file comment), and the most ever.
   [[nodiscard]] uint64_t current_bytes() const { return current_; }
   [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
 
-  /// Tests only (testing::track_heap_blocks): calls `f(block, usable bytes)` for every block of the
-  /// runtime still allocated, so a test can scan the whole live heap. Does nothing for an account made
-  /// while tracking was off (production: no set is kept, one untaken branch per allocation).
+  /// Tests only: calls `f(region, bytes)` for every block the runtime holds, in use or free, headers
+  /// included (BlockArena::for_each_block), so a test can scan all the memory of a runtime.
   template <class F>
-  void for_each_live_block(F&& f) const {
-    if (blocks_)
-      for (void* p : *blocks_) f(static_cast<const unsigned char*>(p), block_bytes(p));
+  void for_each_block(F&& f) const {
+    arena_.for_each_block(std::forward<F>(f));
   }
 
  private:
   static void* js_malloc(JSMallocState* s, size_t size);
   static void js_free(JSMallocState* s, void* ptr);
   static void* js_realloc(JSMallocState* s, void* ptr, size_t size);
-  bool admit(JSMallocState* s, size_t grow);
+  static size_t js_usable_size(const void* ptr);
+  bool admit_now();
+  [[nodiscard]] uint64_t room(const JSMallocState* s) const;
   void added(JSMallocState* s, size_t bytes);
   void removed(JSMallocState* s, size_t bytes);
-  static size_t block_bytes(const void* p);
-  void remember(void* p);
-  void forget(void* p);
+  void count_footprint();
 
   Limiter& limiter_;
   bus::MemoryBudget* budget_;
+  BlockArena arena_;
   bool enforcing_ = false;
   uint64_t current_ = 0;
   uint64_t peak_ = 0;
-  std::unique_ptr<std::unordered_set<void*>> blocks_;  // tests only, see for_each_live_block
 };
-
-namespace testing {
-/// Tests only: HeapAccounts made while this is on remember their live blocks (for_each_live_block).
-/// Thread-safe; accounts already made keep what they had.
-void track_heap_blocks(bool on);
-}  // namespace testing
 
 }  // namespace skillbox::engine

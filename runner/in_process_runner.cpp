@@ -218,11 +218,13 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     const bool started = impl_->pool.submit(
         [job, p = std::move(params), c = std::move(context), cache = impl_->sources]() mutable {
           RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox);
-          std::lock_guard<std::mutex> lock(job->mutex);
-          job->result = std::move(r);
-          job->done = true;
-          if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-          job->cv.notify_all();
+          {
+            std::lock_guard<std::mutex> lock(job->mutex);
+            job->result = std::move(r);
+            job->done = true;
+            if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+          }
+          job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
         });
     if (!started) {
       cancel_sub.reset();

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -19,8 +20,10 @@ struct JsThreadPool::State {
   std::condition_variable work_cv;  // tasks queued or shutdown
   std::condition_variable exit_cv;  // an idle thread exited
   std::deque<std::function<void()>> queue;
+  std::atomic<size_t> queued{0};  // queue.size(), for spinning threads to poll without the mutex
   size_t max_idle = 0;
-  size_t idle = 0;  // threads waiting for work
+  size_t idle = 0;      // threads asleep on work_cv
+  size_t spinning = 0;  // threads polling `queued` before they sleep (see worker_main)
   bool shutdown = false;
 };
 
@@ -46,21 +49,49 @@ bool start_thread(void* (*fn)(void*), void* arg, pthread_t* out, bool detached) 
 
 namespace {
 
+// Polls `queued` for up to JsThreadPool::kSpin, without the mutex. True if work arrived.
+bool spin_for_work(const JsThreadPool::State& s) {
+  const auto until = std::chrono::steady_clock::now() + JsThreadPool::kSpin;
+  for (unsigned i = 0;; ++i) {
+    if (s.queued.load(std::memory_order_acquire) != 0) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 void* worker_main(void* arg) {
   std::shared_ptr<JsThreadPool::State> s = static_cast<ThreadStart*>(arg)->state;
   delete static_cast<ThreadStart*>(arg);
   std::unique_lock<std::mutex> lock(s->mutex);
+  bool spun = false;  // since the last task
   for (;;) {
     if (!s->queue.empty()) {
       std::function<void()> task = std::move(s->queue.front());
       s->queue.pop_front();
+      s->queued.store(s->queue.size(), std::memory_order_release);
       lock.unlock();
       task();
       task = nullptr;
       lock.lock();
+      spun = false;
       continue;
     }
     if (s->shutdown || s->idle >= s->max_idle) break;
+    if (!spun) {
+      // A caller that runs skills back to back submits its next task within microseconds: a thread
+      // still polling takes it with no futex wake-up and no context switch on either side. The
+      // submitter sees `spinning` under the mutex, and this thread looks at the queue under it
+      // before it sleeps, so no task is left behind.
+      spun = true;
+      ++s->spinning;
+      lock.unlock();
+      spin_for_work(*s);
+      lock.lock();
+      --s->spinning;
+      continue;
+    }
     ++s->idle;
     const bool woken = s->work_cv.wait_for(lock, JsThreadPool::kIdleTimeout,
                                            [&] { return !s->queue.empty() || s->shutdown; });
@@ -81,14 +112,17 @@ JsThreadPool::~JsThreadPool() {
   std::unique_lock<std::mutex> lock(state_->mutex);
   state_->shutdown = true;
   state_->work_cv.notify_all();
-  state_->exit_cv.wait(lock, [&] { return state_->idle == 0; });
+  state_->exit_cv.wait(lock, [&] { return state_->idle == 0 && state_->spinning == 0; });
 }
 
 bool JsThreadPool::submit(std::function<void()> task) {
   std::unique_lock<std::mutex> lock(state_->mutex);
-  const bool have_idle = state_->idle > state_->queue.size();
   state_->queue.push_back(std::move(task));
-  if (have_idle) {
+  const size_t waiting = state_->queue.size();
+  state_->queued.store(waiting, std::memory_order_release);
+  if (waiting <= state_->spinning) return true;  // a polling thread takes it
+  if (waiting <= state_->spinning + state_->idle) {
+    lock.unlock();  // the woken thread then finds the mutex free
     state_->work_cv.notify_one();
     return true;
   }
@@ -96,6 +130,7 @@ bool JsThreadPool::submit(std::function<void()> task) {
   if (!start_thread(&worker_main, start, nullptr, true)) {
     delete start;
     state_->queue.pop_back();
+    state_->queued.store(state_->queue.size(), std::memory_order_release);
     return false;
   }
   return true;

@@ -3,8 +3,9 @@
 // QuickJS checks its stack limit (Limits::stack_bytes) only at calls and in its parsers, so the real
 // stack of a thread running skill code must be that limit plus room for native frames in between
 // (engine::kNativeStackReserve). Threads are reused across invocations (a JS runtime never is): a warm
-// thread saves the thread start-up on every call. Idle threads beyond `max_idle` exit at once, the
-// others after kIdleTimeout.
+// thread saves the thread start-up on every call. A thread that finished a task polls for the next one
+// for kSpin before it sleeps, so back-to-back calls skip the wake-up. Idle threads beyond `max_idle`
+// exit at once, the others after kIdleTimeout.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,8 @@ class JsThreadPool {
   /// Stack of every pool thread: the largest JS stack limit plus the native reserve (8 MiB).
   static const size_t kStackBytes;
   static constexpr std::chrono::seconds kIdleTimeout{30};
+  /// How long a thread that finished a task polls for the next one before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{100};
 
   explicit JsThreadPool(size_t max_idle);
   /// Lets idle threads exit and waits for them. Threads still running a task (an invocation abandoned

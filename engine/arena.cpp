@@ -1,0 +1,194 @@
+#include "engine/arena.h"
+
+#include <sys/random.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace skillbox::engine {
+namespace {
+
+static_assert(BlockArena::kMaxSmallBlockBytes % 256 == 0);
+
+uintptr_t make_secret() {
+  uintptr_t s = 0;
+  if (getrandom(&s, sizeof s, 0) != static_cast<ssize_t>(sizeof s))
+    s = reinterpret_cast<uintptr_t>(&s) * 0x9e37'79b9'7f4a'7c15ULL;  // still per-process (ASLR)
+  return s;
+}
+
+[[noreturn]] void corrupted(const char* what) {
+  std::fprintf(stderr, "skillbox: JS heap corruption detected (%s); aborting\n", what);
+  std::abort();
+}
+
+}  // namespace
+
+const uintptr_t BlockArena::secret_ = make_secret();
+
+void BlockArena::bad_free_list() {
+  corrupted("a free list is damaged");
+}
+
+void BlockArena::bad_release(uint64_t header) {
+  corrupted((header & kFreeFlag) != 0 && header >> 32 == kMagic ? "a block was freed twice"
+                                                                : "a freed block has no valid header");
+}
+
+struct BlockArena::Outside {
+  Outside* prev;
+  Outside* next;
+  size_t size;      // payload bytes
+  uint64_t header;  // header_word(kOutsideClass, false), just before the payload like any block
+};
+BlockArena::BlockArena() {
+  static_assert(sizeof(Outside) == kOutsidePrefixBytes);
+  static_assert(kFirstBlockOffset % kFineStep == kHeaderBytes);
+  static_assert(class_bytes(class_of(1)) == 16);
+  static_assert(class_bytes(class_of(kFineLimit - kHeaderBytes)) == kFineLimit);
+  static_assert(class_bytes(class_of(kFineLimit - kHeaderBytes + 1)) == kFineLimit + kCoarseStep);
+  static_assert(class_bytes(class_of(kMaxSmallBlockBytes - kHeaderBytes)) == kMaxSmallBlockBytes);
+  static_assert(class_of(kMaxSmallBlockBytes - kHeaderBytes) < kClasses);
+}
+
+BlockArena::~BlockArena() {
+  for (Outside* o = outside_; o != nullptr;) {
+    Outside* next = o->next;
+    std::free(o);  // NOLINT(cppcoreguidelines-no-malloc): the arena's own memory
+    o = next;
+  }
+  for (unsigned char* c = last_chunk_; c != nullptr;) {
+    auto* next = const_cast<unsigned char*>(chunk_next(c));
+    std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+    c = next;
+  }
+}
+
+const unsigned char* BlockArena::chunk_next(const unsigned char* c) {
+  return *reinterpret_cast<unsigned char* const*>(c);
+}
+
+const unsigned char* BlockArena::chunk_end(const unsigned char* c) {
+  return *reinterpret_cast<unsigned char* const*>(c + sizeof(void*));
+}
+
+size_t BlockArena::block_bytes_at(const unsigned char* header) {
+  return class_bytes(class_in(*reinterpret_cast<const uint64_t*>(header)));
+}
+
+const BlockArena::Outside* BlockArena::outside_next(const Outside* o) {
+  return o->next;
+}
+
+size_t BlockArena::outside_bytes(const Outside* o) {
+  return o->size + kOutsidePrefixBytes;
+}
+
+bool BlockArena::carve_chunk() {
+  auto* c = static_cast<unsigned char*>(std::malloc(kChunkBytes));  // NOLINT(cppcoreguidelines-no-malloc)
+  if (c == nullptr) return false;
+  if (last_chunk_ != nullptr) *reinterpret_cast<unsigned char**>(last_chunk_ + sizeof(void*)) = bump_;
+  *reinterpret_cast<unsigned char**>(c) = last_chunk_;
+  last_chunk_ = c;
+  bump_ = c + kFirstBlockOffset;
+  bump_end_ = c + kChunkBytes;
+  return true;
+}
+
+void* BlockArena::carve(unsigned cls, uint64_t room, Refusal& why) {
+  const size_t bytes = class_bytes(cls);
+  if (bytes > room) {
+    // Carving would pass the limit: a free block of a larger class serves instead, if there is one.
+    for (unsigned c = cls + 1; c < kClasses; ++c)
+      if (free_[c] != 0) return pop(c);
+    why = Refusal::limit;
+    return nullptr;
+  }
+  if (static_cast<size_t>(bump_end_ - bump_) < bytes && !carve_chunk()) {
+    why = Refusal::host_out_of_memory;
+    return nullptr;
+  }
+  unsigned char* block = bump_;
+  bump_ += bytes;
+  carved_ += bytes;
+  *reinterpret_cast<uint64_t*>(block) = header_word(cls, false);
+  return block + kHeaderBytes;
+}
+
+void* BlockArena::take_outside(size_t size, uint64_t room, Refusal& why) {
+  if (size > std::numeric_limits<size_t>::max() - kOutsidePrefixBytes || size + kOutsidePrefixBytes > room) {
+    why = Refusal::limit;
+    return nullptr;
+  }
+  auto* o =
+      static_cast<Outside*>(std::malloc(size + kOutsidePrefixBytes));  // NOLINT(cppcoreguidelines-no-malloc)
+  if (o == nullptr) {
+    why = Refusal::host_out_of_memory;
+    return nullptr;
+  }
+  *o = Outside{nullptr, outside_, size, header_word(kOutsideClass, false)};
+  if (outside_ != nullptr) outside_->prev = o;
+  outside_ = o;
+  outside_bytes_ += size + kOutsidePrefixBytes;
+  return o + 1;
+}
+
+size_t BlockArena::outside_size(const void* p) {
+  return (static_cast<const Outside*>(p) - 1)->size;
+}
+
+void BlockArena::release_outside(void* p) {
+  Outside* o = static_cast<Outside*>(p) - 1;
+  if (o->prev != nullptr)
+    o->prev->next = o->next;
+  else
+    outside_ = o->next;
+  if (o->next != nullptr) o->next->prev = o->prev;
+  outside_bytes_ -= o->size + kOutsidePrefixBytes;
+  std::free(o);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
+  why = Refusal::none;
+  if (p == nullptr) return allocate(size, room, why);
+  const uint64_t h = header_of(p);
+  const unsigned cls = class_in(h);
+  if (h != header_word(cls, false) || cls == 0 || (cls >= kClasses && cls != kOutsideClass))
+    corrupted("a resized block has no valid header");
+  if (cls == kOutsideClass) {
+    Outside* o = static_cast<Outside*>(p) - 1;
+    const size_t old = o->size;
+    if (size > std::numeric_limits<size_t>::max() - kOutsidePrefixBytes ||
+        (size > old && size - old > room)) {
+      why = Refusal::limit;
+      return nullptr;
+    }
+    auto* n = static_cast<Outside*>(
+        std::realloc(o, size + kOutsidePrefixBytes));  // NOLINT(cppcoreguidelines-no-malloc)
+    if (n == nullptr) {
+      why = Refusal::host_out_of_memory;
+      return nullptr;
+    }
+    if (n->prev != nullptr)
+      n->prev->next = n;
+    else
+      outside_ = n;
+    if (n->next != nullptr) n->next->prev = n;
+    outside_bytes_ = outside_bytes_ - old + size;
+    n->size = size;
+    return n + 1;
+  }
+  // A small block keeps its place whenever the new size fits, shrinking included: moving it would free
+  // nothing (the old block stays carved) and could carve another.
+  const size_t capacity = class_bytes(cls) - kHeaderBytes;
+  if (size <= capacity) return p;
+  void* q = allocate(size, room, why);
+  if (q == nullptr) return nullptr;
+  std::memcpy(q, p, capacity);
+  release(p);
+  return q;
+}
+
+}  // namespace skillbox::engine
