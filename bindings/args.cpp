@@ -84,8 +84,10 @@ bool array_buffer_view(JSContext* ctx, JSValueConst value, ByteView& out) {
 
 // Calls a getter captured from %DataView.prototype% (native, brand-checked: no skill code runs).
 bool dataview_view(JSContext* ctx, JSValueConst value, ByteView& out) {
-  const ContextState& state = context_state(ctx);
   out = {};
+  const ContextState* captured = context_state_with_typed_arrays(ctx);  // built: `value` is a DataView
+  if (captured == nullptr) return false;
+  const ContextState& state = *captured;
   const Value buffer(ctx, JS_Call(ctx, state.dataview_buffer.get(), value, 0, nullptr));
   const Value offset(ctx, JS_Call(ctx, state.dataview_byte_offset.get(), value, 0, nullptr));
   const Value length(ctx, JS_Call(ctx, state.dataview_byte_length.get(), value, 0, nullptr));

@@ -70,16 +70,34 @@ bool capture_function(JSContext* ctx, JSValueConst proto, const char* name, Runt
 }
 
 bool capture_intrinsics(JSContext* ctx, ContextState& state) {
+  const Value string_proto(ctx, JS_GetClassProto(ctx, js_class::kString));
+  if (!string_proto.is_object()) {
+    JS_ThrowInternalError(ctx, "host API: the context was built without strings");
+    return false;
+  }
+  return capture_function(ctx, string_proto.get(), "slice", &state.string_slice);
+}
+
+// The typed-array originals, once the group exists (its class prototypes are null until then).
+// False with an exception pending on failure; true, capturing nothing, while the group is not built.
+bool capture_typed_arrays(JSContext* ctx, ContextState& state) {
+  if (state.typed_arrays_captured) return true;
   const Value u8_proto(ctx, JS_GetClassProto(ctx, js_class::kUint8Array));
   const Value dv_proto(ctx, JS_GetClassProto(ctx, js_class::kDataView));
-  const Value string_proto(ctx, JS_GetClassProto(ctx, js_class::kString));
-  bool ok = u8_proto.is_object() && dv_proto.is_object() && string_proto.is_object();
-  if (!ok) JS_ThrowInternalError(ctx, "host API: the context was built without typed arrays or strings");
-  return ok && capture_function(ctx, u8_proto.get(), "constructor", &state.uint8_array) &&
-         capture_function(ctx, string_proto.get(), "slice", &state.string_slice) &&
-         capture_getter(ctx, dv_proto.get(), "buffer", &state.dataview_buffer) &&
-         capture_getter(ctx, dv_proto.get(), "byteOffset", &state.dataview_byte_offset) &&
-         capture_getter(ctx, dv_proto.get(), "byteLength", &state.dataview_byte_length);
+  if (!u8_proto.is_object() || !dv_proto.is_object()) return true;
+  const bool ok = capture_function(ctx, u8_proto.get(), "constructor", &state.uint8_array) &&
+                  capture_getter(ctx, dv_proto.get(), "buffer", &state.dataview_buffer) &&
+                  capture_getter(ctx, dv_proto.get(), "byteOffset", &state.dataview_byte_offset) &&
+                  capture_getter(ctx, dv_proto.get(), "byteLength", &state.dataview_byte_length);
+  state.typed_arrays_captured = ok;
+  return ok;
+}
+
+ContextState* find_context_state(JSContext* ctx) {
+  const JSClassID id = state_class_id();
+  if (!JS_IsRegisteredClass(JS_GetRuntime(ctx), id)) return nullptr;
+  const Value holder(ctx, JS_GetClassProto(ctx, id));
+  return static_cast<ContextState*>(JS_GetOpaque(holder.get(), id));
 }
 
 }  // namespace
@@ -110,9 +128,34 @@ bool init_context_state(JSContext* ctx) {
   if (memory == nullptr) return false;
   auto* state = new (memory) ContextState();
   JS_SetOpaque(holder.get(), state);  // from here the finalizer owns `state` and what it captures
-  if (!capture_intrinsics(ctx, *state)) return false;
+  if (!capture_intrinsics(ctx, *state) || !capture_typed_arrays(ctx, *state)) return false;
   JS_SetClassProto(ctx, id, holder.release());  // takes the reference
   return true;
+}
+
+void on_intrinsics_built(JSContext* ctx) {
+  ContextState* state = find_context_state(ctx);
+  if (state == nullptr) return;  // no host API in this context (the code check), or not yet installed
+  // Failing here (the host out of memory) leaves the originals uncaptured for good: skill code may
+  // touch the new objects from now on, so a later capture could take a replaced getter. The exception
+  // is dropped so that the build itself stands; host functions that need the originals then throw.
+  if (!capture_typed_arrays(ctx, *state)) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    state->typed_arrays_unavailable = true;
+  }
+}
+
+ContextState* context_state_with_typed_arrays(JSContext* ctx) {
+  ContextState& state = context_state(ctx);
+  if (state.typed_arrays_captured) return &state;
+  // Building them captures them (on_intrinsics_built); nothing is captured after that moment.
+  if (!state.typed_arrays_unavailable && JS_EnsureIntrinsic(ctx, JS_LAZY_INTRINSIC_TYPED_ARRAYS) < 0)
+    return nullptr;
+  if (!state.typed_arrays_captured) {
+    JS_ThrowInternalError(ctx, "host API: the typed arrays could not be built");
+    return nullptr;
+  }
+  return &state;
 }
 
 ContextState& context_state(JSContext* ctx) {

@@ -14,12 +14,16 @@
 namespace skillbox::bindings {
 
 JSValue new_uint8_array(JSContext* ctx, const uint8_t* data, size_t size) {
+  // Builds the typed arrays first if the skill has not touched them yet (engine/realm.h): the buffer
+  // must get the ArrayBuffer prototype.
+  const ContextState* state = context_state_with_typed_arrays(ctx);
+  if (state == nullptr) return JS_EXCEPTION;
   const Value buffer(ctx, JS_NewArrayBufferCopy(ctx, data, size));
   if (buffer.is_exception()) return JS_EXCEPTION;
   // new %Uint8Array%(buffer): the constructor's `prototype` is non-writable and non-configurable, so
   // this runs no skill code and the result has the original Uint8Array.prototype.
   JSValueConst argv[] = {buffer.get()};
-  return JS_CallConstructor(ctx, context_state(ctx).uint8_array.get(), 1, argv);
+  return JS_CallConstructor(ctx, state->uint8_array.get(), 1, argv);
 }
 
 JSValue new_string_from_bytes(JSContext* ctx, const uint8_t* data, size_t size, bool ignore_bom) {

@@ -124,7 +124,7 @@ class Checker {
  private:
   bool start() {
     rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, &heap_));
-    if (rt_) ctx_.reset(new_skill_context(rt_.get()));
+    if (rt_) ctx_.reset(new_skill_context(rt_.get(), heap_));
     if (!rt_ || !ctx_) {
       problems_.push_back(
           {sources_.entry, 0, "could not create a JS runtime to compile the skill (host out of memory)"});

@@ -26,8 +26,14 @@ const JSMallocFunctions HeapAccount::kFunctions = {
     &HeapAccount::js_usable_size,
 };
 
+void HeapAccount::resume_enforcement() {
+  suspended_ = false;
+  const uint64_t host = budget_ == nullptr ? 0 : budget_->host_bytes();
+  if (enforcing_ && current_ + host > limiter_.limits().memory_bytes) limiter_.trip(LimitKind::memory);
+}
+
 inline bool HeapAccount::admit_now() {
-  if (!enforcing_) return true;
+  if (!enforcing_ || suspended_) return true;
   // After the deadline nothing more is allocated: a native loop that builds a string or an array
   // fails at its next allocation even though it never reaches the interrupt handler.
   if (limiter_.deadline_flagged()) {
@@ -38,7 +44,7 @@ inline bool HeapAccount::admit_now() {
 }
 
 inline uint64_t HeapAccount::room(const JSMallocState* s) const {
-  if (!enforcing_) return UINT64_MAX;
+  if (!enforcing_ || suspended_) return UINT64_MAX;
   // The limit applies to the footprint together with the host buffers held for the invocation (its
   // MemoryBudget), so heap_peak_bytes can be compared with it.
   const uint64_t used = current_ + (budget_ == nullptr ? 0 : budget_->host_bytes());

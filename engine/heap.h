@@ -44,6 +44,12 @@ class HeapAccount {
   /// — a bounded, skill-independent amount of memory that still counts against the limit.
   void enforce() { enforcing_ = true; }
 
+  /// Around building a part of the realm on first use (engine/realm.cpp, lazy intrinsics): for the
+  /// same reason as above every allocation is granted in between (a bounded, skill-independent
+  /// amount, still counted); when it ends, a footprint past the limit trips memory_limit.
+  void suspend_enforcement() { suspended_ = true; }
+  void resume_enforcement();
+
   /// Bytes the runtime holds now (its arena's footprint, see the file comment), and the most ever.
   [[nodiscard]] uint64_t current_bytes() const { return current_; }
   [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
@@ -70,6 +76,7 @@ class HeapAccount {
   bus::MemoryBudget* budget_;
   BlockArena arena_;
   bool enforcing_ = false;
+  bool suspended_ = false;
   uint64_t current_ = 0;
   uint64_t peak_ = 0;
 };

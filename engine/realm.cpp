@@ -1,34 +1,48 @@
 #include "engine/realm.h"
 
+#include "bindings/context_state.h"
+
 namespace skillbox::engine {
 namespace {
 
 // Globals the intrinsics install but a skill must not see (see realm.h): shared memory from
 // JS_AddIntrinsicTypedArrays, and `__date_clock`, an engine debugging helper of JS_AddIntrinsicDate
-// (a monotonic microsecond clock).
+// (a monotonic microsecond clock). Built lazily, those groups define them on the group's holder, out
+// of reach, never on the global object; the deletion stays as a guard.
 constexpr const char* kRemovedGlobals[] = {"Atomics", "SharedArrayBuffer", "__date_clock"};
+
+void on_lazy_build(JSContext* ctx, void* opaque, JS_BOOL building) {
+  auto* heap = static_cast<HeapAccount*>(opaque);
+  if (building != 0) {
+    heap->suspend_enforcement();
+    return;
+  }
+  bindings::on_intrinsics_built(ctx);
+  heap->resume_enforcement();
+}
 
 }  // namespace
 
-JSContext* new_skill_context(JSRuntime* rt) {
+JSContext* new_skill_context(JSRuntime* rt, HeapAccount& heap) {
   JSContext* ctx = JS_NewContextRaw(rt);
   if (ctx == nullptr) return nullptr;
+  JS_SetLazyIntrinsicHook(ctx, &on_lazy_build, &heap);
   JS_AddIntrinsicBaseObjects(ctx);
-  JS_AddIntrinsicDate(ctx);
+  bool lazy_ok = JS_AddIntrinsicLazy(ctx, JS_LAZY_INTRINSIC_DATE) == 0;
   JS_AddIntrinsicEval(ctx);
   JS_AddIntrinsicStringNormalize(ctx);
   JS_AddIntrinsicRegExpCompiler(ctx);
   JS_AddIntrinsicRegExp(ctx);
   JS_AddIntrinsicJSON(ctx);
   JS_AddIntrinsicProxy(ctx);
-  JS_AddIntrinsicMapSet(ctx);
-  JS_AddIntrinsicTypedArrays(ctx);
+  lazy_ok = lazy_ok && JS_AddIntrinsicLazy(ctx, JS_LAZY_INTRINSIC_MAP_SET) == 0 &&
+            JS_AddIntrinsicLazy(ctx, JS_LAZY_INTRINSIC_TYPED_ARRAYS) == 0;
   JS_AddIntrinsicPromise(ctx);
   JS_AddIntrinsicBigInt(ctx);
 
   // The intrinsics report allocation failures only through a pending exception.
   JSValue exc = JS_GetException(ctx);
-  const bool failed = !JS_IsNull(exc);
+  const bool failed = !JS_IsNull(exc) || !lazy_ok;
   JS_FreeValue(ctx, exc);
 
   JSValue global = JS_GetGlobalObject(ctx);

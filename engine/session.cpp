@@ -111,7 +111,7 @@ bool Session::start_runtime() {
   JS_SetModuleLoaderFunc(rt, &Session::normalize_module, &Session::load_module, this);
   JS_SetHostPromiseRejectionTracker(rt, &Session::track_rejection, this);
 
-  ctx_.reset(new_skill_context(rt));
+  ctx_.reset(new_skill_context(rt, heap_));
   if (!ctx_) {
     if (limiter_.tripped() == LimitKind::none)
       finish(Outcome::internal, host_error("InternalError", "could not create the JS context"));
