@@ -41,7 +41,7 @@ struct BlockArena::Outside {
   Outside* prev;
   Outside* next;
   size_t size;      // payload bytes
-  uint64_t header;  // header_word(kOutsideClass, false), just before the payload like any block
+  uint64_t header;  // header_word(kOutsideUnits, false), just before the payload like any block
 };
 BlockArena::BlockArena() {
   static_assert(sizeof(Outside) == kOutsidePrefixBytes);
@@ -75,7 +75,7 @@ const unsigned char* BlockArena::chunk_end(const unsigned char* c) {
 }
 
 size_t BlockArena::block_bytes_at(const unsigned char* header) {
-  return class_bytes(class_in(*reinterpret_cast<const uint64_t*>(header)));
+  return units_in(*reinterpret_cast<const uint64_t*>(header)) * kUnit;
 }
 
 const BlockArena::Outside* BlockArena::outside_next(const Outside* o) {
@@ -97,12 +97,25 @@ bool BlockArena::carve_chunk() {
   return true;
 }
 
-void* BlockArena::carve(unsigned cls, uint64_t room, Refusal& why) {
+void* BlockArena::take_small(unsigned cls, uint64_t room, Refusal& why) {
   const size_t bytes = class_bytes(cls);
+  const auto units = static_cast<unsigned>(bytes / kUnit);
+  // The smallest free block of a larger class, split: the front serves, the rest stays free. Memory
+  // freed in one size then serves others, which keeps the footprint near what is live.
+  for (unsigned w = (cls + 1) / 64; w < nonempty_.size(); ++w) {
+    uint64_t bits = nonempty_[w];
+    if (w == (cls + 1) / 64) bits &= ~uint64_t{0} << ((cls + 1) % 64);
+    if (bits == 0) continue;
+    const auto larger = static_cast<unsigned>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
+    void* p = pop(larger);
+    const unsigned rest = units_in(header_of(p)) - units;
+    header_of(p) = header_word(units, false);
+    void* tail = static_cast<unsigned char*>(p) + bytes;
+    header_of(tail) = header_word(rest, true);
+    push(list_of(rest), tail);
+    return p;
+  }
   if (bytes > room) {
-    // Carving would pass the limit: a free block of a larger class serves instead, if there is one.
-    for (unsigned c = cls + 1; c < kClasses; ++c)
-      if (free_[c] != 0) return pop(c);
     why = Refusal::limit;
     return nullptr;
   }
@@ -113,7 +126,7 @@ void* BlockArena::carve(unsigned cls, uint64_t room, Refusal& why) {
   unsigned char* block = bump_;
   bump_ += bytes;
   carved_ += bytes;
-  *reinterpret_cast<uint64_t*>(block) = header_word(cls, false);
+  *reinterpret_cast<uint64_t*>(block) = header_word(units, false);
   return block + kHeaderBytes;
 }
 
@@ -128,7 +141,7 @@ void* BlockArena::take_outside(size_t size, uint64_t room, Refusal& why) {
     why = Refusal::host_out_of_memory;
     return nullptr;
   }
-  *o = Outside{nullptr, outside_, size, header_word(kOutsideClass, false)};
+  *o = Outside{nullptr, outside_, size, header_word(kOutsideUnits, false)};
   if (outside_ != nullptr) outside_->prev = o;
   outside_ = o;
   outside_bytes_ += size + kOutsidePrefixBytes;
@@ -154,10 +167,10 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
   why = Refusal::none;
   if (p == nullptr) return allocate(size, room, why);
   const uint64_t h = header_of(p);
-  const unsigned cls = class_in(h);
-  if (h != header_word(cls, false) || cls == 0 || (cls >= kClasses && cls != kOutsideClass))
+  const unsigned units = units_in(h);
+  if (h != header_word(units, false) || units == 0 || (units > kMaxUnits && units != kOutsideUnits))
     corrupted("a resized block has no valid header");
-  if (cls == kOutsideClass) {
+  if (units == kOutsideUnits) {
     Outside* o = static_cast<Outside*>(p) - 1;
     const size_t old = o->size;
     if (size > std::numeric_limits<size_t>::max() - kOutsidePrefixBytes ||
@@ -182,7 +195,7 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
   }
   // A small block keeps its place whenever the new size fits, shrinking included: moving it would free
   // nothing (the old block stays carved) and could carve another.
-  const size_t capacity = class_bytes(cls) - kHeaderBytes;
+  const size_t capacity = units * kUnit - kHeaderBytes;
   if (size <= capacity) return p;
   void* q = allocate(size, room, why);
   if (q == nullptr) return nullptr;

@@ -14,9 +14,9 @@
 // arena frees any a runtime leaves behind.
 //
 // Accounting is the footprint: bytes carved from chunks (free or in use) plus outside blocks with their
-// prefix. A freed small block stays on its class's list and keeps counting, so fragmentation can never
-// take a runtime past its memory limit. When carving a block would pass the limit, a free block of a
-// larger class is used instead, so memory stranded in one class still serves smaller requests.
+// prefix. A freed small block stays on a free list and keeps counting, so fragmentation can never take
+// a runtime past its memory limit. Before anything new is carved, the smallest free block of a larger
+// class is split and its front serves the request, so memory freed in one size serves others.
 //
 // Hardening against a corrupted heap (an engine bug a skill could reach): free-list links are stored
 // mangled with a per-process secret and their own address, every block handed out or taken back has
@@ -71,7 +71,7 @@ class BlockArena {
     if (kSmallBlocks && size <= kMaxSmallBlockBytes - kHeaderBytes) {
       const unsigned cls = class_of(size);
       if (free_[cls] != 0) return pop(cls);
-      return carve(cls, room, why);
+      return take_small(cls, room, why);
     }
     return take_outside(size, room, why);
   }
@@ -81,16 +81,15 @@ class BlockArena {
   void release(void* p) {
     if (p == nullptr) return;
     uint64_t& h = header_of(p);
-    const unsigned cls = class_in(h);
-    if (h != header_word(cls, false) || cls == 0 || (cls >= kClasses && cls != kOutsideClass)) bad_release(h);
-    if (cls == kOutsideClass) {
+    const unsigned units = units_in(h);
+    if (h != header_word(units, false) || units == 0 || (units > kMaxUnits && units != kOutsideUnits))
+      bad_release(h);
+    if (units == kOutsideUnits) {
       release_outside(p);
       return;
     }
-    const auto addr = reinterpret_cast<uintptr_t>(p);
-    h = header_word(cls, true);
-    *static_cast<uintptr_t*>(p) = mangle(free_[cls], addr);
-    free_[cls] = addr;
+    h = header_word(units, true);
+    push(list_of(units), p);
   }
 
   /// realloc: the block at `p` (null: allocate) resized to at least `size` (> 0) bytes, in place when
@@ -100,8 +99,8 @@ class BlockArena {
   /// The payload bytes the block at `p` can hold (0 for null).
   static size_t usable_size(const void* p) {
     if (p == nullptr) return 0;
-    const unsigned cls = class_in(header_of(p));
-    return cls == kOutsideClass ? outside_size(p) : class_bytes(cls) - kHeaderBytes;
+    const unsigned units = units_in(header_of(p));
+    return units == kOutsideUnits ? outside_size(p) : units * kUnit - kHeaderBytes;
   }
   /// Bytes this arena holds against the limit (see the file comment).
   [[nodiscard]] uint64_t footprint() const {
@@ -126,26 +125,30 @@ class BlockArena {
 
  private:
   struct Outside;
-  // Block header: kMagic in the high 32 bits, the class in bits 8-15 (kOutsideClass for an outside
-  // block), kFreeFlag in bit 0.
+  // Block header: kMagic in the high 32 bits, the block's size in 16-byte units (header included) in
+  // bits 8-23 (kOutsideUnits for an outside block), kFreeFlag in bit 0. Small blocks have any size
+  // that is a multiple of 16 up to kMaxSmallBlockBytes: a request gets its class's size, and a larger
+  // free block split in two serves it when its own class has none (see take_small).
   static constexpr size_t kHeaderBytes = 8;
+  static constexpr size_t kUnit = 16;         // block sizes are multiples of this; payloads are aligned to it
   static constexpr size_t kFineStep = 16;     // class spacing up to kFineLimit
   static constexpr size_t kFineLimit = 1024;  // block bytes, header included
   static constexpr size_t kCoarseStep = 256;  // class spacing above it, up to kMaxSmallBlockBytes
   static constexpr unsigned kFineClasses = kFineLimit / kFineStep;
   static constexpr size_t kClasses = 1 + kFineClasses + (kMaxSmallBlockBytes - kFineLimit) / kCoarseStep;
-  static constexpr unsigned kOutsideClass = 0xff;
+  static constexpr unsigned kMaxUnits = kMaxSmallBlockBytes / kUnit;
+  static constexpr unsigned kOutsideUnits = 0xffff;
   static constexpr uint64_t kMagic = 0x5b0c'a7e1;
   static constexpr uint64_t kFreeFlag = 1;
   // A chunk starts with the previous chunk's address and, once it is full, where its carving ended;
   // its first block's header follows at this offset, so that payloads are 16-byte aligned.
   static constexpr size_t kFirstBlockOffset = 24;
 
-  static constexpr uint64_t header_word(unsigned cls, bool is_free) {
-    return kMagic << 32 | uint64_t{cls} << 8 | (is_free ? kFreeFlag : 0);
+  static constexpr uint64_t header_word(unsigned units, bool is_free) {
+    return kMagic << 32 | uint64_t{units} << 8 | (is_free ? kFreeFlag : 0);
   }
-  static constexpr unsigned class_in(uint64_t header) {
-    return static_cast<unsigned>((header >> 8) & 0xff);
+  static constexpr unsigned units_in(uint64_t header) {
+    return static_cast<unsigned>((header >> 8) & 0xffff);
   }
   static constexpr size_t class_bytes(unsigned cls) {
     return cls <= kFineClasses ? cls * kFineStep : kFineLimit + (cls - kFineClasses) * kCoarseStep;
@@ -154,6 +157,12 @@ class BlockArena {
     const size_t block = (size + kHeaderBytes + kFineStep - 1) & ~(kFineStep - 1);
     if (block <= kFineLimit) return static_cast<unsigned>(block / kFineStep);
     return kFineClasses + static_cast<unsigned>((block - kFineLimit + kCoarseStep - 1) / kCoarseStep);
+  }
+  // The free list a free block of `units` goes on: the largest class it can serve.
+  static constexpr unsigned list_of(unsigned units) {
+    const size_t bytes = units * kUnit;
+    if (bytes <= kFineLimit) return units;
+    return kFineClasses + static_cast<unsigned>((bytes - kFineLimit) / kCoarseStep);
   }
   static uint64_t& header_of(const void* payload) {
     return *reinterpret_cast<uint64_t*>(static_cast<unsigned char*>(const_cast<void*>(payload)) -
@@ -168,16 +177,25 @@ class BlockArena {
   void* pop(unsigned cls) {
     const uintptr_t p = free_[cls];
     uint64_t& h = header_of(reinterpret_cast<void*>(p));
-    if ((p & (kFineStep - 1)) != 0 || h != header_word(cls, true)) bad_free_list();
+    const unsigned units = units_in(h);
+    if ((p & (kUnit - 1)) != 0 || h != header_word(units, true) || units > kMaxUnits || list_of(units) != cls)
+      bad_free_list();
     free_[cls] = mangle(*reinterpret_cast<uintptr_t*>(p), p);
-    h = header_word(cls, false);
+    if (free_[cls] == 0) nonempty_[cls / 64] &= ~(uint64_t{1} << (cls % 64));
+    h = header_word(units, false);
     return reinterpret_cast<void*>(p);
+  }
+  void push(unsigned cls, void* p) {  // p's header already says free
+    const auto addr = reinterpret_cast<uintptr_t>(p);
+    if (free_[cls] == 0) nonempty_[cls / 64] |= uint64_t{1} << (cls % 64);
+    *static_cast<uintptr_t*>(p) = mangle(free_[cls], addr);
+    free_[cls] = addr;
   }
 
   static const uintptr_t secret_;
   [[noreturn]] static void bad_free_list();
   [[noreturn]] static void bad_release(uint64_t header);
-  void* carve(unsigned cls, uint64_t room, Refusal& why);
+  void* take_small(unsigned cls, uint64_t room, Refusal& why);
   void* take_outside(size_t size, uint64_t room, Refusal& why);
   void release_outside(void* p);
   static size_t outside_size(const void* p);
@@ -195,6 +213,7 @@ class BlockArena {
   unsigned char* last_chunk_ = nullptr;     // the chunk being carved; each links to the one before
   Outside* outside_ = nullptr;              // doubly linked list of live outside blocks
   std::array<uintptr_t, kClasses> free_{};  // per class: the first free payload (plain address)
+  std::array<uint64_t, (kClasses + 63) / 64> nonempty_{};  // bit c: free_[c] != 0
 };
 
 }  // namespace skillbox::engine

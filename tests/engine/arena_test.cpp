@@ -71,18 +71,31 @@ TEST(BlockArena, LargeBlocksGoBackToMallocWhenReleased) {
   EXPECT_EQ(a.footprint(), 0u);
 }
 
-TEST(BlockArena, RefusesWhatWouldPassTheRoomAndReusesALargerFreeBlockFirst) {
+TEST(BlockArena, RefusesWhatWouldPassTheRoom) {
   BlockArena a;
   EXPECT_EQ(take(a, 100'000, 100'000), nullptr) << "the prefix does not fit";
   EXPECT_EQ(a.footprint(), 0u);
   if (!BlockArena::kSmallBlocks) return;
   EXPECT_EQ(take(a, 24, 16), nullptr) << "a 32-byte block does not fit in 16 bytes of room";
-  void* big = take(a, 1000);
+  EXPECT_EQ(a.footprint(), 0u);
+}
+
+TEST(BlockArena, AFreeLargerBlockIsSplitBeforeAnythingIsCarved) {
+  if (!BlockArena::kSmallBlocks) GTEST_SKIP() << "AddressSanitizer build: every block is an outside block";
+  BlockArena a;
+  auto* big = static_cast<unsigned char*>(take(a, 1000));  // a 1008-byte block
   a.release(big);
   const uint64_t before = a.footprint();
-  EXPECT_EQ(take(a, 24, 0), big) << "with no room left, the free 1000-byte block serves";
+  // With no room left at all, the free block still serves: split, 32 bytes at a time.
+  EXPECT_EQ(take(a, 24, 0), big);
+  EXPECT_EQ(BlockArena::usable_size(big), 24u);
+  EXPECT_EQ(take(a, 24, 0), big + 32) << "the rest of the split block";
   EXPECT_EQ(a.footprint(), before);
-  EXPECT_EQ(take(a, 24, 0), nullptr) << "and nothing else is free";
+  EXPECT_EQ(walked_bytes(a), a.footprint()) << "the split blocks still tile the chunk";
+  std::vector<void*> more;
+  while (void* p = take(a, 24, 0)) more.push_back(p);
+  EXPECT_EQ(more.size(), 1008 / 32 - 2) << "all of it, then nothing: 1008 bytes hold 31 blocks of 32";
+  EXPECT_EQ(a.footprint(), before);
 }
 
 TEST(BlockArena, ResizeKeepsTheContentsInPlaceOrMoved) {
