@@ -55,6 +55,7 @@
 #include "runner/js_thread_pool.h"
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
+#include "runner/source_cache.h"
 #include "runner/worker_transport.h"
 #include "skillbox/skillbox.h"
 
@@ -478,6 +479,9 @@ struct WorkerRunner::Impl {
 
   HostOptions options;
   std::filesystem::path data_dir;
+  // The skill's sources, read on the supervisor side and revalidated by stat on every run
+  // (runner/source_cache.h), as in-process; they travel to the worker in its invocation frame.
+  runner::SourceCache source_cache;
   std::filesystem::path worker_path;
   runner::JsThreadPool observer_threads{2};  // supervise observed runs (Observer: not the caller's thread)
   static constexpr int kZygoteControlFd = 3;
@@ -796,7 +800,7 @@ RunResult WorkerRunner::run(const Invocation& invocation) {
     if (auto refused = runner::refuse_before_start(invocation, impl_->options, impl_->data_dir))
       return *std::move(refused);
     const Skill& skill = invocation.skill;
-    auto sources = runner::read_skill_sources(skill.dir(), skill.manifest().entry, limits.memory_bytes);
+    auto sources = impl_->source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
     Result<Worker, std::string> worker = impl_->acquire(limits);
     if (!worker) return isolation_unavailable(worker.error());

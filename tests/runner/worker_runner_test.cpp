@@ -110,6 +110,28 @@ TEST(WorkerRunner, OnDemandWorkersWithoutPool) {
   EXPECT_TRUE(runner.pooled_worker_pids().empty());
 }
 
+// The supervisor serves the sources from its cache (runner/source_cache.h) once the files are a second
+// old: an edit of the same size still takes effect on the next run, and nothing of a run survives.
+TEST(WorkerRunner, AnEditedSkillTakesEffectOnTheNextRunServedFromTheSourceCache) {
+  WorkerRunner runner(worker_options());
+  const auto source = [](int version) {
+    return "export default () => { const seen = typeof globalThis.mark; globalThis.mark = 1;\n"
+           "  return [" +
+           std::to_string(version) + ", seen]; }";
+  };
+  TempSkill skill({{"index.js", source(1)}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (int i = 0; i < 3; ++i) {
+    RunResult r = run(runner, skill);
+    ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+    EXPECT_EQ(r.value_json, R"([1,"undefined"])");
+  }
+  skill.write("index.js", source(2));
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"([2,"undefined"])");
+}
+
 TEST(WorkerRunner, MissingWorkerExecutableFailsClosed) {
   HostOptions o;
   o.worker_path = "/nonexistent/skillbox-worker";
