@@ -72,7 +72,8 @@ int check_skill(const CheckOptions& o) {
                 "JavaScript first (e.g. npx esbuild " +
                 entry +
                 " --format=esm --outfile=index.js, or tsc) "
-                "and set \"entry\" to the .js file";
+                "and set \"entry\" to the .js file; `skillbox init DIR --ts` scaffolds a TypeScript skill "
+                "whose `npm run build` does this";
       problems.push_back({entry, 0, ts_note});
     } else {
       code = check_code(*skill);

@@ -153,6 +153,7 @@ TEST_F(CheckCode, ATypeScriptEntrySaysHowToCompileIt) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("TypeScript"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("esbuild"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skillbox init DIR --ts"), std::string::npos) << r.err;
 }
 
 TEST_F(CheckCode, ListsTheEntrysExportsWithoutRunningIt) {

@@ -16,6 +16,7 @@
 
 #include "capabilities/store/store_test_util.h"
 #include "skillbox/store.h"
+#include "support/cli_exec.h"
 
 namespace skillbox {
 namespace {
@@ -24,11 +25,7 @@ namespace fs = std::filesystem;
 using testing::read_bytes;
 using testing::write_bytes;
 
-struct Exec {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Exec = testing::CliExec;
 
 class StoreCli : public ::testing::Test {
  protected:
@@ -36,38 +33,13 @@ class StoreCli : public ::testing::Test {
   fs::path db_file() const { return StoreDatabase::path_in(data()); }
 
   /// Runs the skillbox binary with `args` (and --data-dir unless `with_data_dir` is false), feeding `input`
-  /// on stdin. Output goes through files, so nothing can block on a full pipe.
+  /// on stdin (testing::run_cli: output through files, a hang killed).
   Exec skillbox(std::vector<std::string> args, const std::string& input = "", bool with_data_dir = true) {
     if (with_data_dir) {
       args.push_back("--data-dir");
       args.push_back(data().string());
     }
-    const fs::path in = tmp_.path() / "stdin", out = tmp_.path() / "stdout", err = tmp_.path() / "stderr";
-    write_bytes(in, input);
-    std::vector<std::string> storage = {SKILLBOX_CLI_PATH};
-    storage.insert(storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int fd_in = ::open(in.c_str(), O_RDONLY);
-      const int fd_out = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      const int fd_err = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd_in < 0 || fd_out < 0 || fd_err < 0) ::_exit(126);
-      ::dup2(fd_in, 0);
-      ::dup2(fd_out, 1);
-      ::dup2(fd_err, 2);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    Exec r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = read_bytes(out);
-    r.err = read_bytes(err);
-    return r;
+    return testing::run_cli(args, {.cwd = {}, .env = {}, .input = input, .timeout_s = 120});
   }
 
   Exec ok(const std::vector<std::string>& args, const std::string& input = "") {
