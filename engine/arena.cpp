@@ -173,6 +173,7 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
   if (units == kOutsideUnits) {
     Outside* o = static_cast<Outside*>(p) - 1;
     const size_t old = o->size;
+    if (size == old) return p;
     if (size > std::numeric_limits<size_t>::max() - kOutsidePrefixBytes ||
         (size > old && size - old > room)) {
       why = Refusal::limit;

@@ -30,22 +30,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/sanitizer.h"
+
 namespace skillbox::engine {
 
 class BlockArena {
  public:
-#if defined(__SANITIZE_ADDRESS__)
-  static constexpr bool kSmallBlocks = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  static constexpr bool kSmallBlocks = false;
-#else
-  static constexpr bool kSmallBlocks = true;
-#endif
-#else
-  static constexpr bool kSmallBlocks = true;
-#endif
-  // (false under AddressSanitizer: every block is then an outside block, see the file comment.)
+  /// False under AddressSanitizer: every block is then an outside block (see the file comment).
+  static constexpr bool kSmallBlocks = !base::kAddressSanitizer;
   /// Largest small block, header included; bigger requests are outside blocks.
   static constexpr size_t kMaxSmallBlockBytes = 4096;
   /// Bytes of one chunk that small blocks are carved from.
@@ -103,9 +95,7 @@ class BlockArena {
     return units == kOutsideUnits ? outside_size(p) : units * kUnit - kHeaderBytes;
   }
   /// Bytes this arena holds against the limit (see the file comment).
-  [[nodiscard]] uint64_t footprint() const {
-    return carved_ + outside_bytes_;
-  }
+  [[nodiscard]] uint64_t footprint() const { return carved_ + outside_bytes_; }
 
   /// Calls `f(region, bytes)` for every block, in use or free, its header included: the regions add up
   /// to footprint(). For tests that scan all the memory a runtime holds.
@@ -170,9 +160,7 @@ class BlockArena {
   }
   // A free block's first word holds the next free block of its class, mangled with its own address and
   // a per-process secret: a stray write cannot plant a usable pointer without knowing both.
-  static uintptr_t mangle(uintptr_t next, uintptr_t slot) {
-    return next ^ (slot >> 12) ^ secret_;
-  }
+  static uintptr_t mangle(uintptr_t next, uintptr_t slot) { return next ^ (slot >> 12) ^ secret_; }
 
   void* pop(unsigned cls) {
     const uintptr_t p = free_[cls];

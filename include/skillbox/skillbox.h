@@ -94,7 +94,7 @@ struct Usage {
   uint64_t wall_ms = 0;          // wall-clock time from runtime creation to disposal
   uint64_t cpu_ms = 0;           // CPU time of the thread that ran the skill
   uint64_t steps = 0;            // steps counted, see docs/limits.md
-  uint64_t heap_peak_bytes = 0;  // peak bytes allocated by the runtime (our allocator)
+  uint64_t heap_peak_bytes = 0;  // peak bytes the runtime held: its arena's footprint (docs/limits.md "Heap")
   uint64_t host_peak_bytes = 0;  // peak host buffers held for the run (docs/limits.md "Host memory")
   uint64_t host_calls = 0;       // requests sent on the bus (log, fs, http, store, env)
   uint64_t http_bytes_in = 0;    // response body bytes received (after decoding)

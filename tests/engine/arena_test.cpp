@@ -105,7 +105,7 @@ TEST(BlockArena, ResizeKeepsTheContentsInPlaceOrMoved) {
   for (int i = 0; i < 20; ++i) p[i] = static_cast<unsigned char>(i);
   auto* same = static_cast<unsigned char*>(a.resize(p, BlockArena::usable_size(p), kNoLimit, why));
   EXPECT_EQ(same, p) << "a size within the capacity stays in place";
-  auto* q = static_cast<unsigned char*>(a.resize(p, 3000, kNoLimit, why));
+  auto* q = static_cast<unsigned char*>(a.resize(same, 3000, kNoLimit, why));
   ASSERT_NE(q, nullptr);
   auto* r = static_cast<unsigned char*>(a.resize(q, 50'000, kNoLimit, why));  // becomes an outside block
   ASSERT_NE(r, nullptr);
