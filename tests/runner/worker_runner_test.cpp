@@ -4,13 +4,17 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "skill_fixture.h"
+#include "support/scoped_env.h"
 #include "worker_test_support.h"
 
 namespace skillbox::testing {
@@ -108,6 +112,48 @@ TEST(WorkerRunner, OnDemandWorkersWithoutPool) {
     EXPECT_EQ(r.value_json, "\"fresh\"");
   }
   EXPECT_TRUE(runner.pooled_worker_pids().empty());
+}
+
+// Every worker inherits the zygote's memory, so the zygote gets none of the host's environment (API
+// keys live there): only LD_BIND_NOW (symbols bound once, before any fork) and the sanitizers' settings.
+TEST(WorkerRunner, TheZygoteHoldsNoneOfTheHostsEnvironment) {
+  ScopedEnv env;
+  env.set("SKILLBOX_TEST_HOST_SECRET", "sk-live-0123456789");
+  WorkerRunner runner(worker_options());
+  TempSkill skill({{"index.js", "export default () => 1"}});
+  ASSERT_EQ(run(runner, skill).outcome, Outcome::ok);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (runner.pooled_worker_pids().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::vector<int> pids = runner.pooled_worker_pids();
+  ASSERT_FALSE(pids.empty());
+  // The zygote is the pooled worker's parent (field 4 of /proc/PID/stat); it is not sandboxed, so
+  // this process (its parent) may read its environment.
+  const auto read_proc = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+  };
+  const std::string text = read_proc("/proc/" + std::to_string(pids.front()) + "/stat");
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string state;
+  int zygote = 0;
+  fields >> state >> zygote;
+  ASSERT_GT(zygote, 0) << text;
+  const std::string environ_text = read_proc("/proc/" + std::to_string(zygote) + "/environ");
+  std::vector<std::string> names;
+  for (size_t at = 0; at < environ_text.size();) {
+    const size_t end = environ_text.find('\0', at);
+    const std::string entry = environ_text.substr(at, end - at);
+    names.push_back(entry.substr(0, entry.find('=')));
+    at = end == std::string::npos ? environ_text.size() : end + 1;
+  }
+  EXPECT_EQ(environ_text.find("sk-live-0123456789"), std::string::npos);
+  for (const std::string& n : names)
+    EXPECT_TRUE(n == "LD_BIND_NOW" || n == "ASAN_OPTIONS" || n == "UBSAN_OPTIONS" || n == "LSAN_OPTIONS")
+        << n;
+  EXPECT_NE(std::find(names.begin(), names.end(), "LD_BIND_NOW"), names.end());
 }
 
 // The supervisor serves the sources from its cache (runner/source_cache.h) once the files are a second
