@@ -645,6 +645,12 @@ void Session::teardown() {
     timers_.reset();
   }
   limiter_.detach();
+  if (params_.leave_runtime_to_process_exit) {
+    // Nothing touches them again; their memory is the arena's, which heap_ frees with the Session.
+    (void)ctx_.release();
+    (void)rt_.release();
+    return;
+  }
   ctx_.reset();
   rt_.reset();
 }

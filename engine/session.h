@@ -63,6 +63,10 @@ struct SessionParams {
   /// Worker mode: told the steps, heap in use and heap peak so far right before each host request is sent, so
   /// a supervisor that has to kill the worker knows how far it got. May be empty.
   std::function<void(uint64_t steps, uint64_t heap_bytes, uint64_t heap_peak_bytes)> report_progress;
+  /// Worker mode: the process exits right after the result is sent, so the runtime is not freed value
+  /// by value (JS_FreeRuntime: a garbage collection and a free per block) before the result can go;
+  /// everything else is torn down as usual and the runtime's arena is returned to malloc whole.
+  bool leave_runtime_to_process_exit = false;
 
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.

@@ -133,6 +133,7 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   params.stop_token = &stop;
   params.sources = std::move(frame.sources);
   params.install_extra_api = extra_api;
+  params.leave_runtime_to_process_exit = true;  // the process exits once the result is written
   if (frame.format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
   // The same rule as in-process: heap plus the host buffers this process holds (replies waiting in
   // the inbox) within limits.memory_mb; the address-space rlimit is the wall behind it.
