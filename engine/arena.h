@@ -7,7 +7,7 @@
 // LIFO free lists, carved by bumping a pointer, all returned to malloc at once when the arena dies.
 // Nothing is shared between arenas, so no block, byte or free list outlives its runtime.
 //
-// Layout. Every block has an 8-byte header just before its payload (a magic number, the size class, a
+// Layout. Every block has an 8-byte header just before its payload (a magic number, the block's size, a
 // free flag); payloads are 16-byte aligned. Small blocks (header included, up to kMaxSmallBlockBytes)
 // come from 32 KiB chunks in classes 16 bytes apart up to 1 KiB, then 256 bytes apart. Larger blocks
 // are "outside" blocks: one malloc each, with a 32-byte prefix that links them into a list so that the
@@ -121,7 +121,7 @@ class BlockArena {
   // free block split in two serves it when its own class has none (see take_small).
   static constexpr size_t kHeaderBytes = 8;
   static constexpr size_t kUnit = 16;         // block sizes are multiples of this; payloads are aligned to it
-  static constexpr size_t kFineStep = 16;     // class spacing up to kFineLimit
+  static constexpr size_t kFineStep = kUnit;  // class spacing up to kFineLimit
   static constexpr size_t kFineLimit = 1024;  // block bytes, header included
   static constexpr size_t kCoarseStep = 256;  // class spacing above it, up to kMaxSmallBlockBytes
   static constexpr unsigned kFineClasses = kFineLimit / kFineStep;

@@ -49,12 +49,13 @@ bool start_thread(void* (*fn)(void*), void* arg, pthread_t* out, bool detached) 
 
 namespace {
 
-// Polls `queued` for up to JsThreadPool::kSpin, without the mutex. True if work arrived.
-bool spin_for_work(const JsThreadPool::State& s) {
+// Polls `queued` until work arrives or JsThreadPool::kSpin has passed, without the mutex (the caller
+// looks at the queue under it afterwards either way).
+void spin_for_work(const JsThreadPool::State& s) {
   const auto until = std::chrono::steady_clock::now() + JsThreadPool::kSpin;
   for (unsigned i = 0;; ++i) {
-    if (s.queued.load(std::memory_order_acquire) != 0) return true;
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
+    if (s.queued.load(std::memory_order_acquire) != 0) return;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
