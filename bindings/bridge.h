@@ -42,6 +42,10 @@ class Bridge {
   /// `error.code` comes only from the host and never from a `code` property the skill wrote
   /// (engine::Session::describe). The default, for test doubles, remembers nothing.
   virtual void note_host_error(JSContext* /*ctx*/, JSValueConst /*error*/, const char* /*code*/) {}
+  /// True once a limit of the invocation has tripped (deadline, steps, memory, stack, cancel): from
+  /// then on no skill code may run, so a host error is not thrown as an Error the skill could catch
+  /// but as the engine's uncatchable interrupt (make_host_error). The default, for test doubles: never.
+  virtual bool stopping() { return false; }
 };
 
 /// The Bridge of the invocation running in `ctx` (the context opaque set by the engine).
@@ -49,7 +53,9 @@ Bridge& bridge(JSContext* ctx);
 
 /// A new Error object of `ctx`'s realm (so its constructor chain is the skill's own) with
 /// `name` = error_name(code), `code` = error_errno(code) and `message`. Never fails silently: on OOM
-/// it returns JS_EXCEPTION.
+/// it returns JS_EXCEPTION. Once the invocation is stopping (Bridge::stopping) it makes no error and
+/// returns JS_EXCEPTION with the uncatchable interrupt pending: after a limit, no `catch`, `finally`
+/// or rejection handler of the skill may see a reply (docs/limits.md "Nothing happens after a limit").
 JSValue make_host_error(JSContext* ctx, const bus::ErrorReply& error);
 
 /// Throws make_host_error(ctx, error) in ctx and returns JS_EXCEPTION.

@@ -87,6 +87,9 @@ bool take_catchable_exception(JSContext* ctx, Value* taken) {
 }
 
 JSValue make_host_error(JSContext* ctx, const bus::ErrorReply& error) {
+  // The engine's own interrupt (patch 0020), as the interrupt handler raises it: uncatchable, so
+  // none of the skill's handlers runs.
+  if (bridge(ctx).stopping()) return JS_ThrowInterrupted(ctx);
   Value err = new_error(ctx, Base::error, bus::error_name(error.code), error.message);
   if (err.is_exception()) return JS_EXCEPTION;
   const char* code = bus::error_errno(error.code);

@@ -195,7 +195,7 @@ void fields(auto& v, Is<InvocationFrame> auto& s) {
   v("steps", s.steps);
   v("stack_bytes", s.stack_bytes);
   v("timeout_ms", s.timeout_ms);
-  v("remaining_ms", s.remaining_ms);
+  v("deadline_ns", s.deadline_ns);
   v("export_name", s.export_name);
   v("input_json", s.input_json);
 }

@@ -46,8 +46,13 @@ struct InvocationFrame {
   uint64_t memory_bytes = 0;
   uint64_t steps = 0;
   uint64_t stack_bytes = 0;
-  uint64_t timeout_ms = 0;    // the limit, for messages
-  uint64_t remaining_ms = 0;  // time left until the deadline when the frame was sent
+  uint64_t timeout_ms = 0;  // the limit, for messages
+  // The invocation's deadline on CLOCK_MONOTONIC (std::chrono::steady_clock), in nanoseconds since
+  // that clock's epoch. The clock is the machine's, so the worker's deadline is the supervisor's very
+  // instant: a reply the supervisor finished at its deadline cannot reach skill code in a worker that
+  // still thinks it has time (a relative "time left" would put the worker's deadline later by the
+  // time the frame took). The worker never takes more than `timeout_ms` from when it read the frame.
+  uint64_t deadline_ns = 0;
   std::string export_name;
   std::string input_json;
 

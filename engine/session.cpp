@@ -436,19 +436,33 @@ void Session::settle(uint64_t id, bus::Reply reply) {
   if (r.is_exception()) JS_FreeValue(ctx, JS_GetException(ctx));  // only out of memory; the limiter knows
 }
 
+namespace {
+// The reply of a request made or finished after a limit tripped. No skill code sees it: the binding
+// turns it into the uncatchable interrupt (bindings::make_host_error, Bridge::stopping).
+bus::ErrorReply limit_reached() {
+  return {bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
+}
+}  // namespace
+
+bool Session::stopping() {
+  return limiter_.tripped() != LimitKind::none;
+}
+
 bus::Reply Session::call(bus::Request request) {
   // check(), not tripped(): a deadline that passed while the skill was inside a native call is
   // recorded here, before the request could take effect (the Endpoint refuses it too).
-  if (limiter_.check())
-    return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
+  if (limiter_.check()) return limit_reached();
   std::optional<bus::Reply> reply = dispatch(next_request_id_++, std::move(request));
+  // A limit that tripped while the host served the request (the deadline passed during a lock wait
+  // or a long statement): whatever the host answered, the skill must not see it.
+  if (limiter_.check()) return limit_reached();
   if (reply) return std::move(*reply);
   return bus::ErrorReply{bus::ErrorCode::IoError,
                          "internal error: an asynchronous request was sent synchronously"};
 }
 
 JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) {
-  if (limiter_.check()) return JS_ThrowInternalError(ctx, "the invocation is ending: a limit was reached");
+  if (limiter_.check()) return JS_ThrowInterrupted(ctx);
   JSValue funcs[2];
   JSValue promise = JS_NewPromiseCapability(ctx, funcs);
   if (JS_IsException(promise)) return promise;
@@ -460,15 +474,22 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
     return JS_ThrowOutOfMemory(ctx);
   }
   std::optional<bus::Reply> reply = dispatch(id, std::move(request));
+  if (limiter_.check()) {
+    // The limit tripped while the host took the request: the promise never settles, and no skill
+    // code runs after this call.
+    pending_.erase(id);
+    JS_FreeValue(ctx, promise);
+    return JS_ThrowInterrupted(ctx);
+  }
   if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
   return promise;
 }
 
 bus::Reply Session::call_blocking(bus::Request request) {
-  if (limiter_.check())
-    return bus::ErrorReply{bus::ErrorCode::IoError, "the invocation is ending: a limit was reached"};
+  if (limiter_.check()) return limit_reached();
   const uint64_t id = next_request_id_++;
   std::optional<bus::Reply> reply = dispatch(id, std::move(request));
+  if (limiter_.check()) return limit_reached();
   if (reply) return std::move(*reply);  // refused at once (policy)
   // The JS thread blocks here, as the bundle's synchronous API requires; the wait is bounded by the
   // deadline, and the limiter (deadline, watchdog) is checked at every wake-up.
@@ -480,11 +501,8 @@ bus::Reply Session::call_blocking(bus::Request request) {
         deferred_.emplace_back(rid, std::move(r));
       }
     }
+    if (limiter_.check()) return limit_reached();  // even if its reply came: the limit was first seen now
     if (reply) return std::move(*reply);
-    if (limiter_.check())
-      return bus::ErrorReply{
-          bus::ErrorCode::Timeout,
-          "the request did not finish before the invocation's deadline (limits.timeout_ms)"};
     inbox_.wait_until(limiter_.deadline());
   }
 }

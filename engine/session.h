@@ -94,6 +94,7 @@ class Session final : public bindings::Bridge {
   JSValue call_async(JSContext* ctx, bus::Request request, bindings::ReplyDecoder decode) override;
   bus::Reply call_blocking(bus::Request request) override;
   void note_host_error(JSContext* ctx, JSValueConst error, const char* code) override;
+  bool stopping() override;
 
   TimerQueue& timers() { return *timers_; }
   /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).

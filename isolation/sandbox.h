@@ -9,6 +9,10 @@
 //                    RLIMIT_NOFILE that is sized from the kept descriptor.
 //   2. new_session   setsid(): out of the supervisor's session and process group, so no controlling
 //                    terminal (no TIOCSTI / terminal signals) and no group-wide signal reaches it.
+//   2b. drop_privileges  no capability survives: a child of a root caller empties its bounding set,
+//                    drops its groups and takes uid/gid 65534 (the kernel then clears its capability
+//                    sets); any other child clears its sets with capset. Before the rlimits (a uid
+//                    change under RLIMIT_NPROC 0) and before seccomp, which denies these calls.
 //   3. rlimits       memory, CPU, open files, file size 0, processes 0, core 0. Before seccomp, which
 //                    denies prlimit64.
 //   4. no_new_privs  PR_SET_NO_NEW_PRIVS: required by Landlock and by an unprivileged seccomp filter;
@@ -39,11 +43,15 @@ struct PreparedSandbox {
 /// `--isolation=inprocess`); other errors are internal. Allocates: zygote only.
 Result<PreparedSandbox> prepare_sandbox();
 
-/// Runs steps 1–6 above on the calling process, keeping only `socket_fd` open and applying `rlimits`
-/// (plan_worker_rlimits with highest_kept_fd = socket_fd). Precondition: single-threaded (a freshly
+/// Runs steps 1–6 (and 2b) above on the calling process, keeping only `socket_fd` open and applying `rlimits`
+/// (plan_worker_rlimits with highest_kept_fd = socket_fd). `diagnostics_fd`, when not -1 and below
+/// `socket_fd`, is kept too: the sanitizer builds keep stderr there, so that a sanitizer's report
+/// from inside a worker reaches the test that ran it instead of a closed descriptor; release
+/// builds keep nothing. Precondition: single-threaded (a freshly
 /// forked child is). Returns the Error of the first step that failed; the process is then partly
 /// sandboxed and must exit without running skill code. Never allocates.
-Status sandbox_self(const PreparedSandbox& prepared, int socket_fd, const RlimitPlan& rlimits);
+Status sandbox_self(const PreparedSandbox& prepared, int socket_fd, const RlimitPlan& rlimits,
+                    int diagnostics_fd = -1);
 
 /// Exit status base a failed child may use: kSandboxExitBase + static_cast<int>(step).
 inline constexpr int kSandboxExitBase = 80;

@@ -20,6 +20,8 @@ const char* step_name(Step step) {
       return "landlock";
     case Step::seccomp:
       return "seccomp";
+    case Step::drop_privileges:
+      return "drop_privileges";
   }
   return "unknown";
 }

@@ -15,9 +15,10 @@
 
 namespace skillbox::isolation {
 
-/// The steps of sandbox_self(), in the order they run (see sandbox.h for why this order), plus the
-/// preparation done once in the zygote. The values are stable: a worker may exit with
-/// kSandboxExitBase + value to tell its supervisor which step failed.
+/// The steps of sandbox_self(), plus the preparation done once in the zygote. They run in this
+/// order except drop_privileges, which runs right after new_session (see sandbox.h for why). The
+/// values are stable: a worker may exit with kSandboxExitBase + value to tell its supervisor which
+/// step failed.
 enum class Step : uint8_t {
   close_fds = 0,
   new_session = 1,
@@ -25,7 +26,10 @@ enum class Step : uint8_t {
   no_new_privs = 3,
   landlock = 4,
   seccomp = 5,
+  drop_privileges = 6,
 };
+/// The largest Step value.
+inline constexpr Step kLastStep = Step::drop_privileges;
 
 /// Lower-case name of `step` as used in messages and docs/isolation.md ("close_fds", "landlock", ...).
 [[nodiscard]] const char* step_name(Step step);

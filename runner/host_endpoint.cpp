@@ -6,6 +6,7 @@
 #include <utility>
 #include <variant>
 
+#include "bus/worker_frames.h"
 #include "capabilities/db/db_capability.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
@@ -18,6 +19,15 @@
 
 namespace skillbox::runner {
 namespace {
+
+// Whether `request` belongs to the API of a skill of `format`. Only OpenHuman bundles (compat/) have
+// events, a database and credential placeholders; every format has the v1 host API's requests.
+bool format_has(SkillFormat format, const bus::Request& request) {
+  const bool bundle_only = std::holds_alternative<bus::EventRequest>(request) ||
+                           std::holds_alternative<bus::DbRequest>(request) ||
+                           std::holds_alternative<bus::CredentialRequest>(request);
+  return format == SkillFormat::openhuman || !bundle_only;
+}
 
 // The bytes of a request that grow with what the skill passed (paths and names are capped at a few
 // KiB by the wire limits and left to the fixed overhead).
@@ -313,6 +323,12 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
+  // A request of an API the skill's format does not have (a bundle's db, events or credentials from a
+  // v1 skill) can only come from a worker that was taken over: its bindings never make one.
+  if (!format_has(context_.format, request))
+    return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                           std::string("a ") + std::string(bus::request_type_name(request)) +
+                               " is not part of this skill's API; the host served nothing"};
   // The payload is already a host copy (made by the binding, or decoded from a worker's frame): it is
   // counted from here for as long as a capability works on it, and a request whose payload does not
   // fit the invocation's memory limit is refused before any capability sees it.

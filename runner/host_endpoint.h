@@ -34,6 +34,8 @@ namespace skillbox::runner {
 /// What the capabilities of one invocation need to know about it. Plain values only.
 struct InvocationContext {
   std::string skill_id;
+  // The skill's API (SkillFormat): requests of another format's API are refused (HostEndpoint::send).
+  SkillFormat format = SkillFormat::skillbox;
   Policy policy;
   std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
   std::map<std::string, std::string> env;  // values env.get may return (only granted names)

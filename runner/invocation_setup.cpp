@@ -68,6 +68,7 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
   const Skill& skill = invocation.skill;
   InvocationContext c;
   c.skill_id = skill.manifest().id;
+  c.format = skill.manifest().format;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.data_dir = data_dir;
   c.extra_ca_file = options.extra_ca_file;

@@ -38,7 +38,8 @@ using Clock = std::chrono::steady_clock;
 /// The worker's bus::Endpoint: request frames out, reply frames in.
 class WorkerEndpoint final : public bus::Endpoint {
  public:
-  WorkerEndpoint(int fd, engine::ReplyInbox& inbox) : fd_(fd), inbox_(inbox) {}
+  WorkerEndpoint(int fd, engine::ReplyInbox& inbox, Clock::time_point deadline)
+      : fd_(fd), inbox_(inbox), deadline_(deadline) {}
 
   void set_progress(uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     progress_.steps = steps;
@@ -53,9 +54,14 @@ class WorkerEndpoint final : public bus::Endpoint {
     const bus::Bytes* frames[] = {&progress, &frame};
     if (!write_frames(fd_, frames, Clock::time_point::max())) give_up();
     if (async) return std::nullopt;  // the reply arrives through the inbox pump
-    // A synchronous request: wait for its reply; replies of asynchronous requests that arrive first
-    // go to the inbox.
+    // A synchronous request: wait for its reply, until the deadline at most (the supervisor answers
+    // nothing after it); replies of asynchronous requests that arrive first go to the inbox. The
+    // engine sees the deadline when this returns and ends the run as `timeout`, so the skill never
+    // sees this error (engine::Session::call).
     for (;;) {
+      if (!wait_readable(deadline_))
+        return bus::ErrorReply{bus::ErrorCode::Timeout,
+                               "the request did not finish before the invocation's deadline"};
       bus::ReplyFrame reply = read_reply();
       if (reply.id == request_id) return std::move(reply.reply);
       inbox_.complete(reply.id, std::move(reply.reply));
@@ -90,6 +96,18 @@ class WorkerEndpoint final : public bus::Endpoint {
   }
 
  private:
+  /// Waits until the socket has bytes to read; false once `until` passed without any.
+  bool wait_readable(Clock::time_point until) const {
+    for (;;) {
+      const auto now = Clock::now();
+      if (now >= until) return false;
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+      pollfd p{fd_, POLLIN, 0};
+      const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60'000)));
+      if (n > 0) return true;
+    }
+  }
+
   bus::ReplyFrame read_reply() {
     Result<bus::Bytes, Error> bytes = read_frame_blocking(fd_, bus::kMaxFrameBytes);
     if (!bytes) give_up();
@@ -100,6 +118,7 @@ class WorkerEndpoint final : public bus::Endpoint {
 
   int fd_;
   engine::ReplyInbox& inbox_;
+  Clock::time_point deadline_;
   bus::ProgressFrame progress_;
 };
 
@@ -148,7 +167,10 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   params.limits.stack_bytes = frame.stack_bytes;
   params.limits.timeout_ms = frame.timeout_ms;
   params.start = Clock::now();
-  params.deadline = params.start + std::chrono::milliseconds(frame.remaining_ms);
+  // The supervisor's deadline, to the nanosecond (InvocationFrame::deadline_ns); never later than the
+  // limit from now, whatever the frame says.
+  params.deadline = std::min(Clock::time_point(std::chrono::nanoseconds(frame.deadline_ns)),
+                             params.start + std::chrono::milliseconds(frame.timeout_ms));
   engine::DeadlineFlag deadline_flag;  // no watchdog thread here: the Limiter reads the clock
   bus::StopToken stop(params.deadline);
   params.deadline_flag = &deadline_flag;
@@ -163,7 +185,7 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   params.memory_budget = &budget;
 
   engine::ReplyInbox inbox;
-  WorkerEndpoint endpoint(fd, inbox);
+  WorkerEndpoint endpoint(fd, inbox, params.deadline);
   inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });
   params.report_progress = [&endpoint](uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     endpoint.set_progress(steps, heap, heap_peak);

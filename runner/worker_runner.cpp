@@ -80,6 +80,17 @@ constexpr std::chrono::milliseconds kExitStatusWait{2000};
 /// How long run() waits for a worker to be forked before it gives up (the zygote is stuck).
 constexpr std::chrono::seconds kSpawnWait{10};
 
+/// The largest frame a worker may send for an invocation with `memory_bytes` of heap. Everything a
+/// frame carries (a request's body, a log line, the result) was a value in the worker's heap, and a
+/// string of n UTF-16 units is at most 3n bytes of UTF-8: twice the heap plus room for the envelope
+/// covers every honest frame. A larger one comes from a worker that was taken over, and refusing it
+/// before it is buffered keeps the supervisor's memory within a multiple of the run's limit (one
+/// 250 MiB log frame at memory_mb 16 once took the supervisor to 1 GB).
+size_t max_frame_from_worker(uint64_t memory_bytes) {
+  constexpr uint64_t kEnvelopeBytes = 1024 * 1024;
+  return static_cast<size_t>(std::min<uint64_t>(bus::kMaxFrameBytes, 2 * memory_bytes + kEnvelopeBytes));
+}
+
 RunResult failure(Outcome outcome, std::string name, std::string message) {
   RunResult r;
   r.outcome = outcome;
@@ -546,8 +557,8 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
     frame.steps = limits.steps;
     frame.stack_bytes = limits.stack_bytes;
     frame.timeout_ms = limits.timeout_ms;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    frame.remaining_ms = static_cast<uint64_t>(std::max<int64_t>(left, 0));
+    frame.deadline_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
     frame.export_name = invocation.export_name;
     frame.input_json = invocation.input_json;
     const bus::Bytes bytes = bus::encode_invocation(frame);
@@ -577,7 +588,10 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
   // Cancellation from another thread: a flag and a wake-up of the poll below; the worker is killed
   // there. Declared after what the callback touches, so it is unsubscribed before they go.
   std::atomic<bool> cancel_requested{false};
-  CancelToken::Subscription cancel_sub = invocation.cancel.subscribe([&cancel_requested, &sink] {
+  CancelToken::Subscription cancel_sub = invocation.cancel.subscribe([&cancel_requested, &sink, &stop] {
+    // The token first: a request the supervisor is serving right now (a wait for the workspace lock
+    // or the store's write lock) ends at once instead of at the deadline.
+    stop.raise();
     cancel_requested.store(true, std::memory_order_release);
     sink.wake();
   });
@@ -642,7 +656,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                    exit_status(w));
   }
 
-  runner::FrameReader frames_in(bus::kMaxFrameBytes);
+  runner::FrameReader frames_in(max_frame_from_worker(limits.memory_bytes));
   bus::Bytes frame;
   bool closed = false;
   const auto send_reply = [&](uint64_t id, const bus::Reply& reply) {
@@ -661,9 +675,13 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                                 post_mortem_text(state) + ")");
       return finish(std::move(r));
     }
-    // Relay asynchronous replies first: their requests were sent before anything still unread.
+    // Relay asynchronous replies first: their requests were sent before anything still unread. Once
+    // the invocation must stop (a limit, the deadline) nothing reaches the worker any more: a reply
+    // finished at the deadline (an http transfer cut off by it: `Timeout`) would otherwise settle a
+    // promise and run the skill's `catch` after its limit. The worker's engine ends the run itself
+    // (its deadline is this one, InvocationFrame::deadline_ns) or is killed kKillGrace later.
     for (auto& [id, reply] : sink.take()) {
-      if (state.pending_async.erase(id) != 0) send_reply(id, reply);
+      if (state.pending_async.erase(id) != 0 && !stop.stop_requested()) send_reply(id, reply);
     }
     // Frames already buffered.
     while (!state.result && state.violation.empty() && frames_in.next(frame)) {
@@ -680,6 +698,9 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
         }
         state.last_id = req->id;
         state.last_request = std::string(bus::request_type_name(req->request));
+        // After a limit no request is served and none is answered (see the relay above); a worker
+        // waiting for the answer of a synchronous one ends at its deadline.
+        if (stop.stop_requested()) continue;
         const bool async = std::holds_alternative<bus::HttpRequest>(req->request);
         std::optional<bus::Reply> reply;
         try {
@@ -689,10 +710,12 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                                   std::string("the host failed to handle the request: ") + e.what()};
         }
         if (reply) {
-          send_reply(req->id, *reply);
+          // A request served while the deadline passed (a long statement, a lock wait cut off by
+          // it) is not answered either: its reply is the limit's, and no skill code may see it.
+          if (!stop.stop_requested()) send_reply(req->id, *reply);
         } else if (async) {
           state.pending_async.insert(req->id);
-        } else {
+        } else if (!stop.stop_requested()) {
           send_reply(req->id, bus::ErrorReply{bus::ErrorCode::IoError,
                                               "internal error: a synchronous request got no reply"});
         }
@@ -754,7 +777,8 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
       } else if (status && WIFEXITED(*status)) {
         const int code = WEXITSTATUS(*status);
         how = "the worker process exited with status " + std::to_string(code) + " without a result";
-        if (code >= isolation::kSandboxExitBase && code <= isolation::kSandboxExitBase + 5)
+        if (code >= isolation::kSandboxExitBase &&
+            code <= isolation::kSandboxExitBase + static_cast<int>(isolation::kLastStep))
           how += std::string(" (sandbox step ") +
                  isolation::step_name(static_cast<isolation::Step>(code - isolation::kSandboxExitBase)) +
                  " failed)";

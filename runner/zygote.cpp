@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sanitizer.h"
 #include "base/unique_fd.h"
 #include "engine/session.h"
 #include "isolation/fd_hygiene.h"
@@ -153,7 +154,10 @@ class Zygote {
     // Dies with the zygote; the check closes the race of a zygote that died before the prctl.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != zygote) _exit(kWorkerExitBadFrame);
     if (socket != kWorkerSocketFd && dup2(socket, kWorkerSocketFd) < 0) _exit(kWorkerExitBadFrame);
-    if (isolation::Status s = isolation::sandbox_self(prepared_, kWorkerSocketFd, plan); !s)
+    // Sanitizer builds keep stderr, so that a report from inside the worker reaches the test's
+    // output (and, with halt_on_error, ends the worker as `crashed`) instead of a closed descriptor.
+    const int diagnostics = base::kSanitizerBuild ? STDERR_FILENO : -1;
+    if (isolation::Status s = isolation::sandbox_self(prepared_, kWorkerSocketFd, plan, diagnostics); !s)
       _exit(isolation::kSandboxExitBase + static_cast<int>(s.error().step));
     _exit(run_worker_child(kWorkerSocketFd, extra_api_));
   }

@@ -59,6 +59,11 @@ long wall_call(const std::string& name) {
     void* p = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? -errno : 0;
   }
+  if (name == "mmap_zero") {
+    // Address 0 needs CAP_SYS_RAWIO (vm.mmap_min_addr): refused once the worker holds no capability.
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    return p == MAP_FAILED ? -errno : 0;
+  }
   if (name == "mprotect_exec") {
     void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return -errno;

@@ -389,6 +389,7 @@ struct StoreDatabase::Impl {
   int64_t busy_timeout_ms = 0;
   std::chrono::steady_clock::time_point wait_until = std::chrono::steady_clock::time_point::max();
   std::chrono::steady_clock::time_point busy_since;  // start of the current busy wait
+  std::function<bool()> stop_requested;              // StoreOpenOptions::stop_requested
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -610,6 +611,7 @@ int busy_wait(void* p, int count) {
                std::chrono::steady_clock::duration(std::chrono::milliseconds(impl->busy_timeout_ms))) +
       impl->busy_since;
   if (now >= give_up) return 0;
+  if (impl->stop_requested && impl->stop_requested()) return 0;  // a limit or a cancel: stop waiting
   const auto step = std::chrono::microseconds(std::min(20'000, 100 << std::min(count, 8)));
   std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(step, give_up - now));
   return 1;
@@ -628,6 +630,7 @@ StoreResult<std::shared_ptr<Impl>> connect(const std::filesystem::path& file,
   }
   impl->busy_timeout_ms = options.busy_timeout.count();
   impl->wait_until = options.wait_until;
+  impl->stop_requested = options.stop_requested;
   if (impl->wait_until == std::chrono::steady_clock::time_point::max()) {
     sqlite3_busy_timeout(impl->db, static_cast<int>(std::min<int64_t>(impl->busy_timeout_ms, INT32_MAX)));
   } else {

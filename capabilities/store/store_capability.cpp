@@ -41,6 +41,7 @@ struct StoreCapability::Impl {
     if (!store) {
       StoreOpenOptions options;
       options.wait_until = stop->deadline();
+      options.stop_requested = [token = stop] { return token->stop_requested(); };
       auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir), options);
       if (!db) return db.error();
       auto view = db->skill(skill_id, policy);  // keeps the connection alive

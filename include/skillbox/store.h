@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,10 @@ struct StoreOpenOptions {
   /// No busy wait lasts past this instant (an invocation's deadline), whatever busy_timeout says: a
   /// statement that would wait longer fails with StoreErrc::busy at that instant. max(): no such bound.
   std::chrono::steady_clock::time_point wait_until = std::chrono::steady_clock::time_point::max();
+  /// Asked between the backoff steps of a busy wait (when wait_until is set): true ends the wait at
+  /// once with StoreErrc::busy. An invocation passes "a limit tripped or the caller cancelled", so that
+  /// no limit leaves a run waiting for another connection's lock. Must be cheap and thread-safe.
+  std::function<bool()> stop_requested;
   /// Create the file (and its directory, mode 0700) when it does not exist. An existing file is never
   /// created anew, truncated or "repaired".
   bool create = true;

@@ -34,6 +34,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/sanitizer.h"
@@ -173,10 +174,32 @@ const ForbiddenCall kForbidden[] = {
 #endif
 };
 
+#if defined(__x86_64__)
+// Whether this kernel runs i386 system calls at all: built without IA32 emulation (or booted with
+// ia32_emulation=0) it answers `int 0x80` with SIGSEGV before any seccomp filter sees the call, and
+// there is no i386 entry for the filter to guard. Probed in an unsandboxed child.
+bool kernel_has_ia32_entry() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    long result = 20;  // __NR_getpid on i386
+    asm volatile("int $0x80" : "+a"(result) : : "memory");
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status);
+}
+#endif
+
 class IsolationWall : public ::testing::TestWithParam<ForbiddenCall> {};
 
 TEST_P(IsolationWall, ForbiddenCallIsRefusedOrKills) {
   const ForbiddenCall call = GetParam();
+#if defined(__x86_64__)
+  if (std::string_view(call.name) == "int80_getpid" && !kernel_has_ia32_entry())
+    GTEST_SKIP() << "this kernel has no i386 system-call entry (int 0x80 is SIGSEGV outside any sandbox)";
+#endif
   const ChildOutcome outcome = run_in_child([&](int sock) {
     if (const int failed = sandbox_or_report(sock); failed != 0) return failed;
     errno = 0;

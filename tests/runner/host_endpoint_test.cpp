@@ -169,11 +169,39 @@ TEST(HostEndpoint, APassedDeadlineStopsRequestsEvenBeforeAnyoneNoticedIt) {
 
 // ---- bundle events (docs/openhuman.md "Events") -----------------------------------------------------
 
+// A v1 skill's bindings never make a bundle request; one that arrives came from a worker that was taken
+// over, and no capability sees it: no event recorded, no database file created, no credential lent.
+TEST(HostEndpoint, ABundleRequestFromAV1SkillIsRefusedAndServedByNoCapability) {
+  testing::TempDir data;
+  NoCompletions sink;
+  InvocationContext context;
+  context.skill_id = "plain";
+  context.data_dir = data.path();
+  HostEndpoint endpoint(std::move(context), sink);
+  const auto refused = [](const std::optional<bus::Reply>& reply) {
+    const auto* e = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr;
+    return e != nullptr && e->code == bus::ErrorCode::PermissionDenied &&
+           e->message.find("not part of this skill's API") != std::string::npos;
+  };
+  EXPECT_TRUE(refused(endpoint.send(1, bus::EventRequest{"notify", "{\"title\":\"t\"}"})));
+  bus::DbRequest db;
+  db.op = bus::DbOp::exec;
+  db.sql = "CREATE TABLE t (x)";
+  db.params_json = "[]";
+  EXPECT_TRUE(refused(endpoint.send(2, std::move(db))));
+  EXPECT_TRUE(refused(endpoint.send(3, bus::CredentialRequest{})));
+  RunResult result;
+  endpoint.report(result);
+  EXPECT_TRUE(result.events.empty());
+  EXPECT_FALSE(std::filesystem::exists(data.path() / "skills" / "plain" / "db.sqlite"));
+}
+
 // A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
 TEST(HostEndpoint, AnEventOfUnknownTypeOrWithoutAnObjectIsRefusedAndNeitherRecordedNorStreamed) {
   NoCompletions sink;
   InvocationContext context;
   context.skill_id = "events";
+  context.format = SkillFormat::openhuman;  // events are the bundle API's
   HostEndpoint endpoint(std::move(context), sink);
   std::vector<RunEvent> seen;
   Observer observer;

@@ -42,11 +42,11 @@ struct WallCase {
 };
 
 const WallCase kWall[] = {
-    {"open", false, EACCES},     {"openat", false, EACCES}, {"stat", false, EACCES},
-    {"socket", true, 0},         {"connect", true, 0},      {"execve", true, 0},
-    {"fork", true, 0},           {"clone", true, 0},        {"ptrace", true, 0},
-    {"io_uring_setup", true, 0}, {"memfd_create", true, 0}, {"mmap_exec", true, 0},
-    {"mprotect_exec", true, 0},
+    {"open", false, EACCES},     {"openat", false, EACCES},   {"stat", false, EACCES},
+    {"socket", true, 0},         {"connect", true, 0},        {"execve", true, 0},
+    {"fork", true, 0},           {"clone", true, 0},          {"ptrace", true, 0},
+    {"io_uring_setup", true, 0}, {"memfd_create", true, 0},   {"mmap_exec", true, 0},
+    {"mprotect_exec", true, 0},  {"mmap_zero", false, EPERM},
 };
 
 TEST(WorkerWall, EveryForbiddenCallIsRefusedOrKillsTheWorker) {
@@ -86,6 +86,15 @@ TEST(WorkerWall, LiveWorkerIsFilteredAndHoldsOnlyItsSocket) {
   EXPECT_EQ(seccomp, "2");
   EXPECT_EQ(status_field(pid, "NoNewPrivs"), "1");
   EXPECT_EQ(open_fds_of(pid), std::vector<int>{3});
+  // No capability survives, whoever the caller is; a root caller's worker is not root either.
+  EXPECT_EQ(status_field(pid, "CapEff"), "0000000000000000");
+  EXPECT_EQ(status_field(pid, "CapPrm"), "0000000000000000");
+  EXPECT_EQ(status_field(pid, "CapAmb"), "0000000000000000");
+  if (geteuid() == 0) {
+    EXPECT_EQ(status_field(pid, "CapBnd"), "0000000000000000");
+    EXPECT_EQ(status_field(pid, "Uid"), "65534");
+    EXPECT_EQ(status_field(pid, "Gid"), "65534");
+  }
   // rlimits as planned: no file growth, no core, at most the socket and one more descriptor.
   std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
   std::string text;
