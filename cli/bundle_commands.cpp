@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
 #include "skillbox/env_file.h"
+#include "skillbox/json.h"
 
 namespace skillbox::cli {
 namespace {
@@ -45,7 +47,7 @@ int report_invalid(const BundleOptions& o, const std::string& error_name, const 
     RunResult r;
     r.outcome = Outcome::invalid;
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
-    emit(stdout, dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
+    emit(stdout, to_json(r) + "\n");
   } else {
     say(o.dir, message);
   }
@@ -62,8 +64,8 @@ std::string text_field(const nlohmann::ordered_json& o, const char* key) {
 
 /// The human form of `skillbox tools`: one tool per paragraph.
 std::string tools_text(const std::string& value_json) {
-  const auto tools = nlohmann::ordered_json::parse(value_json, nullptr, false);
-  if (!tools.is_array()) return value_json + "\n";
+  const auto tools = base::json_text::parse_ordered(value_json);
+  if (!tools.is_array()) return base::escape_json_text(base::json_text::reformat(value_json)) + "\n";
   std::string out;
   for (const auto& t : tools) {
     out += base::escape_text(text_field(t, "name")) + "\n";
@@ -136,7 +138,7 @@ int run_bundle(const BundleOptions& o) {
   const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
   const RunResult result = checked_result(runner->run(invocation));
   if (o.json) {
-    emit(stdout, dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
+    emit(stdout, to_json(result) + "\n");
   } else {
     emit(stderr, run_result_logs(result));
     for (const Event& e : result.events)
@@ -212,7 +214,14 @@ nlohmann::ordered_json list_tools(const Skill& skill, std::string& why) {
     why = std::string(to_string(r.outcome)) + (r.error ? ": " + r.error->message : "");
     return nullptr;
   }
-  return nlohmann::ordered_json::parse(r.value_json, nullptr, false);
+  // A tree of the worker's text, so its nesting is bounded (base/json_text.h).
+  nlohmann::ordered_json tools = base::json_text::parse_ordered(r.value_json);
+  if (tools.is_discarded()) {
+    why = "the tool list is not JSON text nested at most " + std::to_string(base::json_text::kMaxDepth) +
+          " levels deep";
+    return nullptr;
+  }
+  return tools;
 }
 
 /// Which hook names the bundle's source mentions (a hint: the hooks are found at run time).

@@ -10,6 +10,7 @@
 
 #include "base/escape.h"
 #include "base/file_read.h"
+#include "base/json_text.h"
 
 namespace skillbox::cli {
 namespace {
@@ -82,8 +83,11 @@ Result<std::string> read_input_file(const std::string& path) {
 }
 
 std::optional<std::string> json_syntax_error(std::string_view text) {
-  // A SAX pass builds no document: a deeply nested input costs no host memory here. The runner
-  // receives the original text.
+  // No document is built: a deeply nested input costs no host memory here. The runner receives the
+  // original text. base::json_text accepts what JSON.stringify writes (a lone surrogate's `\ud800`,
+  // which nlohmann refuses), so a result can be fed back as input; nlohmann's SAX pass only words the
+  // error.
+  if (base::json_text::check(text).ok()) return std::nullopt;
   SyntaxCheck check;
   if (nlohmann::json::sax_parse(text.begin(), text.end(), &check)) return std::nullopt;
   return check.error.empty() ? std::string("not valid JSON") : check.error;

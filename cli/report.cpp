@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "base/utf8.h"
 #include "cli/output.h"
 
@@ -19,6 +20,9 @@ using json = nlohmann::ordered_json;  // keeps keys in the order written
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 constexpr uint64_t kGiB = 1024 * kMiB;
+
+/// Levels of nesting human output indents; deeper arrays and objects are printed on one line.
+constexpr size_t kMaxIndentedDepth = 64;
 
 std::string plural(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -92,7 +96,8 @@ std::string exact_bytes(uint64_t bytes) {
 }
 
 std::string dump_json(const json& value, int indent, bool ascii) {
-  const std::string text = value.dump(indent, ' ', ascii, json::error_handler_t::replace);
+  const std::string text = base::json_text::write(
+      value, {.indent = indent, .ascii = ascii, .max_indented_depth = kMaxIndentedDepth});
   return ascii ? text : base::escape_json_text(text);
 }
 
@@ -100,12 +105,13 @@ RunResult checked_result(RunResult result) {
   if (result.outcome != Outcome::ok) {
     // A bundle's failing tool call carries its ToolResult beside the error: only a well-formed one
     // is printed (the error alone still says what happened).
-    if (!base::utf8::is_valid(result.value_json) || !json::accept(result.value_json))
-      result.value_json.clear();
+    if (!base::json_text::check(result.value_json).ok()) result.value_json.clear();
     return result;
   }
+  // Checked as text (base/json_text.h): any depth, and the lone-surrogate escapes JSON.stringify
+  // writes (`"\ud800"`) are JSON text too.
   const bool text = base::utf8::is_valid(result.value_json);
-  if (text && json::accept(result.value_json)) return result;
+  if (text && base::json_text::check(result.value_json).ok()) return result;
   result.outcome = Outcome::internal;
   result.error = ErrorInfo{"InternalError",
                            std::string("the skill ended ok, but its result is not ") +
@@ -116,60 +122,15 @@ RunResult checked_result(RunResult result) {
   return result;
 }
 
-json run_result_json(const RunResult& result) {
-  json value = nullptr;
-  // ok, or error with a value: a bundle's failing tool call (its ToolResult with is_error true).
-  if (result.outcome == Outcome::ok || !result.value_json.empty()) {
-    // The runner produced this text; parse it so that the object stays one well-formed document.
-    value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) value = nullptr;
-  }
-  json error = nullptr;
-  if (result.error) {
-    error = {{"name", result.error->name},
-             {"message", result.error->message},
-             {"stack", result.error->stack},
-             {"code", result.error->code.empty() ? json(nullptr) : json(result.error->code)}};
-  }
-  json logs = json::array();
-  for (const LogEntry& entry : result.logs) {
-    logs.push_back({{"level", std::string(to_string(entry.level))}, {"message", entry.message}});
-  }
-  const Usage& u = result.usage;
-  json usage = {{"wall_ms", u.wall_ms},
-                {"cpu_ms", u.cpu_ms},
-                {"steps", u.steps},
-                {"heap_peak_bytes", u.heap_peak_bytes},
-                {"host_peak_bytes", u.host_peak_bytes},
-                {"host_calls", u.host_calls},
-                {"http_bytes_in", u.http_bytes_in},
-                {"http_bytes_out", u.http_bytes_out},
-                {"timers_dropped", u.timers_dropped},
-                {"unhandled_rejections", u.unhandled_rejections}};
-  // the documented key order (docs/cli.md).
-  json out = json::object();
-  out["outcome"] = std::string(to_string(result.outcome));
-  out["value"] = std::move(value);
-  out["error"] = std::move(error);
-  out["logs"] = std::move(logs);
-  if (!result.events.empty()) {  // OpenHuman bundles (docs/openhuman.md "Events")
-    json events = json::array();
-    for (const Event& e : result.events) {
-      json data = json::parse(e.data_json, nullptr, /*allow_exceptions=*/false);
-      events.push_back(
-          {{"type", e.type}, {"data", data.is_discarded() ? json(e.data_json) : std::move(data)}});
-    }
-    out["events"] = std::move(events);
-  }
-  out["usage"] = std::move(usage);
-  return out;
-}
-
 std::string run_result_value(const RunResult& result) {
   if (result.outcome != Outcome::ok && result.value_json.empty()) return {};
-  json value = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = nullptr;
-  return dump_json(value, 2, /*ascii=*/false) + "\n";
+  // Laid out from the text, never built into a tree: any depth prints, lone-surrogate escapes stay, and
+  // past kMaxIndentedDepth levels the rest of a branch goes on one line, so the output stays within a
+  // small factor of the value's own size.
+  std::string text = base::json_text::reformat(
+      result.value_json, {.indent = 2, .ascii = false, .max_indented_depth = kMaxIndentedDepth});
+  if (text.empty()) text = "null";
+  return base::escape_json_text(text) + "\n";
 }
 
 std::string log_line(const LogEntry& entry) {

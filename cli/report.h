@@ -14,16 +14,12 @@
 
 namespace skillbox::cli {
 
-/// `result`, unless it is `ok` with a value that is not well-formed JSON text (valid UTF-8): then an
+/// `result`, unless it is `ok` with a value that is not JSON text (base::json_text::check; valid UTF-8,
+/// any depth, lone-surrogate escapes allowed): then an
 /// `internal` result whose error says so. The CLI never prints null in place of a value it cannot
 /// read (runners keep this contract; this is the defence in depth before anything is printed). A value
 /// beside another outcome (a bundle's failing tool call) that is not well-formed is dropped.
 RunResult checked_result(RunResult result);
-
-/// `{outcome, value, error, logs, usage}` of docs/architecture.md "Contracts"; `value` is null unless the
-/// outcome is ok or the result carries one beside its error (a bundle's failing tool call), `error` is null
-/// or `{name, message, stack, code}` (code null when the error is not a host error).
-[[nodiscard]] nlohmann::ordered_json run_result_json(const RunResult& result);
 
 /// The skill's log lines for stderr, one "[level] message" each, escaped for terminals.
 [[nodiscard]] std::string run_result_logs(const RunResult& result);
@@ -56,8 +52,9 @@ struct EffectiveLimits {
                                             std::string_view folder);
 
 /// The stdout part of a run's human output: the value as indented JSON (escaped for terminals, still
-/// valid JSON), or "" when there is none (the outcome is not ok and the result carries no value beside
-/// its error).
+/// valid JSON; nesting past 64 levels on one line), or "" when there is none (the outcome is not ok and
+/// the result carries no value beside its error). The `--json` form is skillbox::to_json
+/// (skillbox/json.h).
 [[nodiscard]] std::string run_result_value(const RunResult& result);
 
 /// The effective manifest of `skill` in skill.json's own schema, every default filled in (it is
@@ -74,8 +71,9 @@ struct EffectiveLimits {
 /// "32 MiB", "512 KiB", "1000 bytes": exact binary units, never rounded.
 [[nodiscard]] std::string exact_bytes(uint64_t bytes);
 
-/// JSON text for printing: ASCII only when `ascii` (for machines), else UTF-8 with terminal-unsafe
-/// characters escaped; indented when `indent` >= 0.
+/// JSON text for printing, written without recursion (base::json_text::write): ASCII only when `ascii`
+/// (for machines), else UTF-8 with terminal-unsafe characters escaped; indented when `indent` >= 0 (up
+/// to 64 levels, deeper on one line).
 [[nodiscard]] std::string dump_json(const nlohmann::ordered_json& value, int indent, bool ascii);
 
 }  // namespace skillbox::cli

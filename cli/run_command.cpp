@@ -13,6 +13,7 @@
 #include "cli/output.h"
 #include "cli/report.h"
 #include "skillbox/env_file.h"
+#include "skillbox/json.h"
 
 namespace skillbox::cli {
 namespace {
@@ -44,11 +45,7 @@ void write_err(const std::string& text) {
 
 /// The last line of --json-stream: the --json object with "type": "result" first.
 std::string result_line(const RunResult& r) {
-  nlohmann::ordered_json line = nlohmann::ordered_json::object();
-  line["type"] = "result";
-  const nlohmann::ordered_json result = run_result_json(r);
-  for (const auto& [key, value] : result.items()) line[key] = value;
-  return dump_json(line, -1, /*ascii=*/true) + "\n";
+  return to_json_stream_result(r) + "\n";
 }
 
 /// Milliseconds from `origin` to `at` on the monotonic clock, to the microsecond.
@@ -65,7 +62,7 @@ int report_invalid(const RunOptions& o, const std::string& error_name, const std
     RunResult r;
     r.outcome = Outcome::invalid;
     r.error = ErrorInfo{.name = error_name, .message = message, .stack = {}, .code = {}};
-    write_out(o.json_stream ? result_line(r) : dump_json(run_result_json(r), -1, /*ascii=*/true) + "\n");
+    write_out(o.json_stream ? result_line(r) : to_json(r) + "\n");
   } else {
     say(o.dir, message);
   }
@@ -155,18 +152,10 @@ int run_skill(const RunOptions& o) {
   if (o.json_stream) {
     invocation.observer.on_log = [&](const LogEntry& e, Timestamp at) {
       ++streamed;
-      const nlohmann::ordered_json line = {{"type", "log"},
-                                           {"t_ms", ms_since(origin, at)},
-                                           {"level", std::string(to_string(e.level))},
-                                           {"message", e.message}};
-      write_out(dump_json(line, -1, /*ascii=*/true) + "\n");
+      write_out(to_json_stream_log(e, ms_since(origin, at)) + "\n");
     };
     invocation.observer.on_event = [&](const RunEvent& ev, Timestamp at) {
-      const nlohmann::ordered_json line = {{"type", "event"},
-                                           {"t_ms", ms_since(origin, at)},
-                                           {"kind", std::string(to_string(ev.kind))},
-                                           {"detail", ev.detail}};
-      write_out(dump_json(line, -1, /*ascii=*/true) + "\n");
+      write_out(to_json_stream_event(ev, ms_since(origin, at)) + "\n");
     };
   } else if (!o.json) {
     invocation.observer.on_log = [&](const LogEntry& e, Timestamp /*at*/) {
@@ -177,7 +166,7 @@ int run_skill(const RunOptions& o) {
   const RunResult result = checked_result(runner->run(invocation));
 
   if (o.json) {
-    write_out(dump_json(run_result_json(result), -1, /*ascii=*/true) + "\n");
+    write_out(to_json(result) + "\n");
   } else if (o.json_stream) {
     write_out(result_line(result));
   } else {

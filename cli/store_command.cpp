@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "skillbox/skillbox.h"
@@ -90,7 +91,7 @@ using Json = nlohmann::ordered_json;
 /// JSON.stringify writes it, so a value stored by an operator costs what the same value stored by a
 /// skill costs and prints on one line.
 std::string compact(std::string_view json_text) {
-  return Json::parse(json_text).dump();
+  return base::json_text::reformat(json_text);  // no tree: any depth, lone-surrogate escapes kept
 }
 
 /// JSON text of a string, with terminal-dangerous characters escaped (still the same JSON value).
@@ -227,7 +228,9 @@ std::optional<QuotaSource> quota_source(const std::string& command, StoreOptions
   // skill.json is optional: without one, every quota is the default).
   std::ifstream in(manifest, std::ios::binary);
   if (in) {
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = base::json_text::parse(text.str());
     if (j.is_object() && j.contains("permissions") && j["permissions"].is_object() &&
         j["permissions"].contains("store"))
       q.store_section = j["permissions"]["store"];
@@ -308,7 +311,7 @@ int run_get(const StoreOptions& o) {
 }
 
 int run_set(const StoreOptions& o) {
-  if (!nlohmann::json::accept(o.value)) {
+  if (!base::json_text::check(o.value).ok()) {
     complain("set",
              "VALUE must be JSON text, e.g. 42, true, '\"text\"' (with the double quotes) or '{\"a\": 1}'");
     return kExitUsage;
@@ -453,15 +456,20 @@ std::optional<std::vector<StoreEntry>> parse_import(const std::string& where, co
       return std::nullopt;
     };
     if (row.empty()) return bad("empty line; every line must be {\"key\": ..., \"value\": ...}");
-    Json j = Json::parse(row, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return bad("not valid JSON");
+    // A tree of the line: the value may be nested as deep as the store allows, plus this object.
+    Json j = base::json_text::parse_ordered(row, base::json_text::kMaxDepth + 1);
+    if (j.is_discarded())
+      return bad(base::json_text::check(row).kind == base::json_text::Kind::too_deep
+                     ? "nested deeper than " + std::to_string(base::json_text::kMaxDepth) +
+                           " levels of arrays and objects (the store holds no deeper value)"
+                     : std::string("not valid JSON"));
     if (!j.is_object()) return bad("expected an object {\"key\": ..., \"value\": ...}");
     for (const auto& [name, member] : j.items()) {
       if (name != "key" && name != "value") return bad("unexpected member " + json_string(name));
     }
     if (!j.contains("key") || !j["key"].is_string()) return bad("\"key\" must be a string");
     if (!j.contains("value")) return bad("\"value\" is missing");
-    entries.push_back({j["key"].get<std::string>(), j["value"].dump()});
+    entries.push_back({j["key"].get<std::string>(), base::json_text::write(j["value"])});
   }
   return entries;
 }

@@ -22,6 +22,7 @@
 
 #include "base/escape.h"
 #include "base/file_read.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/fixture_server.h"
 #include "cli/interrupt.h"
@@ -100,7 +101,7 @@ struct FileReader {
   std::optional<std::string> string(const json& object, const std::string& key, const std::string& path) {
     if (!object.contains(key)) return std::nullopt;
     if (!object[key].is_string()) {
-      add(path + "." + key, "expected a string, got " + object[key].dump().substr(0, 80));
+      add(path + "." + key, "expected a string, got " + base::json_text::write(object[key]).substr(0, 80));
       return std::nullopt;
     }
     return object[key].get<std::string>();
@@ -218,7 +219,7 @@ std::vector<HttpFixture> read_fixtures(FileReader& r, const json& test, const st
       if (f["body"].is_string()) {
         fixture.route.response.body = f["body"].get<std::string>();
       } else {
-        fixture.route.response.body = f["body"].dump();
+        fixture.route.response.body = base::json_text::write(f["body"]);
         if (!has_type) fixture.route.response.headers.emplace_back("Content-Type", "application/json");
       }
     }
@@ -282,30 +283,6 @@ Expectation read_expect(FileReader& r, const json& test, const std::string& path
   return e;
 }
 
-/// The deepest nesting of [ and { in JSON text (strings skipped), counted without building anything.
-size_t nesting_depth(std::string_view text) {
-  size_t depth = 0;
-  size_t deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 /// Reads and checks the whole test file; every problem is reported at once.
 Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::string& shown) {
   auto text = base::read_file(file.c_str(), {.max_bytes = kMaxTestFileBytes, .allow_pipe = false});
@@ -316,10 +293,11 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
                    "\"skillbox test\" gives the format)"};
     return Error{shown + ": " + text.error().message};
   }
-  if (const size_t depth = nesting_depth(*text); depth > kMaxDepth)
+  // Checked whole first (no tree, any depth) so that the message can say how deep it goes.
+  if (const size_t depth = base::json_text::check(*text).depth; depth > kMaxDepth)
     return Error{shown + ": nested " + std::to_string(depth) + " levels deep; at most " +
                  std::to_string(kMaxDepth) + " levels of arrays and objects"};
-  const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const json doc = base::json_text::parse(*text, kMaxDepth);
   if (doc.is_discarded()) return Error{shown + ": not valid JSON"};
   FileReader r;
   if (!doc.is_object() || !doc.contains("tests") || !doc["tests"].is_array() || doc["tests"].empty())
@@ -346,7 +324,7 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
       r.add(path + ".name", "missing: a short description, such as \"greets by name\"");
     }
     c.call = r.string(t, "call", path).value_or("");
-    if (t.contains("input")) c.input_json = t["input"].dump();
+    if (t.contains("input")) c.input_json = base::json_text::write(t["input"]);
     for (const auto& [k, v] : r.json_map(t, "env", path)) {
       if (v.is_string())
         c.env.emplace(k, v.get<std::string>());
@@ -367,7 +345,7 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
 }
 
 std::string shown_json(const json& v) {
-  std::string text = v.dump(-1, ' ', /*ensure_ascii=*/true);
+  std::string text = base::json_text::write(v, {.indent = -1, .ascii = true});
   if (text.size() > kShownBytes) text = text.substr(0, kShownBytes) + "...";
   return text;
 }
@@ -408,7 +386,7 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
     auto mine = db->skill(id, skill.manifest().permissions.store);
     if (!mine) return setup_failed("store: " + mine.error().message);
     for (const auto& [key, value] : t.store)
-      if (auto set = mine->set(key, value.dump()); !set)
+      if (auto set = mine->set(key, base::json_text::write(value)); !set)
         return setup_failed("store: " + key + ": " + set.error().message);
   }
 
@@ -446,8 +424,11 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
     fail(line);
   } else {
     if (t.expect.value) {
-      const json got = json::parse(result.value_json, nullptr, /*allow_exceptions=*/false);
-      if (got != *t.expect.value)
+      const json got = base::json_text::parse(result.value_json);
+      if (got.is_discarded())
+        fail("value: nested deeper than " + std::to_string(base::json_text::kMaxDepth) +
+             " levels of arrays and objects; skillbox test compares values up to that depth");
+      else if (got != *t.expect.value)
         fail("value: expected " + shown_json(*t.expect.value) + ", got " + shown_json(got));
     }
     if (t.expect.error_name && result.error && result.error->name != *t.expect.error_name)
@@ -480,9 +461,8 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
           fail("store: " + key + ": " + got.error().message);
         } else if (!*got) {
           fail("store: " + key + ": expected " + shown_json(wanted) + ", but the key does not exist");
-        } else if (json::parse(**got, nullptr, false) != wanted) {
-          fail("store: " + key + ": expected " + shown_json(wanted) + ", got " +
-               shown_json(json::parse(**got, nullptr, false)));
+        } else if (const json stored = base::json_text::parse(**got); stored != wanted) {
+          fail("store: " + key + ": expected " + shown_json(wanted) + ", got " + shown_json(stored));
         }
       }
     }

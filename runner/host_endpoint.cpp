@@ -1,11 +1,11 @@
 #include "runner/host_endpoint.h"
 
 #include <array>
-#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 #include <variant>
 
+#include "base/json_text.h"
 #include "bus/worker_frames.h"
 #include "capabilities/db/db_capability.h"
 #include "capabilities/env/env_capability.h"
@@ -67,8 +67,14 @@ std::optional<bus::ErrorReply> check_event(const bus::EventRequest& r) {
     return bus::ErrorReply{bus::ErrorCode::InvalidArgument,
                            "event: unknown event type (expected notify, memory.insert, oauth.revoke, "
                            "cron.register or cron.unregister)"};
-  const nlohmann::json data = nlohmann::json::parse(r.data_json, nullptr, /*allow_exceptions=*/false);
-  if (!data.is_object())
+  // Checked as text, never built into a tree: a worker may send anything (lone-surrogate escapes from
+  // JSON.stringify are fine; nesting is bounded so every reader of the event can parse it).
+  const base::json_text::Checked data = base::json_text::check(r.data_json, base::json_text::kMaxDepth);
+  if (data.kind == base::json_text::Kind::too_deep)
+    return bus::ErrorReply{bus::ErrorCode::InvalidArgument,
+                           "event " + r.type + ": data is nested deeper than " +
+                               std::to_string(base::json_text::kMaxDepth) + " levels of arrays and objects"};
+  if (data.kind != base::json_text::Kind::object)
     return bus::ErrorReply{bus::ErrorCode::InvalidArgument,
                            "event " + r.type + ": data is not a JSON object"};
   return std::nullopt;

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/json_text.h"
+
 namespace skillbox::capabilities {
 namespace {
 
@@ -159,9 +161,10 @@ struct DbCapability::Impl {
       case SQLITE_TEXT: {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
         std::string text(p == nullptr ? "" : p, static_cast<size_t>(sqlite3_column_bytes(s, i)));
-        // OpenHuman returned TEXT holding a JSON object or array parsed; bundles rely on it.
+        // OpenHuman returned TEXT holding a JSON object or array parsed; bundles rely on it. Text nested
+        // deeper than a tree may be (base/json_text.h) stays a string, like any text that is not JSON.
         if (!text.empty() && (text.front() == '{' || text.front() == '[')) {
-          json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+          json parsed = base::json_text::parse(text, base::json_text::kMaxDepth);
           if (!parsed.is_discarded()) return parsed;
         }
         return json(std::move(text));
@@ -180,7 +183,7 @@ struct DbCapability::Impl {
 
   bus::Reply run(const bus::DbRequest& r) {
     if (auto e = open()) return *e;
-    json params = json::parse(r.params_json, nullptr, /*allow_exceptions=*/false);
+    json params = base::json_text::parse(r.params_json, base::json_text::kMaxDepth);
     if (params.is_discarded() || !params.is_array())
       return ErrorReply{ErrorCode::InvalidArgument, "db: params must be an array of values"};
     denied.clear();
@@ -244,11 +247,9 @@ struct DbCapability::Impl {
       case bus::DbOp::exec:
         return bus::OptionalStringReply{std::to_string(sqlite3_changes64(db))};
       case bus::DbOp::get:
-        return bus::OptionalStringReply{rows.empty()
-                                            ? std::string("null")
-                                            : rows[0].dump(-1, ' ', false, json::error_handler_t::replace)};
+        return bus::OptionalStringReply{rows.empty() ? std::string("null") : base::json_text::write(rows[0])};
       case bus::DbOp::all:
-        return bus::OptionalStringReply{rows.dump(-1, ' ', false, json::error_handler_t::replace)};
+        return bus::OptionalStringReply{base::json_text::write(rows)};
     }
     return ErrorReply{ErrorCode::InvalidArgument, "db: unknown operation"};
   }

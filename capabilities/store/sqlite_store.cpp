@@ -23,7 +23,6 @@
 #include <compare>
 #include <cstdio>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
@@ -32,6 +31,7 @@
 
 #include "base/errno_text.h"
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "skillbox/store.h"
@@ -572,10 +572,15 @@ Result<void, StoreError> check_value(std::string_view value_json, const StorePol
     return make_error(StoreErrc::quota_exceeded, "store value is " + std::to_string(value_json.size()) +
                                                      " bytes of JSON (limit is " +
                                                      std::to_string(policy.max_value_bytes) + " bytes)");
-  if (!nlohmann::json::accept(value_json))
-    return make_error(StoreErrc::invalid_argument,
-                      "store value is not valid JSON text, or holds a string with an unpaired surrogate "
-                      "(\\ud800-\\udfff), which is not stored; store well-formed strings");
+  // JSON text as JSON.stringify writes it, lone-surrogate escapes (\ud800) included; nested no deeper
+  // than a tree of it may be (base/json_text.h), so that `skillbox store export`, `import` and
+  // `skillbox test` can read back every value the store holds.
+  const base::json_text::Checked c = base::json_text::check(value_json, base::json_text::kMaxDepth);
+  if (c.kind == base::json_text::Kind::too_deep)
+    return make_error(StoreErrc::invalid_argument, "store value is nested deeper than " +
+                                                       std::to_string(base::json_text::kMaxDepth) +
+                                                       " levels of arrays and objects");
+  if (!c.ok()) return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
   return {};
 }
 
@@ -931,7 +936,7 @@ StoreResult<StoreOk> StoreDatabase::check() const {
                });
   if (!r) return r;
   return run_rows("SELECT skill, value FROM entries", [&](Use& use) -> Result<void, StoreError> {
-    if (!nlohmann::json::accept(use.column_text(1)))
+    if (!base::json_text::check(use.column_text(1)).ok())
       return corrupt_error("a value of skill \"" + use.column_text(0) + "\" is not valid JSON");
     return {};
   });
@@ -968,7 +973,7 @@ StoreResult<std::optional<std::string>> SkillStore::get(std::string_view key) co
   if (rc != SQLITE_ROW) return sqlite_error(db_->db, rc, "reading a value");
   std::string value = use.column_text(0);
   // Never trust the file: whatever is read back must be JSON before a binding parses it.
-  if (!nlohmann::json::accept(value)) return corrupt_error("a stored value is not valid JSON");
+  if (!base::json_text::check(value).ok()) return corrupt_error("a stored value is not valid JSON");
   return std::optional<std::string>(std::move(value));
 }
 
@@ -1030,7 +1035,7 @@ StoreResult<std::vector<StoreEntry>> SkillStore::entries() const {
   int rc = 0;
   while ((rc = use.step()) == SQLITE_ROW) {
     StoreEntry e{use.column_text(0), use.column_text(1)};
-    if (!nlohmann::json::accept(e.value_json)) return corrupt_error("a stored value is not valid JSON");
+    if (!base::json_text::check(e.value_json).ok()) return corrupt_error("a stored value is not valid JSON");
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "reading entries");

@@ -189,11 +189,11 @@ class SkillStore {
 
   /// Stores `value_json` under `key`, replacing any previous value. Durable when it returns
   /// (synchronous=FULL). Checks and write happen in one IMMEDIATE transaction, so parallel writers
-  /// cannot jointly pass a quota. Errors: invalid_argument (bad key, value not JSON); quota_exceeded
-  /// (key longer than StorePolicy::kMaxKeyBytes, value above max_value_bytes, or the new totals above
-  /// max_keys / quota_bytes). The old value of an overwritten key is not counted against the new total,
-  /// and a write that does not increase usage is always allowed (so a skill over a lowered quota can
-  /// still shrink its data).
+  /// cannot jointly pass a quota. Errors: invalid_argument (bad key, value not JSON text or nested deeper
+  /// than 512 levels of arrays and objects); quota_exceeded (key longer than StorePolicy::kMaxKeyBytes, value
+  /// above max_value_bytes, or the new totals above max_keys / quota_bytes). The old value of an overwritten
+  /// key is not counted against the new total, and a write that does not increase usage is always allowed (so
+  /// a skill over a lowered quota can still shrink its data).
   StoreResult<StoreOk> set(std::string_view key, std::string_view value_json);
 
   /// Deletes `key`. Returns whether it existed. Always allowed (it never increases usage).

@@ -229,15 +229,20 @@ TEST_F(SqliteStoreTest, ValuesMustBeJson) {
   auto db = open_db();
   auto s = skill(db, "v");
   for (const std::string& bad :
-       std::vector<std::string>{"", "undefined", "{", "'x'", "1 2", "[1,]", "NaN", "\"\xFF\"", "\"\\ud800\"",
-                                std::string("\"a\0\"", 4), "function(){}"}) {
+       std::vector<std::string>{"", "undefined", "{", "'x'", "1 2", "[1,]", "NaN", "\"\xFF\"",
+                                std::string("\"a\0\"", 4), "function(){}",
+                                // deeper than export, import and `skillbox test` can read back
+                                std::string(513, '[') + std::string(513, ']')}) {
     auto r = s.set("k", bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, StoreErrc::invalid_argument) << bad;
   }
   EXPECT_EQ(keys_of(s), std::vector<std::string>{});
-  for (const std::string& good : std::vector<std::string>{"null", "0", "-1.5e300", "\"\"", "[]", "{}",
-                                                          " {\"a\" : [ ] } ", "\"\\u0000\""})
+  for (const std::string& good :
+       std::vector<std::string>{"null", "0", "-1.5e300", "\"\"", "[]", "{}", " {\"a\" : [ ] } ",
+                                std::string(512, '[') + std::string(512, ']'),
+                                // a lone surrogate as JSON.stringify escapes it
+                                "{\"\\ud800\":\"a\\udfff\"}", "\"\\u0000\""})
     EXPECT_TRUE(s.set("k", good).ok()) << good;
   EXPECT_EQ(get_of(s, "k"), "\"\\u0000\"");
 }
