@@ -1,5 +1,6 @@
 #include "runner/host_endpoint.h"
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -86,7 +87,8 @@ struct HostEndpoint::Capabilities {
   // Requests carrying a real credential: a capability of their own that follows no redirect, so a
   // secret in any header never reaches a host it is not bound to.
   std::unique_ptr<capabilities::HttpCapability> http_credentialed;
-  std::unique_ptr<capabilities::DbCapability> db;
+  std::unique_ptr<capabilities::DbFile> db_file;   // the lease, from the first db call to finish_db()
+  std::unique_ptr<capabilities::DbCapability> db;  // in-process only: the engine on the image
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -220,6 +222,7 @@ struct HostEndpoint::Router {
   }
 
   std::optional<bus::Reply> operator()(bus::EventRequest& r) const {
+    if (auto refused = bundle_only("platform events")) return *refused;
     if (auto refused = check_event(r)) return std::move(*refused);
     if (self.events_.size() >= kMaxEvents || self.event_bytes_ + r.data_json.size() > kMaxEventBytes)
       return bus::ErrorReply{bus::ErrorCode::QuotaExceeded, "the run's event budget is used up (at most " +
@@ -230,15 +233,59 @@ struct HostEndpoint::Router {
     return bus::OkReply{};
   }
 
-  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+  // The OpenHuman API exists only for bundles; a worker of a plain skill that sends one of its
+  // requests is refused like any request its skill cannot make.
+  [[nodiscard]] std::optional<bus::ErrorReply> bundle_only(const char* what) const {
+    if (ctx().format == SkillFormat::openhuman) return std::nullopt;
+    return bus::ErrorReply{
+        bus::ErrorCode::PermissionDenied,
+        std::string(what) + " belongs to the OpenHuman bundle API; this skill is not a bundle"};
+  }
+
+  [[nodiscard]] capabilities::DbSettings db_settings() const {
+    return capabilities::DbSettings{ctx().policy.db.quota_bytes, ctx().memory_bytes};
+  }
+
+  // The lease and the file's bytes (docs/openhuman.md "db"), waited for until the invocation stops.
+  [[nodiscard]] Result<bus::Bytes, bus::ErrorReply> open_db_file() const {
     if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
-    if (!caps().db)
-      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
-                                                               ctx().policy.db, self.stop_);
+    auto file = capabilities::DbFile::open(ctx().data_dir, ctx().skill_id,
+                                           capabilities::db_max_image_bytes(db_settings()), self.stop_);
+    if (!file) return file.error();
+    caps().db_file = std::move(*file);
+    return caps().db_file->take_image();
+  }
+
+  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+    if (auto refused = bundle_only("db")) return *refused;
+    if (self.db_in_worker_)
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "db: statements run inside the worker process; the host serves none"};
+    if (!caps().db) {
+      Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+      if (!image) return image.error();
+      caps().db = std::make_unique<capabilities::DbCapability>(std::move(*image), db_settings(), self.stop_,
+                                                               self.budget_);
+    }
     return caps().db->handle(r);
   }
 
-  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const { return caps().vault.handle(r); }
+  std::optional<bus::Reply> operator()(bus::DbOpenRequest& /*r*/) const {
+    if (auto refused = bundle_only("db")) return *refused;
+    if (!self.db_in_worker_ || caps().db_file)
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "db: the database is opened once per invocation, by its worker"};
+    Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+    if (!image) return image.error();
+    bus::HostBytes image_held(self.budget_);
+    (void)image_held.charge(image->size());  // within the limit: db_max_image_bytes capped it at half of it
+    return bus::BytesReply(std::move(*image), std::move(image_held));
+  }
+
+  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const {
+    if (auto refused = bundle_only("oauth/auth")) return *refused;
+    return caps().vault.handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
     if (auto refused = identity()) return *refused;
@@ -301,8 +348,38 @@ void HostEndpoint::report(RunResult& result) {
   events_.clear();
 }
 
+std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image) {
+  std::optional<bus::Bytes> image = std::move(worker_image);
+  if (caps_->db) {
+    image = caps_->db->finish();
+    caps_->db.reset();
+  }
+  std::optional<std::string> failure;
+  const bool keep = outcome == Outcome::ok || outcome == Outcome::error;
+  if (keep && image && caps_->db_file) {
+    // A worker's image is untrusted: it must be a database (or nothing) and within the cap.
+    static constexpr std::string_view kHeader("SQLite format 3\0", 16);
+    const bool looks_right = image->empty() || (image->size() >= kHeader.size() &&
+                                                std::equal(kHeader.begin(), kHeader.end(), image->begin()));
+    const uint64_t cap = capabilities::db_max_image_bytes(
+        capabilities::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
+    if (!looks_right || image->size() > cap) {
+      failure = "the run's database image was not a database within the quota; it was not stored";
+    } else if (auto stored = caps_->db_file->store(*image); !stored) {
+      failure = stored.error().message;
+    }
+  }
+  caps_->db_file.reset();  // releases the lease
+  return failure;
+}
+
 std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request request) {
-  counters_.host_calls.fetch_add(1, std::memory_order_relaxed);
+  // db statements run beside the engine (in the worker process in worker mode, which fetches the
+  // database once with a DbOpenRequest), so neither is a host call: both modes count and observe the
+  // same requests.
+  const bool db_statement =
+      std::holds_alternative<bus::DbRequest>(request) || std::holds_alternative<bus::DbOpenRequest>(request);
+  if (!db_statement) counters_.host_calls.fetch_add(1, std::memory_order_relaxed);
   if (request.valueless_by_exception())
     return bus::ErrorReply{bus::ErrorCode::IoError,
                            "internal error: the host received a request without a type and served nothing"};
@@ -326,7 +403,8 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
   // line itself, an env note, the budget marker) are streamed after it was served.
   const bool is_log = std::holds_alternative<bus::LogRequest>(request);
   const size_t events_before = events_.size();
-  std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
+  std::string detail =
+      !is_log && !db_statement && live_->wants_events() ? describe_request(request) : std::string();
   std::optional<bus::Reply> reply = std::visit(Router{*this, request_id, held}, request);
   const std::vector<LogEntry>& lines = caps_->log.entries();
   for (; logs_streamed_ < lines.size(); ++logs_streamed_) live_->log(lines[logs_streamed_]);

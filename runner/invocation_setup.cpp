@@ -70,6 +70,8 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
   c.skill_id = skill.manifest().id;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.data_dir = data_dir;
+  c.format = skill.manifest().format;
+  c.memory_bytes = effective_limits(invocation).memory_bytes;
   c.extra_ca_file = options.extra_ca_file;
   c.env = capabilities::granted_env(c.policy.env, options.env);
   for (const auto& mapping : options.origin_map) {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -185,6 +186,52 @@ TEST(BundleCli, CheckShowsTheFormatToolsEnvSetupAndIgnoredKeys) {
   EXPECT_NE(r.err.find("manifest.json: memory_limit_mb: expected an integer from 1 to 4096, got 0"),
             std::string::npos)
       << r.err;
+}
+
+/// Every entry below `dir` (empty when it does not exist).
+std::vector<std::string> entries_below(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (ec) break;
+    out.push_back(it->path().string());
+  }
+  return out;
+}
+
+TEST(BundleCli, CheckAndToolsLeaveTheDataDirectoryUntouched) {
+  // Listing the tools runs the bundle's top-level code; this one opens its database there.
+  Bundle b("notes", testing::grants({}, {{"db", {{"quota_bytes", 1 << 20}}}}));
+  b.write("index.js", R"JS(
+db.exec("CREATE TABLE IF NOT EXISTS seen (at TEXT)");
+db.exec("INSERT INTO seen VALUES ('top level')");
+state.set("listed", true);
+globalThis.__skill = { default: { tools: [{ name: "t", description: "d", execute() { return 1; } }] } };
+)JS");
+  const fs::path home = b.root() / "home";
+  const fs::path data = b.root() / "explicit-data";
+  fs::create_directories(home);
+  // `check` takes no --data-dir: the default data directory comes from SKILLBOX_HOME.
+  const char* old_home = std::getenv("SKILLBOX_HOME");
+  const std::string saved = old_home == nullptr ? "" : old_home;
+  ::setenv("SKILLBOX_HOME", home.c_str(), 1);
+  Exec r = skillbox({"check", b.dir().string()}, b.root());
+  if (old_home == nullptr)
+    ::unsetenv("SKILLBOX_HOME");
+  else
+    ::setenv("SKILLBOX_HOME", saved.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tools        1"), std::string::npos) << r.out << r.err;
+  r = skillbox({"tools", b.dir().string(), "--data-dir", data.string()}, b.root());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("t\n  d\n"), std::string::npos) << r.out;
+  EXPECT_EQ(entries_below(home), std::vector<std::string>{}) << "no binding, no db.sqlite, no store";
+  EXPECT_EQ(entries_below(data), std::vector<std::string>{});
+  // A real call does use the data directory.
+  r = skillbox({"call", b.dir().string(), "t", "--data-dir", data.string()}, b.root());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(data / "skills" / "notes" / "db.sqlite"));
 }
 
 }  // namespace
