@@ -121,12 +121,13 @@ int run_bundle(const BundleOptions& o) {
   host.data_dir = o.data_dir;
   // Listing the tools runs the bundle's top-level code, which may use its database, store or files:
   // in a throwaway data directory, so listing changes no state (no binding, no db.sqlite).
-  ScratchDir scratch;
+  std::optional<ScratchDir> scratch;
   if (o.kind == Kind::tools) {
-    if (scratch.path().empty())
+    scratch.emplace("skillbox-bundle-");
+    if (scratch->path().empty())
       return report_invalid(o, "InvalidInput",
                             "could not create a temporary data directory to list the tools");
-    host.data_dir = scratch.path();
+    host.data_dir = scratch->path();
   }
   if (o.env_file) {
     auto values = load_env_file(*o.env_file);
@@ -215,7 +216,7 @@ constexpr const char* kHooks[] = {"init",
 nlohmann::ordered_json list_tools(const Skill& skill, std::string& why) {
   // The bundle's code is untrusted like any skill's: behind the worker wall where it is available, and
   // in a throwaway data directory, so `check` changes no state (no binding, no db.sqlite).
-  ScratchDir scratch;
+  ScratchDir scratch("skillbox-bundle-");
   if (scratch.path().empty()) {
     why = "could not create a temporary data directory to evaluate the bundle in";
     return nullptr;

@@ -13,15 +13,15 @@
 
 namespace skillbox::cli {
 
-/// A fresh folder under the temp directory (mkdtemp, 0700), removed with everything in it when this
-/// object goes away. path() is empty when it could not be made.
+/// A fresh folder under the temp directory (mkdtemp, 0700) whose name starts with `prefix`, removed
+/// with everything in it when this object goes away. path() is empty when it could not be made.
 class ScratchDir {
  public:
-  ScratchDir() {
+  explicit ScratchDir(const char* prefix = "skillbox-test-") {
     std::error_code ec;
     std::filesystem::path base = std::filesystem::temp_directory_path(ec);
     if (ec) base = "/tmp";
-    std::string pattern = (base / "skillbox-scratch-XXXXXX").string();
+    std::string pattern = (base / (std::string(prefix) + "XXXXXX")).string();
     if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
   }
   ~ScratchDir() {
