@@ -349,13 +349,14 @@ void HostEndpoint::report(RunResult& result) {
 }
 
 std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image) {
+  const bool keep = outcome == Outcome::ok || outcome == Outcome::error;
   std::optional<bus::Bytes> image = std::move(worker_image);
   if (caps_->db) {
-    image = caps_->db->finish();
+    // After a limit nothing more is done for the run: the image is not even taken out.
+    if (keep) image = caps_->db->finish();
     caps_->db.reset();
   }
   std::optional<std::string> failure;
-  const bool keep = outcome == Outcome::ok || outcome == Outcome::error;
   if (keep && image && caps_->db_file) {
     // A worker's image is untrusted: it must be a database (or nothing) and within the cap.
     static constexpr std::string_view kHeader("SQLite format 3\0", 16);

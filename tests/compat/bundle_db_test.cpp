@@ -2,9 +2,11 @@
 // SQL call ends at the deadline and leaves no work behind; two invocations of one bundle lose no
 // update; the database keeps a run's changes only when it ended ok or error (docs/openhuman.md "db").
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -52,6 +54,7 @@ globalThis.__skill = { default: { tools: [
       const second = caught(() => db.exec("INSERT INTO w VALUES (?)", [a.v]));
       return { first, second }; } },
   { name: "hold", description: "", execute() { setup(); return caught(() => db.get(COSTLY.replace)); } },
+  { name: "query", description: "", execute(a) { return caught(() => db.get(a.sql)); } },
   { name: "touch", description: "", execute() { return caught(() => db.get("SELECT count(*) AS n FROM w")); } },
 ]}};
 )JS";
@@ -148,6 +151,52 @@ TEST_F(BundleDb, ARunKeepsItsChangesOnlyWhenItEndedOkOrError) {
   const RunResult after = call("write_after_limit", R"({"v": "after a limit"})", 300);
   EXPECT_EQ(after.outcome, Outcome::timeout) << describe_run(after);
   EXPECT_EQ(rows(), json::array({"error", "ok"}));
+}
+
+TEST_F(BundleDb, ADatabaseFileWrittenBySqliteItselfIsReadAndKeptInItsFormat) {
+  // What an older skillbox left: a plain SQLite file at DATA/skills/<id>/db.sqlite.
+  const std::filesystem::path dir = bundle_.data() / "skills" / "notes";
+  std::filesystem::create_directories(dir);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "db.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE w (v TEXT); INSERT INTO w VALUES ('from before')", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_EQ(rows(), json::array({"from before"}));
+  ASSERT_EQ(call("write", R"({"v": "new"})").outcome, Outcome::ok);
+  // The stored image is a database SQLite itself reads.
+  ASSERT_EQ(sqlite3_open_v2((dir / "db.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM w", -1, &s, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 2);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+}
+
+TEST_F(BundleDb, AHugeResultEndsWithinTheMemoryLimit) {
+  // 3 MB of blob is 12 MB of JSON text, and far more as JS values: it must end as a refusal or the
+  // memory limit, with the host side's peak inside limits.memory_mb (before: a 16 MB blob made the
+  // host grow by 605 MB while host_peak_bytes said 450 bytes).
+  for (const char* sql : {"SELECT zeroblob(3000000) AS b", "SELECT printf('%.*c', 3000000, '[') AS s",
+                          "SELECT zeroblob(5000000) AS a, zeroblob(5000000) AS b"}) {
+    LimitOverrides o;
+    o.memory_bytes = 32ull << 20;
+    const RunResult r = runner_.run(Invocation{.skill = skill_,
+                                               .export_name = "tool:query",
+                                               .input_json = json{{"sql", sql}}.dump(),
+                                               .overrides = o});
+    if (r.outcome == Outcome::ok) {
+      const json v = result(r);
+      EXPECT_TRUE(v.contains("ok") || v["name"] == "PayloadTooLarge")
+          << sql << ": " << v.dump().substr(0, 200);
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::memory_limit) << sql << ": " << describe_run(r);
+    }
+    EXPECT_LE(r.usage.host_peak_bytes, 32ull << 20) << sql;
+  }
+  EXPECT_EQ(result(call("bump")), 1) << "the runner carries on";
 }
 
 }  // namespace
