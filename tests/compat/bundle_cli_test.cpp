@@ -200,6 +200,39 @@ std::vector<std::string> entries_below(const fs::path& dir) {
   return out;
 }
 
+TEST(BundleCli, TheDatabaseWritesNoTemporaryFiles) {
+  // Sorts larger than SQLite's cache and UNION recursions used to spill to $TMPDIR (/var/tmp): GiBs
+  // against a 4 MiB quota. They stay in memory now, within limits.memory_mb.
+  Bundle b("notes", testing::grants({}, {{"db", {{"quota_bytes", 1 << 20}}}},
+                                    {{"timeout_ms", 20000}, {"memory_mb", 64}}));
+  b.write("index.js", R"JS(
+const caught = (f) => { try { return f(); } catch (e) { return e.name; } };
+globalThis.__skill = { default: { tools: [{ name: "t", description: "d", execute() {
+  return [
+    caught(() => db.get("SELECT count(*) AS n FROM (WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT 100000) SELECT randomblob(100) AS b FROM r ORDER BY b)").n),
+    caught(() => db.get("WITH RECURSIVE r(x) AS (SELECT 1 UNION SELECT x + 1 FROM r) SELECT count(*) AS n FROM r")),
+    caught(() => db.exec("CREATE TEMP TABLE t AS SELECT 1 AS x")),
+  ]; } }] } };
+)JS");
+  const fs::path tmpdir = b.root() / "tmpdir";
+  fs::create_directories(tmpdir);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old == nullptr ? "" : old;
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  const Exec r =
+      skillbox({"call", b.dir().string(), "t", "--json", "--data-dir", b.data().string()}, b.root());
+  if (old == nullptr)
+    ::unsetenv("TMPDIR");
+  else
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json v = json::parse(json::parse(r.out)["value"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(v[0], 100000) << "a 10 MB sort spills in memory and completes: " << v;
+  EXPECT_TRUE(v[1] == "PayloadTooLarge" || v[1] == "Timeout") << v;
+  EXPECT_EQ(v[2], "PermissionDenied") << v;
+  EXPECT_EQ(entries_below(tmpdir), std::vector<std::string>{}) << "nothing in $TMPDIR";
+}
+
 TEST(BundleCli, CheckAndToolsLeaveTheDataDirectoryUntouched) {
   // Listing the tools runs the bundle's top-level code; this one opens its database there.
   Bundle b("notes", testing::grants({}, {{"db", {{"quota_bytes", 1 << 20}}}}));
