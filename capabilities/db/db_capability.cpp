@@ -509,26 +509,26 @@ struct DbCapability::Impl {
   }
 
   /// Appends column `i` of the current row to `out` as JSON text. Before anything is built, the bytes
-  /// it will take are reserved in `held` (the reply's budget): a blob costs up to 4 bytes per byte as
-  /// text ("255,") and is written straight to text, never as a JSON array of values (16 bytes a value,
-  /// which made a 16 MiB blob 605 MB of host memory); TEXT that may be parsed as JSON is reserved at 8
-  /// bytes per byte while its tree exists. False: it did not fit (`why` says which limit).
+  /// it may take are reserved in `held` (the reply's budget): a blob up to 4 bytes per byte as text
+  /// ("255,"), written straight to text, never as a JSON array of values (16 bytes a value, which made
+  /// a 16 MiB blob 605 MB of host memory); TEXT that may be parsed as JSON 8 bytes per byte more while
+  /// its tree exists. The 16 MiB result cap is checked on the text actually built. False: it did not
+  /// fit (`why` says which limit).
   bool append_column(sqlite3_stmt* s, int i, std::string& out, bus::HostBytes& held, std::string& why) {
     const int type = sqlite3_column_type(s, i);
     const auto n = static_cast<uint64_t>(sqlite3_column_bytes(s, i));
-    const auto too_large = [&](uint64_t more) {
-      if (out.size() + more > kMaxResultBytes) {
-        why = "the result is larger than " + std::to_string(kMaxResultBytes) + " bytes; select fewer rows";
-        return true;
-      }
-      if (!held.grow(more)) {
-        why = "the result does not fit: " + (budget != nullptr ? budget->refusal(more) : std::string());
-        return true;
-      }
+    const auto reserve = [&](uint64_t more) {
+      if (held.grow(more)) return true;
+      why = "the result does not fit: " + (budget != nullptr ? budget->refusal(more) : std::string());
+      return false;
+    };
+    const auto within_cap = [&](uint64_t size) {
+      if (size <= kMaxResultBytes) return true;
+      why = "the result is larger than " + std::to_string(kMaxResultBytes) + " bytes; select fewer rows";
       return false;
     };
     if (type == SQLITE_BLOB) {
-      if (too_large(n * 4 + 2)) return false;
+      if (!within_cap(out.size() + n * 2 + 2) || !reserve(n * 4 + 2)) return false;
       const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(s, i));
       out.push_back('[');
       char digits[4];
@@ -539,21 +539,26 @@ struct DbCapability::Impl {
       }
       out.push_back(']');
       true_up(out, held);
-      return true;
+      return within_cap(out.size());
     }
-    // The JSON text of a value is at most 6 bytes per byte (\u00XX escapes) and 32 for a number.
-    const uint64_t text_cost = n * 6 + 32;
-    const bool may_parse = type == SQLITE_TEXT && n > 0;
-    const uint64_t tree_cost = may_parse ? n * 8 : 0;
-    if (too_large(text_cost + tree_cost)) return false;
-    out += column(s, i).dump(-1, ' ', false, json::error_handler_t::replace);
+    const unsigned char* text = type == SQLITE_TEXT ? sqlite3_column_text(s, i) : nullptr;
+    const bool may_parse = text != nullptr && n > 0 && (text[0] == '{' || text[0] == '[');
+    if (!within_cap(out.size() + n) || !reserve(n + 32 + (may_parse ? n * 8 : 0))) return false;
+    const std::string piece = column(s, i).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (!within_cap(out.size() + piece.size())) return false;
+    if (out.size() + piece.size() > held.bytes() && !reserve(out.size() + piece.size() - held.bytes()))
+      return false;
+    out += piece;
     true_up(out, held);
     return true;
   }
 
   /// What stays reserved for the result once a column is written: the text's buffer.
   static void true_up(const std::string& out, bus::HostBytes& held) {
-    if (held.bytes() > out.capacity()) held.shrink(held.bytes() - out.capacity());
+    if (held.bytes() > out.capacity())
+      held.shrink(held.bytes() - out.capacity());
+    else
+      (void)held.charge(out.capacity() - held.bytes());  // the buffer exists already: counted as it is
   }
 
   /// Counts the image as it is now (it grows and shrinks with the statements).
@@ -684,7 +689,15 @@ DbCapability::DbCapability(bus::Bytes image, DbSettings settings, const bus::Sto
 DbCapability::~DbCapability() = default;
 
 bus::Reply DbCapability::handle(const bus::DbRequest& request) {
-  return impl_->run(request);
+  try {
+    return impl_->run(request);
+  } catch (const std::bad_alloc&) {
+    // Building a row's JSON ran out of memory (in a worker: its address-space rlimit): the statement
+    // fails, the run goes on.
+    return ErrorReply{ErrorCode::PayloadTooLarge,
+                      "db: the result does not fit in memory (limits.memory_mb: " +
+                          std::to_string(impl_->settings.memory_bytes) + " bytes)"};
+  }
 }
 
 std::optional<bus::Bytes> DbCapability::finish() {

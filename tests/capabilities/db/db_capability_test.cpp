@@ -115,10 +115,13 @@ TEST(DbCapability, LargeResultsAreCountedAndCapped) {
   // A value may be at most an eighth of the memory limit (SQLITE_LIMIT_LENGTH).
   const std::string too_big = error_of(db.handle(sql("SELECT zeroblob(9000000) AS b")));
   EXPECT_EQ(too_big.rfind("PayloadTooLarge", 0), 0u) << too_big;
-  // A 6 MB blob is 24 MB as JSON text: past the 16 MiB result cap, refused before it is built.
-  const std::string result = error_of(db.handle(sql("SELECT zeroblob(6000000) AS b")));
+  // 6 MB of random bytes is about 21 MB as JSON text: past the 16 MiB result cap.
+  const std::string result = error_of(db.handle(sql("SELECT randomblob(6000000) AS b")));
   EXPECT_EQ(result.rfind("PayloadTooLarge", 0), 0u) << result;
   EXPECT_LT(budget.host_peak_bytes(), 40 * kMiB);
+  // A large plain value that fits is not refused on an estimate: 3 MB of text is 3 MB of JSON.
+  const json text = value_of(db.handle(sql("SELECT printf('%.*c', 3000000, 'x') AS s")));
+  EXPECT_EQ(text["s"].get<std::string>().size(), 3000000u);
   // A blob that fits comes back as byte values, counted while the reply exists.
   const bus::Reply small = db.handle(sql("SELECT x'00ff10' AS b"));
   EXPECT_EQ(value_of(small)["b"], json::array({0, 255, 16}));
