@@ -34,7 +34,7 @@ constexpr size_t kFrameFields = 5;  // [version, kind, id, tag, body]
 
 // A new Request/Reply alternative needs a fields() list and a name below and a kFrameVersion bump;
 // these asserts make forgetting the list impossible to miss.
-static_assert(std::variant_size_v<Request> == 18, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Request> == 19, "update fields()/kName and bump kFrameVersion");
 static_assert(std::variant_size_v<Reply> == 9, "update fields()/kName and bump kFrameVersion");
 
 // ---- the last enumerator of each enum (decode refuses anything beyond) ---------------------------
@@ -139,6 +139,7 @@ void fields(auto& v, Is<DbRequest> auto& s) {
   v("sql", s.sql);
   v("params_json", s.params_json);
 }
+void fields(auto& /*v*/, Is<DbOpenRequest> auto& /*s*/) {}
 void fields(auto& v, Is<CredentialRequest> auto& s) {
   v("kind", s.kind);
   v("revoke", s.revoke);
@@ -198,6 +199,7 @@ void fields(auto& v, Is<InvocationFrame> auto& s) {
   v("deadline_ns", s.deadline_ns);
   v("export_name", s.export_name);
   v("input_json", s.input_json);
+  v("db_quota_bytes", s.db_quota_bytes);
 }
 void fields(auto& v, Is<ProgressFrame> auto& s) {
   v("steps", s.steps);
@@ -219,6 +221,7 @@ void fields(auto& v, Is<ResultFrame> auto& s) {
   v("heap_peak_bytes", s.heap_peak_bytes);
   v("timers_dropped", s.timers_dropped);
   v("unhandled_rejections", s.unhandled_rejections);
+  v("db_image", s.db_image);
 }
 
 // Names for error messages.
@@ -260,6 +263,8 @@ template <>
 constexpr std::string_view kName<DbRequest> = "DbRequest";
 template <>
 constexpr std::string_view kName<CredentialRequest> = "CredentialRequest";
+template <>
+constexpr std::string_view kName<DbOpenRequest> = "DbOpenRequest";
 template <>
 constexpr std::string_view kName<ErrorReply> = "ErrorReply";
 template <>

@@ -180,6 +180,16 @@ struct DbRequest {
   bool operator==(const DbRequest&) const = default;
 };
 
+/// Worker mode only: the worker asks its supervisor for the skill's database, once, before it serves
+/// the bundle's first DbRequest itself (docs/openhuman.md "db"). The supervisor takes the skill's
+/// database lease (waiting at most until the deadline) and answers BytesReply with the database file's
+/// bytes (empty: no database yet), or ErrorReply: Timeout (another invocation of the skill holds the
+/// lease past this one's deadline), PayloadTooLarge (the file does not fit the run's memory),
+/// PermissionDenied (not a bundle, or asked twice), IoError. In-process nobody sends it.
+struct DbOpenRequest {
+  bool operator==(const DbOpenRequest&) const = default;
+};
+
 enum class CredentialKind : uint8_t { oauth, auth };
 
 /// `oauth.getCredential()` / `auth.getCredential()` / `oauth.revoke()`. Reply: OptionalStringReply with
@@ -192,10 +202,11 @@ struct CredentialRequest {
   bool operator==(const CredentialRequest&) const = default;
 };
 
-using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
-                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
-                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
-                             StoreKeysRequest, EnvGetRequest, EventRequest, DbRequest, CredentialRequest>;
+using Request =
+    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
+                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
+                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest,
+                 EventRequest, DbRequest, CredentialRequest, DbOpenRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 

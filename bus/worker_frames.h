@@ -55,6 +55,9 @@ struct InvocationFrame {
   uint64_t deadline_ns = 0;
   std::string export_name;
   std::string input_json;
+  // An OpenHuman bundle's permissions.db.quota_bytes: the worker serves the bundle's db calls itself,
+  // on an in-memory copy of its database that it asks for with a DbOpenRequest (0: not a bundle).
+  uint64_t db_quota_bytes = 0;
 
   bool operator==(const InvocationFrame&) const = default;
 };
@@ -79,6 +82,10 @@ struct ResultFrame {
   uint64_t heap_peak_bytes = 0;
   uint64_t timers_dropped = 0;
   uint64_t unhandled_rejections = 0;
+  // The bundle's database after the run, only when the run changed it and ended ok or error (the
+  // supervisor stores it only then, and only if it sent one: docs/openhuman.md "db"). At most the
+  // run's memory limit.
+  std::optional<Bytes> db_image;
 };
 
 using FromWorker = std::variant<RequestFrame, ProgressFrame, ResultFrame>;

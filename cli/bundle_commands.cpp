@@ -18,6 +18,7 @@
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
+#include "cli/scratch_dir.h"
 #include "skillbox/env_file.h"
 #include "skillbox/json.h"
 
@@ -120,6 +121,16 @@ int run_bundle(const BundleOptions& o) {
 
   HostOptions host;
   host.data_dir = o.data_dir;
+  // Listing the tools runs the bundle's top-level code, which may use its database, store or files:
+  // in a throwaway data directory, so listing changes no state (no binding, no db.sqlite).
+  std::optional<ScratchDir> scratch;
+  if (o.kind == Kind::tools) {
+    scratch.emplace("skillbox-bundle-");
+    if (scratch->path().empty())
+      return report_invalid(o, "InvalidInput",
+                            "could not create a temporary data directory to list the tools");
+    host.data_dir = scratch->path();
+  }
   if (o.env_file) {
     auto values = load_env_file(*o.env_file);
     if (!values) return report_invalid(o, "InvalidInput", "--env-file: " + values.error().message);
@@ -205,9 +216,17 @@ constexpr const char* kHooks[] = {"init",
 
 /// Evaluates the bundle once (no hook runs) to list its tools. Null with the reason when it fails.
 nlohmann::ordered_json list_tools(const Skill& skill, std::string& why) {
-  // The bundle's code is untrusted like any skill's: behind the worker wall where it is available.
+  // The bundle's code is untrusted like any skill's: behind the worker wall where it is available, and
+  // in a throwaway data directory, so `check` changes no state (no binding, no db.sqlite).
+  ScratchDir scratch("skillbox-bundle-");
+  if (scratch.path().empty()) {
+    why = "could not create a temporary data directory to evaluate the bundle in";
+    return nullptr;
+  }
+  HostOptions host;
+  host.data_dir = scratch.path();
   const std::unique_ptr<Runner> runner =
-      make_runner(isolation_report().available ? "process" : "inprocess", {});
+      make_runner(isolation_report().available ? "process" : "inprocess", std::move(host));
   const RunResult r =
       runner->run(Invocation{.skill = skill, .export_name = "tools", .input_json = "null", .overrides = {}});
   if (r.outcome != Outcome::ok) {

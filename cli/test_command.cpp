@@ -29,6 +29,7 @@
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
+#include "cli/scratch_dir.h"
 #include "skillbox/store.h"
 
 namespace skillbox::cli {
@@ -349,28 +350,6 @@ std::string shown_json(const json& v) {
   if (text.size() > kShownBytes) text = text.substr(0, kShownBytes) + "...";
   return text;
 }
-
-/// A data directory of its own for one test, removed when it goes out of scope.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    std::string pattern = (base / "skillbox-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 /// Runs one test; returns "" when it passed, else what went wrong (lines).
 std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {

@@ -1,5 +1,6 @@
 #include "runner/host_endpoint.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <utility>
@@ -19,15 +20,6 @@
 
 namespace skillbox::runner {
 namespace {
-
-// Whether `request` belongs to the API of a skill of `format`. Only OpenHuman bundles (compat/) have
-// events, a database and credential placeholders; every format has the v1 host API's requests.
-bool format_has(SkillFormat format, const bus::Request& request) {
-  const bool bundle_only = std::holds_alternative<bus::EventRequest>(request) ||
-                           std::holds_alternative<bus::DbRequest>(request) ||
-                           std::holds_alternative<bus::CredentialRequest>(request);
-  return format == SkillFormat::openhuman || !bundle_only;
-}
 
 // The bytes of a request that grow with what the skill passed (paths and names are capped at a few
 // KiB by the wire limits and left to the fixed overhead).
@@ -102,7 +94,8 @@ struct HostEndpoint::Capabilities {
   // Requests carrying a real credential: a capability of their own that follows no redirect, so a
   // secret in any header never reaches a host it is not bound to.
   std::unique_ptr<capabilities::HttpCapability> http_credentialed;
-  std::unique_ptr<capabilities::DbCapability> db;
+  std::unique_ptr<capabilities::DbFile> db_file;   // the lease, from the first db call to finish_db()
+  std::unique_ptr<capabilities::DbCapability> db;  // in-process only: the engine on the image
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -236,6 +229,7 @@ struct HostEndpoint::Router {
   }
 
   std::optional<bus::Reply> operator()(bus::EventRequest& r) const {
+    if (auto refused = bundle_only("platform events")) return *refused;
     if (auto refused = check_event(r)) return std::move(*refused);
     if (self.events_.size() >= kMaxEvents || self.event_bytes_ + r.data_json.size() > kMaxEventBytes)
       return bus::ErrorReply{bus::ErrorCode::QuotaExceeded, "the run's event budget is used up (at most " +
@@ -246,15 +240,59 @@ struct HostEndpoint::Router {
     return bus::OkReply{};
   }
 
-  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+  // The OpenHuman API exists only for bundles; a worker of a plain skill that sends one of its
+  // requests is refused like any request its skill cannot make.
+  [[nodiscard]] std::optional<bus::ErrorReply> bundle_only(const char* what) const {
+    if (ctx().format == SkillFormat::openhuman) return std::nullopt;
+    return bus::ErrorReply{
+        bus::ErrorCode::PermissionDenied,
+        std::string(what) + " belongs to the OpenHuman bundle API; this skill is not a bundle"};
+  }
+
+  [[nodiscard]] capabilities::DbSettings db_settings() const {
+    return capabilities::DbSettings{ctx().policy.db.quota_bytes, ctx().memory_bytes};
+  }
+
+  // The lease and the file's bytes (docs/openhuman.md "db"), waited for until the invocation stops.
+  [[nodiscard]] Result<bus::Bytes, bus::ErrorReply> open_db_file() const {
     if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
-    if (!caps().db)
-      caps().db = std::make_unique<capabilities::DbCapability>(ctx().data_dir, ctx().skill_id,
-                                                               ctx().policy.db, self.stop_);
+    auto file = capabilities::DbFile::open(ctx().data_dir, ctx().skill_id,
+                                           capabilities::db_max_image_bytes(db_settings()), self.stop_);
+    if (!file) return file.error();
+    caps().db_file = std::move(*file);
+    return caps().db_file->take_image();
+  }
+
+  std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
+    if (auto refused = bundle_only("db")) return *refused;
+    if (self.db_in_worker_)
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "db: statements run inside the worker process; the host serves none"};
+    if (!caps().db) {
+      Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+      if (!image) return image.error();
+      caps().db = std::make_unique<capabilities::DbCapability>(std::move(*image), db_settings(), self.stop_,
+                                                               self.budget_);
+    }
     return caps().db->handle(r);
   }
 
-  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const { return caps().vault.handle(r); }
+  std::optional<bus::Reply> operator()(bus::DbOpenRequest& /*r*/) const {
+    if (auto refused = bundle_only("db")) return *refused;
+    if (!self.db_in_worker_ || caps().db_file)
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "db: the database is opened once per invocation, by its worker"};
+    Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+    if (!image) return image.error();
+    bus::HostBytes image_held(self.budget_);
+    (void)image_held.charge(image->size());  // within the limit: db_max_image_bytes capped it at half of it
+    return bus::BytesReply(std::move(*image), std::move(image_held));
+  }
+
+  std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const {
+    if (auto refused = bundle_only("oauth/auth")) return *refused;
+    return caps().vault.handle(r);
+  }
 
   std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
     if (auto refused = identity()) return *refused;
@@ -317,8 +355,39 @@ void HostEndpoint::report(RunResult& result) {
   events_.clear();
 }
 
+std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image) {
+  const bool keep = outcome == Outcome::ok || outcome == Outcome::error;
+  std::optional<bus::Bytes> image = std::move(worker_image);
+  if (caps_->db) {
+    // After a limit nothing more is done for the run: the image is not even taken out.
+    if (keep) image = caps_->db->finish();
+    caps_->db.reset();
+  }
+  std::optional<std::string> failure;
+  if (keep && image && caps_->db_file) {
+    // A worker's image is untrusted: it must be a database (or nothing) and within the cap.
+    static constexpr std::string_view kHeader("SQLite format 3\0", 16);
+    const bool looks_right = image->empty() || (image->size() >= kHeader.size() &&
+                                                std::equal(kHeader.begin(), kHeader.end(), image->begin()));
+    const uint64_t cap = capabilities::db_max_image_bytes(
+        capabilities::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
+    if (!looks_right || image->size() > cap) {
+      failure = "the run's database image was not a database within the quota; it was not stored";
+    } else if (auto stored = caps_->db_file->store(*image); !stored) {
+      failure = stored.error().message;
+    }
+  }
+  caps_->db_file.reset();  // releases the lease
+  return failure;
+}
+
 std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request request) {
-  counters_.host_calls.fetch_add(1, std::memory_order_relaxed);
+  // db statements run beside the engine (in the worker process in worker mode, which fetches the
+  // database once with a DbOpenRequest), so neither is a host call: both modes count and observe the
+  // same requests.
+  const bool db_statement =
+      std::holds_alternative<bus::DbRequest>(request) || std::holds_alternative<bus::DbOpenRequest>(request);
+  if (!db_statement) counters_.host_calls.fetch_add(1, std::memory_order_relaxed);
   if (request.valueless_by_exception())
     return bus::ErrorReply{bus::ErrorCode::IoError,
                            "internal error: the host received a request without a type and served nothing"};
@@ -329,12 +398,6 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
     return bus::ErrorReply{bus::ErrorCode::Timeout,
                            "the invocation is ending (a limit was reached or its deadline passed); the host "
                            "served nothing"};
-  // A request of an API the skill's format does not have (a bundle's db, events or credentials from a
-  // v1 skill) can only come from a worker that was taken over: its bindings never make one.
-  if (!format_has(context_.format, request))
-    return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
-                           std::string("a ") + std::string(bus::request_type_name(request)) +
-                               " is not part of this skill's API; the host served nothing"};
   // The payload is already a host copy (made by the binding, or decoded from a worker's frame): it is
   // counted from here for as long as a capability works on it, and a request whose payload does not
   // fit the invocation's memory limit is refused before any capability sees it.
@@ -348,7 +411,8 @@ std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request r
   // line itself, an env note, the budget marker) are streamed after it was served.
   const bool is_log = std::holds_alternative<bus::LogRequest>(request);
   const size_t events_before = events_.size();
-  std::string detail = !is_log && live_->wants_events() ? describe_request(request) : std::string();
+  std::string detail =
+      !is_log && !db_statement && live_->wants_events() ? describe_request(request) : std::string();
   std::optional<bus::Reply> reply = std::visit(Router{*this, request_id, held}, request);
   const std::vector<LogEntry>& lines = caps_->log.entries();
   for (; logs_streamed_ < lines.size(); ++logs_streamed_) live_->log(lines[logs_streamed_]);

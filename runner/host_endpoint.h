@@ -34,8 +34,6 @@ namespace skillbox::runner {
 /// What the capabilities of one invocation need to know about it. Plain values only.
 struct InvocationContext {
   std::string skill_id;
-  // The skill's API (SkillFormat): requests of another format's API are refused (HostEndpoint::send).
-  SkillFormat format = SkillFormat::skillbox;
   Policy policy;
   std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
   std::map<std::string, std::string> env;  // values env.get may return (only granted names)
@@ -49,6 +47,11 @@ struct InvocationContext {
   // Endpoints ("127.0.0.1:8080", "[::1]:8080") of loopback origin-map targets the operator trusts
   // (HostOptions::trust_loopback_origin_map_targets): exempt from the private-address refusal.
   std::vector<std::string> trusted_endpoints;
+  // The skill's format: requests of the OpenHuman API (db, events, credentials) are refused for any
+  // other (a hostile worker could send them for a plain skill).
+  SkillFormat format = SkillFormat::skillbox;
+  // limits.memory_mb of the run, in bytes: bounds the bundle database's image and values.
+  uint64_t memory_bytes = Limits{}.memory_bytes;
 };
 
 class HostEndpoint final : public bus::Endpoint {
@@ -96,6 +99,20 @@ class HostEndpoint final : public bus::Endpoint {
   /// this call no identity is checked (tests of the capabilities alone).
   void require_owner(std::filesystem::path skill_dir) { skill_dir_ = std::move(skill_dir); }
 
+  /// Worker mode: the worker runs the bundle's database itself (docs/openhuman.md "db"). From then on
+  /// a DbRequest is refused (it is never legitimate from a worker) and one DbOpenRequest is answered
+  /// with the database's bytes, under the skill's database lease. Call before the first send().
+  void serve_db_in_worker() { db_in_worker_ = true; }
+
+  /// Ends the invocation's use of the bundle database: in-process the engine's changes are taken from
+  /// it; in worker mode `worker_image` is what the worker's result frame carried. The new bytes are
+  /// written to DATA/skills/<id>/db.sqlite (atomically) only when `outcome` is ok or error; after a
+  /// limit, a crash or a cancellation the database stays as it was. Then the lease is released.
+  /// Returns why the database could not be written, if it could not. Call once, after the engine has
+  /// finished, on send()'s thread.
+  std::optional<std::string> finish_db(Outcome outcome,
+                                       std::optional<bus::Bytes> worker_image = std::nullopt);
+
   [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
   [[nodiscard]] const InvocationContext& context() const { return context_; }
 
@@ -118,6 +135,7 @@ class HostEndpoint final : public bus::Endpoint {
   std::filesystem::path skill_dir_;
   std::optional<bus::ErrorReply> identity_;  // why the id is not this folder's (checked once: bound_)
   bool bound_ = false;
+  bool db_in_worker_ = false;
 };
 
 }  // namespace skillbox::runner

@@ -80,6 +80,7 @@ struct Job {
   bool done = false;
   bool abandoned = false;         // guarded by mutex: set by the watchdog when it gives up waiting
   bool cancel_requested = false;  // guarded by mutex: set by the CancelToken's callback
+  bool committing = false;        // guarded by mutex: the JS thread is storing the bundle database
   AbandonedCount abandoned_count;
   RunResult result;
 };
@@ -118,7 +119,8 @@ RunResult cancelled_result(std::string message) {
 /// Runs one invocation on the calling (pool) thread: sources from disk (or from the runner's cache,
 /// revalidated by stat: runner/source_cache.h), capabilities composed, engine.
 RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
-                           runner::SourceCache& cache, runner::LiveRun& live, engine::ReplyInbox& inbox) {
+                           runner::SourceCache& cache, runner::LiveRun& live, engine::ReplyInbox& inbox,
+                           const std::function<bool()>& begin_commit) {
   const Skill& skill = params.invocation->skill;
   auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
@@ -138,6 +140,17 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   endpoint.require_owner(skill.dir());
   endpoint.observe(live);
   RunResult r = engine::run_session(std::move(params), endpoint, inbox);
+  // The bundle's database (docs/openhuman.md "db"): stored only after ok or error, and only if the
+  // watchdog has not given up on this run (an abandoned run's caller was told `timeout`).
+  const Outcome keep_if = begin_commit() ? r.outcome : Outcome::timeout;
+  if (auto failed = endpoint.finish_db(keep_if)) {
+    const std::string ended(to_string(r.outcome));
+    r.outcome = Outcome::internal;
+    r.value_json.clear();
+    r.error =
+        ErrorInfo{"DbStoreFailed",
+                  "the run ended " + ended + " but its database could not be stored: " + *failed, "", ""};
+  }
   endpoint.report(r);
   return r;
 }
@@ -215,17 +228,23 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       j->cv.notify_all();
     });
 
-    const bool started = impl_->pool.submit(
-        [job, p = std::move(params), c = std::move(context), cache = impl_->sources]() mutable {
-          RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox);
-          {
-            std::lock_guard<std::mutex> lock(job->mutex);
-            job->result = std::move(r);
-            job->done = true;
-            if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-          }
-          job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
-        });
+    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context),
+                                             cache = impl_->sources]() mutable {
+      const auto begin_commit = [&job] {
+        std::lock_guard<std::mutex> lock(job->mutex);
+        if (job->abandoned) return false;
+        job->committing = true;
+        return true;
+      };
+      RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox, begin_commit);
+      {
+        std::lock_guard<std::mutex> lock(job->mutex);
+        job->result = std::move(r);
+        job->done = true;
+        if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+      }
+      job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
+    });
     if (!started) {
       cancel_sub.reset();
       return internal_result("could not start a thread to run the skill");
@@ -249,7 +268,11 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
         job->stop_token.raise();     // the host serves no more requests of this invocation
         job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
       }
-      if (!job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done; })) {
+      // A run storing its database is not abandoned: the write is bounded (the image is capped) and
+      // the caller must learn whether it happened.
+      if (job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done || job->committing; }))
+        job->cv.wait(lock, [&] { return job->done; });
+      if (!job->done) {
         // Under the job's mutex, so the JS thread, which marks the job done under it, either finished
         // already (the predicate above saw it) or sees `abandoned` and takes it off the count.
         job->abandoned = true;

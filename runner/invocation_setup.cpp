@@ -68,9 +68,10 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
   const Skill& skill = invocation.skill;
   InvocationContext c;
   c.skill_id = skill.manifest().id;
-  c.format = skill.manifest().format;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.data_dir = data_dir;
+  c.format = skill.manifest().format;
+  c.memory_bytes = effective_limits(invocation).memory_bytes;
   c.extra_ca_file = options.extra_ca_file;
   c.env = capabilities::granted_env(c.policy.env, options.env);
   for (const auto& mapping : options.origin_map) {

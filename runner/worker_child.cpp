@@ -19,6 +19,7 @@
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_frames.h"
+#include "capabilities/db/db_capability.h"
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
@@ -35,11 +36,24 @@ using Clock = std::chrono::steady_clock;
   _exit(kWorkerExitBadFrame);
 }
 
-/// The worker's bus::Endpoint: request frames out, reply frames in.
+/// The worker's bus::Endpoint: request frames out, reply frames in. A bundle's db statements are the
+/// exception: they run here, on an in-memory copy of the skill's database that the supervisor sends
+/// once (DbOpenRequest) and takes back in the result frame (docs/openhuman.md "db").
 class WorkerEndpoint final : public bus::Endpoint {
  public:
   WorkerEndpoint(int fd, engine::ReplyInbox& inbox, Clock::time_point deadline)
       : fd_(fd), inbox_(inbox), deadline_(deadline) {}
+
+  /// A bundle's database: its quota and the run's memory limit, the invocation's stop token and
+  /// memory budget (both must outlive this object).
+  void set_db(capabilities::DbSettings settings, const bus::StopToken& stop, bus::MemoryBudget& budget) {
+    db_settings_ = settings;
+    stop_ = &stop;
+    budget_ = &budget;
+  }
+
+  /// The database's bytes if the run changed them (nullopt: unchanged or never opened).
+  std::optional<bus::Bytes> finish_db() { return db_ ? db_->finish() : std::nullopt; }
 
   void set_progress(uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     progress_.steps = steps;
@@ -48,6 +62,7 @@ class WorkerEndpoint final : public bus::Endpoint {
   }
 
   std::optional<bus::Reply> send(uint64_t request_id, bus::Request request) override {
+    if (auto* db = std::get_if<bus::DbRequest>(&request)) return serve_db(request_id, *db);
     const bool async = std::holds_alternative<bus::HttpRequest>(request);
     const bus::Bytes progress = bus::encode_progress(progress_);
     const bus::Bytes frame = bus::encode_request(request_id, request);
@@ -108,6 +123,29 @@ class WorkerEndpoint final : public bus::Endpoint {
     }
   }
 
+  /// A db statement, run here. Nothing after a limit, as the host's endpoint would refuse it.
+  bus::Reply serve_db(uint64_t request_id, const bus::DbRequest& r) {
+    if (stop_ == nullptr || db_settings_.quota_bytes == 0)
+      return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                             "db belongs to the OpenHuman bundle API; this skill is not a bundle"};
+    if (stop_->stop_requested())
+      return bus::ErrorReply{bus::ErrorCode::Timeout,
+                             "the invocation is ending (a limit was reached or its deadline passed); the "
+                             "host served nothing"};
+    if (!db_) {
+      // The same request id: the engine's ids stay increasing on the wire (this statement never
+      // travels itself).
+      std::optional<bus::Reply> opened = send(request_id, bus::DbOpenRequest{});
+      if (!opened) give_up();
+      if (auto* refused = std::get_if<bus::ErrorReply>(&*opened)) return std::move(*refused);
+      auto* image = std::get_if<bus::BytesReply>(&*opened);
+      if (image == nullptr) give_up();
+      db_ =
+          std::make_unique<capabilities::DbCapability>(std::move(image->data), db_settings_, *stop_, budget_);
+    }
+    return db_->handle(r);
+  }
+
   bus::ReplyFrame read_reply() {
     Result<bus::Bytes, Error> bytes = read_frame_blocking(fd_, bus::kMaxFrameBytes);
     if (!bytes) give_up();
@@ -120,6 +158,10 @@ class WorkerEndpoint final : public bus::Endpoint {
   engine::ReplyInbox& inbox_;
   Clock::time_point deadline_;
   bus::ProgressFrame progress_;
+  capabilities::DbSettings db_settings_{0, 0};
+  const bus::StopToken* stop_ = nullptr;
+  bus::MemoryBudget* budget_ = nullptr;
+  std::unique_ptr<capabilities::DbCapability> db_;
 };
 
 // A pooled worker waits for its invocation, and every page its run then touches first is a page fault
@@ -186,6 +228,8 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
 
   engine::ReplyInbox inbox;
   WorkerEndpoint endpoint(fd, inbox, params.deadline);
+  if (frame.format == SkillFormat::openhuman && frame.db_quota_bytes > 0)
+    endpoint.set_db(capabilities::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
   inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });
   params.report_progress = [&endpoint](uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     endpoint.set_progress(steps, heap, heap_peak);
@@ -202,6 +246,8 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   result.heap_peak_bytes = r.usage.heap_peak_bytes;
   result.timers_dropped = r.usage.timers_dropped;
   result.unhandled_rejections = r.usage.unhandled_rejections;
+  // The database goes back only when the supervisor would keep it (docs/openhuman.md "db").
+  if (r.outcome == Outcome::ok || r.outcome == Outcome::error) result.db_image = endpoint.finish_db();
   const bus::Bytes out = bus::encode_result(result);
   const bus::Bytes* frames[] = {&out};
   if (!write_frames(fd, frames, Clock::time_point::max())) return kWorkerExitBadFrame;

@@ -561,6 +561,8 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
         std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
     frame.export_name = invocation.export_name;
     frame.input_json = invocation.input_json;
+    if (frame.format == SkillFormat::openhuman)
+      frame.db_quota_bytes = invocation.skill.manifest().permissions.db.quota_bytes;
     const bus::Bytes bytes = bus::encode_invocation(frame);
     const bus::Bytes* frames[] = {&bytes};
     if (Result<void, Error> sent = runner::write_frames(w.socket.get(), frames, deadline); !sent)
@@ -584,6 +586,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                                 &budget);
   endpoint.require_owner(invocation.skill.dir());
   endpoint.observe(live);
+  endpoint.serve_db_in_worker();
   WorkerState state;
   // Cancellation from another thread: a flag and a wake-up of the poll below; the worker is killed
   // there. Declared after what the callback touches, so it is unsubscribed before they go.
@@ -752,6 +755,11 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
       // error only for a bundle (a failing tool's ToolResult, docs/openhuman.md "The lifecycle").
       const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
       if (r.outcome != Outcome::ok && !(r.outcome == Outcome::error && bundle)) r.value_json.clear();
+      // The bundle's database: stored only after ok or error, then its lease is released.
+      if (auto failed = endpoint.finish_db(r.outcome, std::move(state.result->db_image)))
+        r = failure(Outcome::internal, "DbStoreFailed",
+                    "the run ended " + std::string(to_string(r.outcome)) +
+                        " but its database could not be stored: " + *failed);
       return finish(std::move(r));
     }
     if (closed) {

@@ -19,6 +19,7 @@
 
 #include "base/sanitizer.h"
 #include "base/unique_fd.h"
+#include "capabilities/db/db_capability.h"
 #include "engine/session.h"
 #include "isolation/fd_hygiene.h"
 #include "isolation/rlimits.h"
@@ -175,6 +176,9 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   const int keep[] = {0, 1, 2, control_fd};
   if (!isolation::close_fds_except(keep)) return 1;
   raise_stack_limit();
+  // SQLite is set up once here, before any fork: every worker inherits it ready, and seeds random()
+  // from getrandom(2) through the bundle database's private VFS (the sandbox opens no /dev/urandom).
+  capabilities::DbCapability::prefer_private_vfs();
 
   isolation::Result<isolation::PreparedSandbox> prepared = isolation::prepare_sandbox();
   ControlMessage hello;

@@ -66,6 +66,7 @@ std::vector<Request> sample_requests() {
       DbRequest{DbOp::exec, "", "[]"},
       CredentialRequest{CredentialKind::auth, true},
       CredentialRequest{CredentialKind::oauth, false},
+      DbOpenRequest{},
   };
 }
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -185,6 +186,85 @@ TEST(BundleCli, CheckShowsTheFormatToolsEnvSetupAndIgnoredKeys) {
   EXPECT_NE(r.err.find("manifest.json: memory_limit_mb: expected an integer from 1 to 4096, got 0"),
             std::string::npos)
       << r.err;
+}
+
+/// Every entry below `dir` (empty when it does not exist).
+std::vector<std::string> entries_below(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (ec) break;
+    out.push_back(it->path().string());
+  }
+  return out;
+}
+
+TEST(BundleCli, TheDatabaseWritesNoTemporaryFiles) {
+  // Sorts larger than SQLite's cache and UNION recursions used to spill to $TMPDIR (/var/tmp): GiBs
+  // against a 4 MiB quota. They stay in memory now, within limits.memory_mb.
+  Bundle b("notes", testing::grants({}, {{"db", {{"quota_bytes", 1 << 20}}}},
+                                    {{"timeout_ms", 20000}, {"memory_mb", 64}}));
+  b.write("index.js", R"JS(
+const caught = (f) => { try { return f(); } catch (e) { return e.name; } };
+globalThis.__skill = { default: { tools: [{ name: "t", description: "d", execute() {
+  return [
+    caught(() => db.get("SELECT count(*) AS n FROM (WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT 100000) SELECT randomblob(100) AS b FROM r ORDER BY b)").n),
+    caught(() => db.get("WITH RECURSIVE r(x) AS (SELECT 1 UNION SELECT x + 1 FROM r) SELECT count(*) AS n FROM r")),
+    caught(() => db.exec("CREATE TEMP TABLE t AS SELECT 1 AS x")),
+  ]; } }] } };
+)JS");
+  const fs::path tmpdir = b.root() / "tmpdir";
+  fs::create_directories(tmpdir);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old == nullptr ? "" : old;
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  const Exec r =
+      skillbox({"call", b.dir().string(), "t", "--json", "--data-dir", b.data().string()}, b.root());
+  if (old == nullptr)
+    ::unsetenv("TMPDIR");
+  else
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json v = json::parse(json::parse(r.out)["value"]["content"][0]["text"].get<std::string>());
+  EXPECT_EQ(v[0], 100000) << "a 10 MB sort spills in memory and completes: " << v;
+  EXPECT_TRUE(v[1] == "PayloadTooLarge" || v[1] == "Timeout") << v;
+  EXPECT_EQ(v[2], "PermissionDenied") << v;
+  EXPECT_EQ(entries_below(tmpdir), std::vector<std::string>{}) << "nothing in $TMPDIR";
+}
+
+TEST(BundleCli, CheckAndToolsLeaveTheDataDirectoryUntouched) {
+  // Listing the tools runs the bundle's top-level code; this one opens its database there.
+  Bundle b("notes", testing::grants({}, {{"db", {{"quota_bytes", 1 << 20}}}}));
+  b.write("index.js", R"JS(
+db.exec("CREATE TABLE IF NOT EXISTS seen (at TEXT)");
+db.exec("INSERT INTO seen VALUES ('top level')");
+state.set("listed", true);
+globalThis.__skill = { default: { tools: [{ name: "t", description: "d", execute() { return 1; } }] } };
+)JS");
+  const fs::path home = b.root() / "home";
+  const fs::path data = b.root() / "explicit-data";
+  fs::create_directories(home);
+  // `check` takes no --data-dir: the default data directory comes from SKILLBOX_HOME.
+  const char* old_home = std::getenv("SKILLBOX_HOME");
+  const std::string saved = old_home == nullptr ? "" : old_home;
+  ::setenv("SKILLBOX_HOME", home.c_str(), 1);
+  Exec r = skillbox({"check", b.dir().string()}, b.root());
+  if (old_home == nullptr)
+    ::unsetenv("SKILLBOX_HOME");
+  else
+    ::setenv("SKILLBOX_HOME", saved.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tools        1"), std::string::npos) << r.out << r.err;
+  r = skillbox({"tools", b.dir().string(), "--data-dir", data.string()}, b.root());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("t\n  d\n"), std::string::npos) << r.out;
+  EXPECT_EQ(entries_below(home), std::vector<std::string>{}) << "no binding, no db.sqlite, no store";
+  EXPECT_EQ(entries_below(data), std::vector<std::string>{});
+  // A real call does use the data directory.
+  r = skillbox({"call", b.dir().string(), "t", "--data-dir", data.string()}, b.root());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(data / "skills" / "notes" / "db.sqlite"));
 }
 
 }  // namespace

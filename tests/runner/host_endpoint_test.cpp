@@ -169,39 +169,64 @@ TEST(HostEndpoint, APassedDeadlineStopsRequestsEvenBeforeAnyoneNoticedIt) {
 
 // ---- bundle events (docs/openhuman.md "Events") -----------------------------------------------------
 
-// A v1 skill's bindings never make a bundle request; one that arrives came from a worker that was taken
-// over, and no capability sees it: no event recorded, no database file created, no credential lent.
-TEST(HostEndpoint, ABundleRequestFromAV1SkillIsRefusedAndServedByNoCapability) {
-  testing::TempDir data;
+// A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
+TEST(HostEndpoint, RequestsOfTheBundleApiAreRefusedForAPlainSkill) {
+  // A hostile worker of a plain skill could send them; the host serves only what the format has.
   NoCompletions sink;
+  const auto tmp = std::filesystem::temp_directory_path() / "skillbox-endpoint-format";
+  std::filesystem::remove_all(tmp);
   InvocationContext context;
   context.skill_id = "plain";
-  context.data_dir = data.path();
+  context.data_dir = tmp;
   HostEndpoint endpoint(std::move(context), sink);
-  const auto refused = [](const std::optional<bus::Reply>& reply) {
+  const auto code_of = [](const std::optional<bus::Reply>& reply) {
     const auto* e = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr;
-    return e != nullptr && e->code == bus::ErrorCode::PermissionDenied &&
-           e->message.find("not part of this skill's API") != std::string::npos;
+    return e == nullptr ? std::string("ok") : std::string(bus::error_name(e->code));
   };
-  EXPECT_TRUE(refused(endpoint.send(1, bus::EventRequest{"notify", "{\"title\":\"t\"}"})));
-  bus::DbRequest db;
-  db.op = bus::DbOp::exec;
-  db.sql = "CREATE TABLE t (x)";
-  db.params_json = "[]";
-  EXPECT_TRUE(refused(endpoint.send(2, std::move(db))));
-  EXPECT_TRUE(refused(endpoint.send(3, bus::CredentialRequest{})));
+  EXPECT_EQ(code_of(endpoint.send(1, bus::EventRequest{"notify", "{}"})), "PermissionDenied");
+  EXPECT_EQ(code_of(endpoint.send(2, bus::DbRequest{bus::DbOp::exec, "CREATE TABLE t (x)", "[]"})),
+            "PermissionDenied");
+  EXPECT_EQ(code_of(endpoint.send(3, bus::DbOpenRequest{})), "PermissionDenied");
+  EXPECT_EQ(code_of(endpoint.send(4, bus::CredentialRequest{})), "PermissionDenied");
+  endpoint.cancel_all();
   RunResult result;
   endpoint.report(result);
   EXPECT_TRUE(result.events.empty());
-  EXPECT_FALSE(std::filesystem::exists(data.path() / "skills" / "plain" / "db.sqlite"));
+  EXPECT_FALSE(std::filesystem::exists(tmp)) << "nothing was created in the data directory";
 }
 
-// A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
+TEST(HostEndpoint, AWorkersDbStatementIsRefusedAndItsDatabaseIsOpenedOnce) {
+  // In worker mode the statements run in the worker; a DbRequest frame is never legitimate.
+  NoCompletions sink;
+  const auto tmp = std::filesystem::temp_directory_path() / "skillbox-endpoint-db";
+  std::filesystem::remove_all(tmp);
+  InvocationContext context;
+  context.skill_id = "bundle";
+  context.data_dir = tmp;
+  context.format = SkillFormat::openhuman;
+  HostEndpoint endpoint(std::move(context), sink);
+  endpoint.serve_db_in_worker();
+  const auto code_of = [](const std::optional<bus::Reply>& reply) {
+    const auto* e = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr;
+    return e == nullptr ? std::string("ok") : std::string(bus::error_name(e->code));
+  };
+  EXPECT_EQ(code_of(endpoint.send(1, bus::DbRequest{bus::DbOp::exec, "CREATE TABLE t (x)", "[]"})),
+            "PermissionDenied");
+  const std::optional<bus::Reply> opened = endpoint.send(2, bus::DbOpenRequest{});
+  ASSERT_TRUE(opened && std::holds_alternative<bus::BytesReply>(*opened)) << code_of(opened);
+  EXPECT_TRUE(std::get<bus::BytesReply>(*opened).data.empty()) << "no database yet";
+  EXPECT_EQ(code_of(endpoint.send(3, bus::DbOpenRequest{})), "PermissionDenied") << "only once";
+  // An image that is not a database is not stored, whatever the outcome says.
+  EXPECT_TRUE(endpoint.finish_db(Outcome::ok, bus::Bytes{'n', 'o', 't', ' ', 'a', ' ', 'd', 'b'}));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "skills" / "bundle" / "db.sqlite"));
+  std::filesystem::remove_all(tmp);
+}
+
 TEST(HostEndpoint, AnEventOfUnknownTypeOrWithoutAnObjectIsRefusedAndNeitherRecordedNorStreamed) {
   NoCompletions sink;
   InvocationContext context;
   context.skill_id = "events";
-  context.format = SkillFormat::openhuman;  // events are the bundle API's
+  context.format = SkillFormat::openhuman;  // events are part of the bundle API
   HostEndpoint endpoint(std::move(context), sink);
   std::vector<RunEvent> seen;
   Observer observer;
