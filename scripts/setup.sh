@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config patch git ca-certificates
+  ccache                           # rebuilds and fresh clones reuse compiled objects
   clang-format                     # scripts/check-format.sh, run by the test command
   help2man                         # the man page, generated from skillbox --help at build time
   nodejs npm                       # npm pack fetches the QuickJS sources (qjsc@0.3.0)

@@ -23,6 +23,9 @@ phase_done() {
 }
 
 bash scripts/setup.sh
+# ccache (installed by setup.sh; CMakeLists.txt uses it when present): paths relative to this clone and
+# no working directory in the hash, so another clone of the same commit reuses every object.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 format_ok=1
 bash scripts/check-format.sh || format_ok=0
 phase_done "setup and format check"
