@@ -525,5 +525,37 @@ TEST(EnginePatches, SuspendedFramesLeftAtTeardownAreFreed) {
   expect_next_run_normal(runner);
 }
 
+// 0018, 0019: undefined behaviour (UBSan under the asan preset, where ctest sets halt_on_error).
+// The first named group of a regexp looked its name up in a group-name buffer that was still NULL
+// (NULL + 0); Date.parse read a run of digits into an int64_t that overflowed after 19 digits, in
+// every numeric field of both formats it parses. Such fields now give NaN like any other out of range.
+TEST(EnginePatches, FirstNamedRegexpGroupAddsNoOffsetToANullPointer) {
+  RunResult r = run_source(
+      "export default () => [/(?<a>x)\\k<a>/.exec('xx')[0], 'ab'.replace(/(?<first>a)(?<second>b)/, "
+      "'$<second>$<first>'),\n"
+      "  /(?<y>\\d{4})-(?<m>\\d\\d)/.exec('on 2020-07').groups.m, (() => { try { new "
+      "RegExp('(?<a>x)(?<a>y)') "
+      "} catch (e) { return e.name } })()]");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"(["xx","ba","07","SyntaxError"])");
+}
+
+TEST(EnginePatches, DateParseReadsLongDigitRunsWithoutOverflow) {
+  RunResult r = run_source(
+      "const d = '9'.repeat(30);\n"
+      "export default () => [Date.parse('2020-01-01T00:00:' + d), Date.parse(d + '-01-01'),\n"
+      "  Date.parse('-' + d + '-01-01'), Date.parse('2020-' + d + '-01'), Date.parse('2020-01-01T' + d + "
+      "':00'),\n"
+      "  Date.parse('Jan ' + d + ' 2020'), Date.parse('Jan 1 2020 ' + d + ':00'), Date.parse('Jan 1 ' + d),\n"
+      "  Date.parse('2020-01-01T00:00:00.' + d + 'Z'), Date.parse('2020-01-01T00:00:' + '0'.repeat(40) + "
+      "'7Z'),\n"
+      "  Date.parse('2020-01-01T00:00:00Z'), Date.parse('275760-09-13T00:00:00Z'),\n"
+      "  Date.parse('275760-09-13T00:00:00.001Z')]");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json,
+            "[null,null,null,null,null,null,null,null,1577836801000,1577836807000,1577836800000,"
+            "8640000000000000,null]");
+}
+
 }  // namespace
 }  // namespace skillbox::testing
