@@ -43,7 +43,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-enum class Wait { http, net_fetch, fs_write, store_write, timer, promise_chain };
+enum class Wait { http, net_fetch, bundle_db, fs_write, store_write, timer, promise_chain };
 enum class Limit { deadline, steps, memory, cancel };
 
 const char* name_of(Wait w) {
@@ -52,6 +52,8 @@ const char* name_of(Wait w) {
       return "http";
     case Wait::net_fetch:
       return "net_fetch";
+    case Wait::bundle_db:
+      return "bundle_db";
     case Wait::fs_write:
       return "fs_write";
     case Wait::store_write:
@@ -143,6 +145,7 @@ std::string v1_source(Wait w, Limit l, const std::string& hang_url) {
              "return Promise.resolve().then(spin); }; await spin();";
       break;
     case Wait::net_fetch:
+    case Wait::bundle_db:
       break;
   }
   const std::string trigger = w == Wait::promise_chain ? "" : arm(l);
@@ -151,20 +154,29 @@ std::string v1_source(Wait w, Limit l, const std::string& hang_url) {
 }
 
 // A bundle with one tool that waits in the synchronous net.fetch (oauth.fetch takes the same path:
-// the bundle API's fetchSync).
-std::string bundle_source(const std::string& hang_url) {
+// the bundle API's fetchSync), or in one costly statement of its database (a single call of SQL's
+// replace() on megabyte strings, which never returns to SQLite's progress handler by itself).
+std::string bundle_source(Wait w, const std::string& hang_url) {
+  const std::string wait =
+      w == Wait::bundle_db
+          ? "db.get(\"SELECT length(replace(printf('%.*c', 2000000, 'a'), printf('%.*c', 500000, 'a') "
+            "|| 'b', 'x')) AS n\")"
+          : "net.fetch(" + json(hang_url).dump() + ")";
   return R"JS(
 var __skill_bundle = (() => {
   const skill = {
     tools: [
       { name: 'wait', execute() {
-          try { net.fetch()JS" +
-         json(hang_url).dump() + R"JS(); }
-          catch (e) { state.set('late', 'catch'); return 'recovered:' + e.name; }
+          try { )JS" +
+         wait + R"JS(; }
+          catch (e) { state.set('late', 'catch'); db.exec('CREATE TABLE late (x)'); return 'recovered:' + e.name; }
           finally { state.set('finally', 1); }
           return 'finished';
         } },
-      { name: 'late', execute() { return JSON.stringify([state.get('late'), state.get('finally')]); } },
+      { name: 'late', execute() {
+          const table = db.get("SELECT name FROM sqlite_master WHERE name = 'late'");
+          return JSON.stringify([state.get('late') ?? null, state.get('finally') ?? null, table]);
+        } },
     ],
   };
   return { default: skill };
@@ -184,9 +196,10 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> out;
-  for (Wait w :
-       {Wait::http, Wait::net_fetch, Wait::fs_write, Wait::store_write, Wait::timer, Wait::promise_chain}) {
-    const bool synchronous = w == Wait::net_fetch || w == Wait::fs_write || w == Wait::store_write;
+  for (Wait w : {Wait::http, Wait::net_fetch, Wait::bundle_db, Wait::fs_write, Wait::store_write, Wait::timer,
+                 Wait::promise_chain}) {
+    const bool synchronous =
+        w == Wait::net_fetch || w == Wait::bundle_db || w == Wait::fs_write || w == Wait::store_write;
     for (Limit l : {Limit::deadline, Limit::steps, Limit::memory, Limit::cancel}) {
       if (synchronous && (l == Limit::steps || l == Limit::memory)) continue;
       out.push_back({w, l});
@@ -265,9 +278,9 @@ TEST_P(LimitWhileWaiting, EndsWithTheLimitAndNoCatchOrFinallyRuns) {
   options.data_dir = data_.path();
   options.env = std::map<std::string, std::string>{};
 
-  if (c.wait == Wait::net_fetch) {
+  if (c.wait == Wait::net_fetch || c.wait == Wait::bundle_db) {
     Bundle bundle("notes", grants({server.origin()}));
-    bundle.write("index.js", bundle_source(hang));
+    bundle.write("index.js", bundle_source(c.wait, hang));
     const Skill skill = bundle.skill();
     TestRunner runner(host(bundle.data()));
     // The case's deadline for the runs under test only; the check below runs with the bundle's own.
@@ -277,7 +290,7 @@ TEST_P(LimitWhileWaiting, EndsWithTheLimitAndNoCatchOrFinallyRuns) {
     // The bundle's state, read by another invocation: neither the catch nor the finally wrote it.
     const RunResult after = call(runner, skill, "tool:late", "{}");
     ASSERT_EQ(after.outcome, Outcome::ok) << describe_run(after);
-    EXPECT_NE(after.value_json.find("[null,null]"), std::string::npos) << after.value_json;
+    EXPECT_NE(after.value_json.find("[null,null,null]"), std::string::npos) << after.value_json;
     return;
   }
 
