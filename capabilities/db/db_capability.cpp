@@ -15,10 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_text.h"
 #include "bus/codec.h"
 #include "capabilities/db/db_functions.h"
-
-#include "base/json_text.h"
 
 namespace skillbox::capabilities {
 namespace {
