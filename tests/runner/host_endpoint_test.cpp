@@ -169,7 +169,6 @@ TEST(HostEndpoint, APassedDeadlineStopsRequestsEvenBeforeAnyoneNoticedIt) {
 
 // ---- bundle events (docs/openhuman.md "Events") -----------------------------------------------------
 
-// A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
 TEST(HostEndpoint, RequestsOfTheBundleApiAreRefusedForAPlainSkill) {
   // A hostile worker of a plain skill could send them; the host serves only what the format has.
   NoCompletions sink;
@@ -222,6 +221,7 @@ TEST(HostEndpoint, AWorkersDbStatementIsRefusedAndItsDatabaseIsOpenedOnce) {
   std::filesystem::remove_all(tmp);
 }
 
+// A worker is hostile: what it sends as an event is checked before it is recorded or streamed.
 TEST(HostEndpoint, AnEventOfUnknownTypeOrWithoutAnObjectIsRefusedAndNeitherRecordedNorStreamed) {
   NoCompletions sink;
   InvocationContext context;
