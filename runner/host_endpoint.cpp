@@ -7,7 +7,6 @@
 #include <variant>
 
 #include "base/json_text.h"
-#include "bus/worker_frames.h"
 #include "capabilities/db/db_capability.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"

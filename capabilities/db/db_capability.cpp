@@ -573,6 +573,37 @@ struct DbCapability::Impl {
       image_held.shrink(image_held.bytes() - now);
   }
 
+  /// Binds `params` (a JSON array: null, booleans, numbers, strings) to the statement's `?` in order.
+  /// An error when the count differs or a value has another type.
+  std::optional<ErrorReply> bind_params(sqlite3_stmt* stmt, const json& params) {
+    const int expected = sqlite3_bind_parameter_count(stmt);
+    if (static_cast<size_t>(expected) != params.size())
+      return ErrorReply{ErrorCode::InvalidArgument, "db: the statement has " + std::to_string(expected) +
+                                                        " parameters, " + std::to_string(params.size()) +
+                                                        " given"};
+    for (int i = 0; i < expected; ++i) {
+      const json& v = params[static_cast<size_t>(i)];
+      int b = SQLITE_OK;
+      if (v.is_null())
+        b = sqlite3_bind_null(stmt, i + 1);
+      else if (v.is_boolean())
+        b = sqlite3_bind_int(stmt, i + 1, v.get<bool>() ? 1 : 0);
+      else if (v.is_number_integer())
+        b = sqlite3_bind_int64(stmt, i + 1, v.get<int64_t>());
+      else if (v.is_number())
+        b = sqlite3_bind_double(stmt, i + 1, v.get<double>());
+      else if (v.is_string()) {
+        const auto& s = v.get_ref<const std::string&>();
+        b = sqlite3_bind_text64(stmt, i + 1, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+      } else {
+        return ErrorReply{ErrorCode::InvalidArgument, "db: params[" + std::to_string(i) +
+                                                          "] must be null, a boolean, a number or a string"};
+      }
+      if (b != SQLITE_OK) return error_of(b);
+    }
+    return std::nullopt;
+  }
+
   bus::Reply run(const bus::DbRequest& r) {
     if (finished) return ErrorReply{ErrorCode::Timeout, "db: the invocation has ended"};
     if (auto e = open()) return *e;
@@ -604,31 +635,7 @@ struct DbCapability::Impl {
         return ErrorReply{ErrorCode::InvalidArgument,
                           "db: one statement per call; split the SQL into several calls"};
     }
-    const int expected = sqlite3_bind_parameter_count(stmt.get());
-    if (static_cast<size_t>(expected) != params.size())
-      return ErrorReply{ErrorCode::InvalidArgument, "db: the statement has " + std::to_string(expected) +
-                                                        " parameters, " + std::to_string(params.size()) +
-                                                        " given"};
-    for (int i = 0; i < expected; ++i) {
-      const json& v = params[static_cast<size_t>(i)];
-      int b = SQLITE_OK;
-      if (v.is_null())
-        b = sqlite3_bind_null(stmt.get(), i + 1);
-      else if (v.is_boolean())
-        b = sqlite3_bind_int(stmt.get(), i + 1, v.get<bool>() ? 1 : 0);
-      else if (v.is_number_integer())
-        b = sqlite3_bind_int64(stmt.get(), i + 1, v.get<int64_t>());
-      else if (v.is_number())
-        b = sqlite3_bind_double(stmt.get(), i + 1, v.get<double>());
-      else if (v.is_string()) {
-        const auto& s = v.get_ref<const std::string&>();
-        b = sqlite3_bind_text64(stmt.get(), i + 1, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-      } else {
-        return ErrorReply{ErrorCode::InvalidArgument, "db: params[" + std::to_string(i) +
-                                                          "] must be null, a boolean, a number or a string"};
-      }
-      if (b != SQLITE_OK) return error_of(b);
-    }
+    if (auto refused = bind_params(stmt.get(), params)) return *refused;
     // The result is written as JSON text row by row; its bytes are counted in the budget as it grows
     // and travel with the reply (OptionalStringReply::held).
     bus::HostBytes held(budget);
