@@ -58,7 +58,8 @@ Result<Skill> Skill::load(const fs::path& dir, const SkillLoadOptions& options) 
       return Error{prefix + "the id " + base::quote(options.id, 80) +
                    " given by the host is not valid: expected " + std::string(base::kSkillIdRule)};
     }
-    manifest->id = options.id;  // the embedder's choice; bound to the folder like any id (skill_binding.h)
+    manifest->id =
+        options.id;  // the embedder's choice; bound to the folder like any id (state/binding_registry.h)
   }
 
   // The entry must be a regular file of the skill itself: symbolic links may not lead out of the folder

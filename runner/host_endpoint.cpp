@@ -14,8 +14,8 @@
 #include "capabilities/http/url_check.h"
 #include "capabilities/log/log_capability.h"
 #include "capabilities/store/store_capability.h"
-#include "policy/skill_binding.h"
 #include "runner/credential_vault.h"
+#include "state/binding_registry.h"
 
 namespace skillbox::runner {
 namespace {
@@ -115,8 +115,13 @@ struct HostEndpoint::Router {
     if (!self.bound_) {
       self.bound_ = true;
       if (!self.skill_dir_.empty()) {
-        if (auto owner = policy::bind_skill_id(ctx().data_dir, ctx().skill_id, self.skill_dir_); !owner)
+        if (!ctx().state->bindings) {
+          self.identity_ =
+              bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                              "the tenant has no skill binding registry: no data request is served"};
+        } else if (auto owner = ctx().state->bindings->bind(ctx().skill_id, self.skill_dir_); !owner) {
           self.identity_ = bus::ErrorReply{bus::ErrorCode::PermissionDenied, owner.error().message};
+        }
       }
     }
     return self.identity_;

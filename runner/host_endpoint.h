@@ -28,6 +28,7 @@
 #include "runner/live_run.h"
 #include "skillbox/policy.h"
 #include "skillbox/skillbox.h"
+#include "state/backends.h"
 
 namespace skillbox::runner {
 
@@ -35,9 +36,10 @@ namespace skillbox::runner {
 struct InvocationContext {
   std::string skill_id;
   Policy policy;
-  std::filesystem::path data_dir;          // resolved data directory (workspaces, store.sqlite)
-  std::map<std::string, std::string> env;  // values env.get may return (only granted names)
-  std::filesystem::path extra_ca_file;     // tests only: additional trusted CA (PEM)
+  std::shared_ptr<const state::Backends> state;  // the tenant's state (TenantContext::state), never null
+  std::filesystem::path data_dir;                // TRANSITIONAL: state->local_root
+  std::map<std::string, std::string> env;        // values env.get may return (only granted names)
+  std::filesystem::path extra_ca_file;           // tests only: additional trusted CA (PEM)
   // OpenHuman bundles (docs/openhuman.md): the operator's credentials for this skill, and the bundle's
   // setup modes (for the hosts an auth credential is bound to by default).
   std::optional<SkillCredentials> credentials;
@@ -94,7 +96,7 @@ class HostEndpoint final : public bus::Endpoint {
   void report(RunResult& result);
 
   /// Requires `skill_dir` to own the invocation's skill id (docs/manifest.md "Identity"): the first
-  /// store, fs or env request binds the id to it (policy::bind_skill_id), and every such request of a
+  /// store, fs or env request binds the id to it (state::BindingRegistry::bind), and every such request of a
   /// folder that does not own the id is refused (PermissionDenied, with the rebind command). Without
   /// this call no identity is checked (tests of the capabilities alone).
   void require_owner(std::filesystem::path skill_dir) { skill_dir_ = std::move(skill_dir); }

@@ -160,16 +160,15 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
 struct InProcessRunner::Impl {
   explicit Impl(HostOptions o)
       : options(std::move(o)),
-        data_dir(resolve_data_dir(options)),
+        default_tenant(runner::make_default_tenant(options)),
         abandoned(std::make_shared<std::atomic<size_t>>(0)),
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
-  runner::InvocationContext invocation_context(const Invocation& invocation) const {
-    return runner::make_invocation_context(invocation, options, data_dir);
-  }
+  /// InProcessRunner::run for the tenant it runs as.
+  RunResult run(const Invocation& invocation, const TenantContext& tenant);
 
   HostOptions options;
-  std::filesystem::path data_dir;
+  std::shared_ptr<const TenantContext> default_tenant;  // for invocations without a tenant
   AbandonedCount abandoned;
   std::shared_ptr<runner::SourceCache> sources = std::make_shared<runner::SourceCache>();  // jobs share it
   runner::JsThreadPool pool;
@@ -183,10 +182,10 @@ size_t InProcessRunner::abandoned_runs() const {
   return impl_->abandoned->load(std::memory_order_acquire);
 }
 
-RunResult InProcessRunner::run(const Invocation& invocation) {
+RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant_context) {
   try {
-    const size_t cap = std::max<size_t>(1, impl_->options.max_abandoned_runs);
-    if (const size_t stray = abandoned_runs(); stray >= cap) {
+    const size_t cap = std::max<size_t>(1, options.max_abandoned_runs);
+    if (const size_t stray = abandoned->load(std::memory_order_acquire); stray >= cap) {
       RunResult r = internal_result(
           std::to_string(stray) + " abandoned run" + (stray == 1 ? " is" : "s are") +
           " still executing a native operation past its deadline (limit is " + std::to_string(cap) +
@@ -197,13 +196,13 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     }
     if (invocation.cancel.cancelled())
       return cancelled_result("the run was cancelled by its caller before it started");
-    if (auto refused = runner::refuse_before_start(invocation, impl_->options, impl_->data_dir))
-      return *std::move(refused);
+    const TenantContext* tenant = &tenant_context;
+    if (auto refused = runner::refuse_before_start(invocation, *tenant)) return *std::move(refused);
     const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
-    const Limits limits = runner::effective_limits(invocation);
+    const Limits limits = runner::effective_limits(invocation, *tenant);
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
-    auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, impl_->abandoned);
+    auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, abandoned);
 
     engine::SessionParams params;
     params.invocation = &job->invocation;
@@ -215,7 +214,7 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
     params.memory_budget = &job->memory;
     params.install_extra_api = extra_api();
     if (bundle) params.flavor = compat::bundle_flavor();
-    runner::InvocationContext context = impl_->invocation_context(invocation);
+    runner::InvocationContext context = runner::make_invocation_context(invocation, options, *tenant);
 
     // Declared before the job's lock below, so it is released (and can no longer run) only after the
     // lock is: the callback takes the job's mutex under the token's, never the other way round.
@@ -228,23 +227,24 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
       j->cv.notify_all();
     });
 
-    const bool started = impl_->pool.submit([job, p = std::move(params), c = std::move(context),
-                                             cache = impl_->sources]() mutable {
-      const auto begin_commit = [&job] {
-        std::lock_guard<std::mutex> lock(job->mutex);
-        if (job->abandoned) return false;
-        job->committing = true;
-        return true;
-      };
-      RunResult r = run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox, begin_commit);
-      {
-        std::lock_guard<std::mutex> lock(job->mutex);
-        job->result = std::move(r);
-        job->done = true;
-        if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-      }
-      job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
-    });
+    const bool started =
+        pool.submit([job, p = std::move(params), c = std::move(context), cache = sources]() mutable {
+          const auto begin_commit = [&job] {
+            std::lock_guard<std::mutex> lock(job->mutex);
+            if (job->abandoned) return false;
+            job->committing = true;
+            return true;
+          };
+          RunResult r =
+              run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox, begin_commit);
+          {
+            std::lock_guard<std::mutex> lock(job->mutex);
+            job->result = std::move(r);
+            job->done = true;
+            if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+          }
+          job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
+        });
     if (!started) {
       cancel_sub.reset();
       return internal_result("could not start a thread to run the skill");
@@ -307,6 +307,15 @@ RunResult InProcessRunner::run(const Invocation& invocation) {
   } catch (const std::exception& e) {
     return internal_result(std::string("skillbox failed to run the skill: ") + e.what());
   }
+}
+
+RunResult InProcessRunner::run(const Invocation& invocation) {
+  const auto called = std::chrono::system_clock::now();
+  const std::shared_ptr<const TenantContext> tenant =
+      invocation.tenant ? invocation.tenant : impl_->default_tenant;
+  RunResult result = impl_->run(invocation, *tenant);
+  runner::record_audit(*tenant, invocation, result, called);
+  return result;
 }
 
 namespace runner::testing {

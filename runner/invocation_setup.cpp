@@ -3,12 +3,20 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "capabilities/env/env_capability.h"
 #include "compat/bundle_flavor.h"
-#include "policy/skill_binding.h"
+#include "state/audit_sink.h"
+#include "state/backends.h"
+#include "state/binding_registry.h"
+#include "state/credential_vault.h"
+#include "state/local_backends.h"
+
+extern char** environ;  // POSIX: the process environment, read once by make_default_tenant()
 
 namespace skillbox::runner {
 namespace {
@@ -36,9 +44,18 @@ std::optional<std::string> loopback_endpoint(const std::string& origin) {
 
 }  // namespace
 
-std::optional<RunResult> refuse_before_start(const Invocation& invocation, const HostOptions& options,
-                                             const std::filesystem::path& data_dir) {
-  for (const auto& mapping : options.origin_map) {
+std::optional<RunResult> refuse_before_start(const Invocation& invocation, const TenantContext& tenant) {
+  if (!tenant.state) {
+    RunResult r;
+    r.outcome = Outcome::internal;
+    r.error = ErrorInfo{"InternalError",
+                        "tenant \"" + tenant.id +
+                            "\" has no state backends (TenantContext::state is null): build it with "
+                            "skillbox::local_tenant()",
+                        "", ""};
+    return r;
+  }
+  for (const auto& mapping : tenant.origin_map) {
     if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second); !m)
       return invalid_result("InvalidInput", "HostOptions::origin_map: " + m.error().message);
   }
@@ -48,14 +65,36 @@ std::optional<RunResult> refuse_before_start(const Invocation& invocation, const
   }
   if (auto problem = narrowing_error(invocation.narrowing)) return invalid_result("InvalidInput", *problem);
   // The binding itself is written at the first data request (runner/host_endpoint.cpp).
-  if (auto owner = policy::check_skill_id(data_dir, invocation.skill.manifest().id, invocation.skill.dir());
+  if (!tenant.state->bindings)
+    return invalid_result("InvalidSkill", "tenant \"" + tenant.id +
+                                              "\" has no skill binding registry, so no "
+                                              "skill id can be checked against its folder");
+  if (auto owner = tenant.state->bindings->check(invocation.skill.manifest().id, invocation.skill.dir());
       !owner)
     return invalid_result("InvalidSkill", owner.error().message);
   return std::nullopt;
 }
 
-Limits effective_limits(const Invocation& invocation) {
-  Limits l = invocation.overrides.apply(invocation.skill.manifest().limits);
+std::shared_ptr<const TenantContext> make_default_tenant(const HostOptions& options) {
+  auto tenant = local_tenant("default", resolve_data_dir(options), options.credentials);
+  tenant->origin_map = options.origin_map;
+  tenant->trust_loopback_origin_map_targets = options.trust_loopback_origin_map_targets;
+  if (options.env) {
+    tenant->env = *options.env;
+  } else {
+    // The one read of the process environment: the host must not setenv() while a runner is made.
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const size_t eq = entry.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      tenant->env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+    }
+  }
+  return tenant;
+}
+
+Limits effective_limits(const Invocation& invocation, const TenantContext& tenant) {
+  Limits l = tenant.ceilings.apply(invocation.overrides.apply(invocation.skill.manifest().limits));
   l.memory_bytes = std::clamp(l.memory_bytes, Limits::kMinMemoryBytes, Limits::kMaxMemoryBytes);
   l.steps = std::min(l.steps, Limits::kMaxSteps);
   l.stack_bytes = std::clamp(l.stack_bytes, Limits::kMinStackBytes, Limits::kMaxStackBytes);
@@ -64,31 +103,53 @@ Limits effective_limits(const Invocation& invocation) {
 }
 
 InvocationContext make_invocation_context(const Invocation& invocation, const HostOptions& options,
-                                          const std::filesystem::path& data_dir) {
+                                          const TenantContext& tenant) {
   const Skill& skill = invocation.skill;
   InvocationContext c;
   c.skill_id = skill.manifest().id;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
-  c.data_dir = data_dir;
+  c.state = tenant.state;
+  c.data_dir = tenant.state->local_root;
   c.format = skill.manifest().format;
-  c.memory_bytes = effective_limits(invocation).memory_bytes;
+  c.memory_bytes = effective_limits(invocation, tenant).memory_bytes;
   c.extra_ca_file = options.extra_ca_file;
-  c.env = capabilities::granted_env(c.policy.env, options.env);
-  for (const auto& mapping : options.origin_map) {
+  c.env = capabilities::granted_env(c.policy.env, tenant.env);
+  for (const auto& mapping : tenant.origin_map) {
     // Normalized here, so a mapping written in another spelling still matches; an invalid one is
     // refused by refuse_before_start() before anything starts.
     if (auto m = parse_origin_mapping(mapping.first + "=" + mapping.second)) c.origin_map.push_back(*m);
   }
-  if (options.trust_loopback_origin_map_targets) {
+  if (tenant.trust_loopback_origin_map_targets) {
     for (const auto& [from, to] : c.origin_map)
       if (auto endpoint = loopback_endpoint(to)) c.trusted_endpoints.push_back(std::move(*endpoint));
   }
   if (skill.manifest().bundle) {
     c.setup_modes = skill.manifest().bundle->setup_modes;
-    if (auto it = options.credentials.find(c.skill_id); it != options.credentials.end())
-      c.credentials = it->second;
+    // refuse_before_start() has read the vault already, so an error here is a vault failing between
+    // the two reads: the bundle then sees no credential.
+    if (tenant.state->credentials) {
+      if (auto found = tenant.state->credentials->find(c.skill_id); found) c.credentials = std::move(*found);
+    }
   }
   return c;
+}
+
+void record_audit(const TenantContext& tenant, const Invocation& invocation, const RunResult& result,
+                  std::chrono::system_clock::time_point called) {
+  if (!tenant.state || !tenant.state->audit) return;
+  state::AuditRecord record;
+  record.tenant = tenant.id;
+  record.skill_id = invocation.skill.manifest().id;
+  record.export_name = invocation.export_name;
+  record.started = called;
+  record.outcome = result.outcome;
+  if (result.error) record.error_name = result.error->name;
+  record.usage = result.usage;
+  if (auto recorded = tenant.state->audit->record(record); !recorded) {
+    static std::once_flag reported;
+    std::call_once(reported,
+                   [&] { std::fprintf(stderr, "skillbox: %s\n", recorded.error().message.c_str()); });
+  }
 }
 
 }  // namespace skillbox::runner

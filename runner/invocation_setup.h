@@ -3,6 +3,7 @@
 // know about it. One place, so both runners agree.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -16,20 +17,32 @@ namespace skillbox::runner {
 /// "hook:NAME" or a sequence (OpenHuman bundles), or a skill id bound to another folder
 /// (docs/manifest.md "Identity"). Reads the data directory's bindings; writes nothing.
 [[nodiscard]] std::optional<RunResult> refuse_before_start(const Invocation& invocation,
-                                                           const HostOptions& options,
-                                                           const std::filesystem::path& data_dir);
+                                                           const TenantContext& tenant);
+
+/// The runner's default tenant (skillbox/tenant.h), built once when the runner is made: the data
+/// directory of `options` resolved (resolve_data_dir), its credentials, origin map and loopback trust,
+/// and for `env.get` HostOptions::env, or when that is unset a copy of the process environment taken
+/// now. No capability reads the environment or a data directory on its own after this.
+[[nodiscard]] std::shared_ptr<const TenantContext> make_default_tenant(const HostOptions& options);
 
 /// The manifest's limits lowered by the invocation's overrides, then clamped to the host ceilings the
 /// engine's safety rests on (the JS stack must fit the thread's real stack), against a Skill built in
 /// code with other values.
-[[nodiscard]] Limits effective_limits(const Invocation& invocation);
+/// `tenant`'s ceilings lower them further.
+[[nodiscard]] Limits effective_limits(const Invocation& invocation, const TenantContext& tenant);
 
 /// The capabilities' view of `invocation`: id, policy (the manifest's, narrowed by
-/// Invocation::narrowing), data directory, the values of the
-/// granted environment names only (the rest of the environment never reaches the invocation), the
-/// origin map, an OpenHuman bundle's setup modes and credentials, and the test CA file.
+/// Invocation::narrowing), the tenant's state backends, the values of the granted environment names
+/// only (the rest of the tenant's environment never reaches the invocation), the tenant's origin map,
+/// an OpenHuman bundle's setup modes and credentials, and the test CA file of `options`.
 [[nodiscard]] InvocationContext make_invocation_context(const Invocation& invocation,
                                                         const HostOptions& options,
-                                                        const std::filesystem::path& data_dir);
+                                                        const TenantContext& tenant);
+
+/// Gives the tenant's audit sink (if it has one) the record of `invocation`, which ended with `result`;
+/// `called` is when Runner::run was called. A sink that fails is reported on stderr once per runner
+/// process, not in the result: the run has happened.
+void record_audit(const TenantContext& tenant, const Invocation& invocation, const RunResult& result,
+                  std::chrono::system_clock::time_point called);
 
 }  // namespace skillbox::runner

@@ -203,7 +203,9 @@ class RelaySink final : public bus::CompletionSink {
 
 struct WorkerRunner::Impl {
   explicit Impl(HostOptions o)
-      : options(std::move(o)), data_dir(resolve_data_dir(options)), worker_path(find_worker(options)) {}
+      : options(std::move(o)),
+        default_tenant(runner::make_default_tenant(options)),
+        worker_path(find_worker(options)) {}
 
   ~Impl() {
     std::unique_lock<std::mutex> start_lock(start_mu);
@@ -492,7 +494,7 @@ struct WorkerRunner::Impl {
                       Clock::time_point deadline, bus::SkillSources sources);
 
   HostOptions options;
-  std::filesystem::path data_dir;
+  std::shared_ptr<const TenantContext> default_tenant;  // for invocations without a tenant
   // The skill's sources, read on the supervisor side and revalidated by stat on every run
   // (runner/source_cache.h), as in-process; they travel to the worker in its invocation frame.
   runner::SourceCache source_cache;
@@ -582,7 +584,8 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
   // Log lines and host-call events reach the observer from this thread as the worker's request frames
   // are served (HostEndpoint::observe); close() in finish() keeps them from running after run().
   runner::LiveRun live(invocation.observer);
-  runner::HostEndpoint endpoint(runner::make_invocation_context(invocation, options, data_dir), sink, stop,
+  const TenantContext& tenant = invocation.tenant ? *invocation.tenant : *default_tenant;
+  runner::HostEndpoint endpoint(runner::make_invocation_context(invocation, options, tenant), sink, stop,
                                 &budget);
   endpoint.require_owner(invocation.skill.dir());
   endpoint.observe(live);
@@ -830,14 +833,15 @@ WorkerRunner::~WorkerRunner() = default;
 
 RunResult WorkerRunner::run(const Invocation& invocation) {
   try {
-    const Limits limits = runner::effective_limits(invocation);
+    const std::shared_ptr<const TenantContext> tenant =
+        invocation.tenant ? invocation.tenant : impl_->default_tenant;
+    const Limits limits = runner::effective_limits(invocation, *tenant);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
     if (invocation.cancel.cancelled())
       return failure(Outcome::cancelled, "Cancelled",
                      "the run was cancelled by its caller before it started");
-    if (auto refused = runner::refuse_before_start(invocation, impl_->options, impl_->data_dir))
-      return *std::move(refused);
+    if (auto refused = runner::refuse_before_start(invocation, *tenant)) return *std::move(refused);
     const Skill& skill = invocation.skill;
     auto sources = impl_->source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);

@@ -1,24 +1,16 @@
 #include "capabilities/env/env_capability.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace skillbox::capabilities {
 
-std::map<std::string, std::string> granted_env(
-    const std::vector<std::string>& allowed,
-    const std::optional<std::map<std::string, std::string>>& host_env) {
+std::map<std::string, std::string> granted_env(const std::vector<std::string>& allowed,
+                                               const std::map<std::string, std::string>& tenant_env) {
   std::map<std::string, std::string> out;
   for (const std::string& name : allowed) {
-    // A name with NUL would be truncated by getenv ("A\0B" would read A); '=' cannot be in a name.
+    // '=' cannot be in a name, nor NUL ("A\0B" must never read A).
     if (name.empty() || name.find('\0') != std::string::npos || name.find('=') != std::string::npos) continue;
-    if (host_env) {
-      if (auto it = host_env->find(name); it != host_env->end()) out.emplace(name, it->second);
-      continue;
-    }
-    // Read-only use of the process environment; a host must not setenv() while invocations start.
-    const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
-    if (value != nullptr) out.emplace(name, value);
+    if (auto it = tenant_env.find(name); it != tenant_env.end()) out.emplace(name, it->second);
   }
   return out;
 }

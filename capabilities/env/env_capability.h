@@ -10,13 +10,12 @@
 
 namespace skillbox::capabilities {
 
-/// The values an invocation may see: for each name in `allowed` (the manifest's `permissions.env`),
-/// its value from `host_env` when the host set one (HostOptions::env, e.g. from --env-file), else from
-/// the process environment. Names without a value are left out. Only granted names are ever copied,
-/// so the InvocationContext (which may cross to a worker process) never carries other secrets.
+/// The values an invocation may see: for each name in `allowed` (the manifest's `permissions.env`), its
+/// value in `tenant_env` (TenantContext::env: HostOptions::env, or the process environment the runner
+/// copied once when it was made). Names without a value are left out. Only granted names are ever
+/// copied, so the InvocationContext never carries the tenant's other values. Reads no environment.
 [[nodiscard]] std::map<std::string, std::string> granted_env(
-    const std::vector<std::string>& allowed,
-    const std::optional<std::map<std::string, std::string>>& host_env);
+    const std::vector<std::string>& allowed, const std::map<std::string, std::string>& tenant_env);
 
 /// The answer to one `env.get`: the reply for the skill, and a note for the run's log.
 struct EnvAnswer {

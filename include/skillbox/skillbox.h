@@ -29,6 +29,7 @@
 #include "skillbox/credentials.h"
 #include "skillbox/policy.h"
 #include "skillbox/result.h"
+#include "skillbox/tenant.h"
 #include "skillbox/version.h"
 
 namespace skillbox {
@@ -408,6 +409,9 @@ struct Invocation {
   Observer observer{};
   /// Trigger from another thread to stop the run with outcome `cancelled` (see CancelToken).
   CancelToken cancel{};
+  /// Whose invocation this is: the tenant's state backends, env values, origin map and ceilings
+  /// (skillbox/tenant.h). Null: the runner's default tenant, built once from its HostOptions.
+  std::shared_ptr<const TenantContext> tenant{};
 };
 
 /// Runs invocations. Implementations: InProcessRunner (the engine's wall only) and WorkerRunner (each

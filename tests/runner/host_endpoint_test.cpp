@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capabilities/store/store_test_util.h"
+#include "state/local_backends.h"
 
 namespace skillbox::runner {
 namespace {
@@ -30,6 +31,7 @@ TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
   NoCompletions sink;
   HostEndpoint endpoint(InvocationContext{.skill_id = "test",
                                           .policy = {},
+                                          .state = {},
                                           .data_dir = {},
                                           .env = {},
                                           .extra_ca_file = {},
@@ -85,6 +87,7 @@ InvocationContext stop_context(const std::filesystem::path& data_dir) {
   c.policy.fs.mode = FsMode::readwrite;
   c.policy.env = {"GRANTED"};
   c.env = {{"GRANTED", "value"}};
+  c.state = state::make_local_backends(state::DataLayout(data_dir), {});
   c.data_dir = data_dir;
   return c;
 }
@@ -176,6 +179,7 @@ TEST(HostEndpoint, RequestsOfTheBundleApiAreRefusedForAPlainSkill) {
   std::filesystem::remove_all(tmp);
   InvocationContext context;
   context.skill_id = "plain";
+  context.state = state::make_local_backends(state::DataLayout(tmp), {});
   context.data_dir = tmp;
   HostEndpoint endpoint(std::move(context), sink);
   const auto code_of = [](const std::optional<bus::Reply>& reply) {
@@ -201,6 +205,7 @@ TEST(HostEndpoint, AWorkersDbStatementIsRefusedAndItsDatabaseIsOpenedOnce) {
   std::filesystem::remove_all(tmp);
   InvocationContext context;
   context.skill_id = "bundle";
+  context.state = state::make_local_backends(state::DataLayout(tmp), {});
   context.data_dir = tmp;
   context.format = SkillFormat::openhuman;
   HostEndpoint endpoint(std::move(context), sink);

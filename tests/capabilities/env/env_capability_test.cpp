@@ -102,22 +102,18 @@ TEST(EnvCapabilityTest, WorksWithoutALogSink) {
   EXPECT_EQ(value_of(env.handle({"A"})), "1");
 }
 
-TEST(GrantedEnvTest, HostValuesReplaceTheProcessEnvironment) {
+TEST(GrantedEnvTest, OnlyGrantedNamesOfTheTenantsValuesAndNeverTheProcessEnvironment) {
   skillbox::testing::ScopedEnv process_env;
   process_env.set("SKILLBOX_TEST_FROM_PROCESS", "process-value");
-  const std::map<std::string, std::string> host = {{"FROM_FILE", "file-value"}, {"NOT_GRANTED", "x"}};
-  const auto granted = granted_env({"FROM_FILE", "SKILLBOX_TEST_FROM_PROCESS", "MISSING"}, host);
+  const std::map<std::string, std::string> tenant = {{"FROM_FILE", "file-value"}, {"NOT_GRANTED", "x"}};
+  const auto granted = granted_env({"FROM_FILE", "SKILLBOX_TEST_FROM_PROCESS", "MISSING"}, tenant);
   EXPECT_EQ(granted, (std::map<std::string, std::string>{{"FROM_FILE", "file-value"}}));
 }
 
-TEST(GrantedEnvTest, ProcessEnvironmentWhenTheHostSetsNone) {
-  skillbox::testing::ScopedEnv process_env;
-  process_env.set("SKILLBOX_TEST_GRANTED", "yes");
-  process_env.set("SKILLBOX_TEST_NOT_GRANTED", "no");
-  const auto granted = granted_env(
-      {"SKILLBOX_TEST_GRANTED", "SKILLBOX_TEST_MISSING", std::string("SKILLBOX_TEST_GRANTED\0x", 23)},
-      std::nullopt);
-  EXPECT_EQ(granted, (std::map<std::string, std::string>{{"SKILLBOX_TEST_GRANTED", "yes"}}));
+TEST(GrantedEnvTest, NamesWithNulOrEqualsAreNeverLookedUp) {
+  const std::map<std::string, std::string> tenant = {{"A", "1"}, {"A=B", "2"}};
+  const auto granted = granted_env({"A=B", std::string("A\0x", 3), ""}, tenant);
+  EXPECT_TRUE(granted.empty());
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
-// policy/skill_binding.cpp — which skill folder owns a skill id (skill_binding.h has the contract and
-// the file format).
-#include "policy/skill_binding.h"
-
+// state/local_binding_registry.cpp — the local BindingRegistry: one owner file per id
+// (binding_registry.h has the contract and the file format).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <random>
 #include <system_error>
 #include <utility>
@@ -20,9 +19,9 @@
 #include "base/quote.h"
 #include "base/skill_id.h"
 #include "base/unique_fd.h"
+#include "state/binding_registry.h"
 
-namespace skillbox {
-namespace policy {
+namespace skillbox::state {
 namespace {
 
 namespace fs = std::filesystem;
@@ -188,34 +187,24 @@ Result<fs::path> bindings_folder(const fs::path& data_dir) {
   if (data_dir.empty()) return no_data_dir_error();
   std::error_code ec;
   fs::create_directories(data_dir.parent_path(), ec);  // an error shows at mkdir below
-  const fs::path folder = bindings_dir(data_dir);
+  const fs::path folder = DataLayout(data_dir).bindings_dir();
   if (auto made = make_folders({data_dir, folder}); !made) return made.error();
   return folder;
 }
 
 Error damaged_error(const fs::path& data_dir, std::string_view id, const std::string& problem,
                     const fs::path& dir) {
-  return Error{"the owner file " + shown(owner_file(data_dir, id)) + " of skill id " + shown_id(id) +
-               " is damaged (" + problem +
+  return Error{"the owner file " + shown(DataLayout(data_dir).owner_file(id)) + " of skill id " +
+               shown_id(id) + " is damaged (" + problem +
                "); skillbox will not guess which folder owns the id. To make this folder the owner, run: " +
                rebind_command(data_dir, dir, id) + " (embedders: skillbox::rebind_skill)"};
-}
-
-}  // namespace
-
-fs::path bindings_dir(const fs::path& data_dir) {
-  return data_dir / "bindings";
-}
-
-fs::path owner_file(const fs::path& data_dir, std::string_view id) {
-  return bindings_dir(data_dir) / std::string(id);
 }
 
 Result<SkillBinding> bind_skill_id(const fs::path& data_dir, std::string_view id, const fs::path& dir) {
   auto root = canonical_folder(id, dir);
   if (!root) return root.error();
   if (data_dir.empty()) return no_data_dir_error();  // never a path relative to the working directory
-  const fs::path file = owner_file(data_dir, id);
+  const fs::path file = DataLayout(data_dir).owner_file(id);
   // Common case first: the id is already bound, and reading is all it takes.
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto owner = read_owner(file);
@@ -257,7 +246,7 @@ Result<void> check_skill_id(const fs::path& data_dir, std::string_view id, const
   auto root = canonical_folder(id, dir);
   if (!root) return root.error();
   if (data_dir.empty()) return no_data_dir_error();
-  auto owner = read_owner(owner_file(data_dir, id));
+  auto owner = read_owner(DataLayout(data_dir).owner_file(id));
   if (!owner) return owner.error();
   if (owner->state == OwnerRead::State::missing) return {};
   if (owner->state == OwnerRead::State::bound && owner->dir == *root) return {};
@@ -274,7 +263,7 @@ Result<SkillBinding> rebind_skill_id(const fs::path& data_dir, std::string_view 
   if (!folder) return folder.error();
   auto tmp = write_temporary(*folder, *root);
   if (!tmp) return tmp.error();
-  const fs::path file = owner_file(data_dir, id);
+  const fs::path file = DataLayout(data_dir).owner_file(id);
   if (::rename(tmp->c_str(), file.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp->c_str());
@@ -284,43 +273,74 @@ Result<SkillBinding> rebind_skill_id(const fs::path& data_dir, std::string_view 
   return SkillBinding{std::string(id), *root, {}};
 }
 
-}  // namespace policy
-
-namespace fs = std::filesystem;
-
-Result<SkillBinding> bind_skill(const HostOptions& options, std::string_view id, const fs::path& dir) {
-  return policy::bind_skill_id(resolve_data_dir(options), id, dir);
-}
-
-Result<SkillBinding> rebind_skill(const HostOptions& options, std::string_view id, const fs::path& dir) {
-  return policy::rebind_skill_id(resolve_data_dir(options), id, dir);
-}
-
-Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options) {
-  const fs::path data_dir = resolve_data_dir(options);
-  if (data_dir.empty()) return policy::no_data_dir_error();
+Result<std::vector<SkillBinding>> list_bindings(const fs::path& data_dir) {
+  if (data_dir.empty()) return no_data_dir_error();
   std::vector<SkillBinding> out;
   std::error_code ec;
-  const fs::path folder = policy::bindings_dir(data_dir);
+  const fs::path folder = DataLayout(data_dir).bindings_dir();
   fs::directory_iterator it(folder, ec);
   if (ec) {
     if (ec == std::errc::no_such_file_or_directory) return out;
-    return Error{"cannot list " + policy::shown(folder) + ": " + ec.message()};
+    return Error{"cannot list " + shown(folder) + ": " + ec.message()};
   }
   for (const fs::directory_entry& entry : it) {
     const std::string id = entry.path().filename().string();
     if (!base::is_valid_skill_id(id)) continue;
-    auto owner = policy::read_owner(policy::owner_file(data_dir, id));
+    auto owner = read_owner(DataLayout(data_dir).owner_file(id));
     if (!owner) {
       out.push_back({id, {}, owner.error().message});
-    } else if (owner->state == policy::OwnerRead::State::bound) {
+    } else if (owner->state == OwnerRead::State::bound) {
       out.push_back({id, owner->dir, {}});
-    } else if (owner->state == policy::OwnerRead::State::damaged) {
+    } else if (owner->state == OwnerRead::State::damaged) {
       out.push_back({id, {}, "the owner file is damaged (" + owner->problem + ")"});
     }
   }
   std::sort(out.begin(), out.end(), [](const SkillBinding& a, const SkillBinding& b) { return a.id < b.id; });
   return out;
+}
+
+class LocalBindingRegistry final : public BindingRegistry {
+ public:
+  explicit LocalBindingRegistry(DataLayout layout) : layout_(std::move(layout)) {}
+
+  Result<SkillBinding> bind(std::string_view id, const fs::path& dir) override {
+    return bind_skill_id(layout_.root(), id, dir);
+  }
+  Result<void> check(std::string_view id, const fs::path& dir) const override {
+    return check_skill_id(layout_.root(), id, dir);
+  }
+  Result<SkillBinding> rebind(std::string_view id, const fs::path& dir) override {
+    return rebind_skill_id(layout_.root(), id, dir);
+  }
+  Result<std::vector<SkillBinding>> list() const override { return list_bindings(layout_.root()); }
+
+ private:
+  const DataLayout layout_;
+};
+
+}  // namespace
+
+std::shared_ptr<BindingRegistry> make_local_binding_registry(const DataLayout& layout) {
+  return std::make_shared<LocalBindingRegistry>(layout);
+}
+
+}  // namespace skillbox::state
+
+namespace skillbox {
+
+namespace fs = std::filesystem;
+
+// The public functions act on the local registry of the data directory HostOptions names.
+Result<SkillBinding> bind_skill(const HostOptions& options, std::string_view id, const fs::path& dir) {
+  return state::make_local_binding_registry(state::DataLayout(resolve_data_dir(options)))->bind(id, dir);
+}
+
+Result<SkillBinding> rebind_skill(const HostOptions& options, std::string_view id, const fs::path& dir) {
+  return state::make_local_binding_registry(state::DataLayout(resolve_data_dir(options)))->rebind(id, dir);
+}
+
+Result<std::vector<SkillBinding>> skill_bindings(const HostOptions& options) {
+  return state::make_local_binding_registry(state::DataLayout(resolve_data_dir(options)))->list();
 }
 
 }  // namespace skillbox

@@ -1,7 +1,5 @@
-// Tests of policy/skill_binding.cpp through the public API and the runner: the data directory binds a
-// skill id to one folder (docs/manifest.md "Identity", SECURITY-CASES "Identity").
-#include "policy/skill_binding.h"
-
+// Tests of the skill binding registry (state/binding_registry.h) through the public API and the runner: the
+// data directory binds a skill id to one folder (docs/manifest.md "Identity", SECURITY-CASES "Identity").
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include "capabilities/store/store_test_util.h"
 #include "skill_fixture.h"
 #include "skillbox/skillbox.h"
+#include "state/data_layout.h"
 
 namespace skillbox {
 namespace {
@@ -72,7 +71,7 @@ TEST_F(SkillIdentity, AnotherFolderClaimingTheIdCannotReadItsStoreWorkspaceOrEnv
   RunResult r = run(weather);
   ASSERT_EQ(r.outcome, Outcome::ok) << message(r);
   EXPECT_EQ(r.value_json, kWeatherValue);
-  EXPECT_EQ(read_bytes(policy::owner_file(data(), "weather")),
+  EXPECT_EQ(read_bytes(state::DataLayout(data()).owner_file("weather")),
             "skillbox-owner 1\n" + fs::canonical(weather).string() + "\n");
 
   r = run(impostor);
@@ -173,8 +172,9 @@ TEST_F(SkillIdentity, RacingFirstRunsMakeExactlyOneOwner) {
                 std::string::npos)
           << res.error().message;
     }
-    EXPECT_EQ(read_bytes(policy::owner_file(data(), id)), "skillbox-owner 1\n" + owner.string() + "\n");
-    for (const auto& e : fs::directory_iterator(policy::bindings_dir(data()))) {
+    EXPECT_EQ(read_bytes(state::DataLayout(data()).owner_file(id)),
+              "skillbox-owner 1\n" + owner.string() + "\n");
+    for (const auto& e : fs::directory_iterator(state::DataLayout(data()).bindings_dir())) {
       EXPECT_EQ(e.path().filename().string().front(), 'r') << "no temporary file is left behind";
     }
   }
@@ -194,7 +194,7 @@ TEST_F(SkillIdentity, ADamagedOwnerFileIsAClearErrorAndNeverRebindsSilently) {
       {"nul", "skillbox-owner 1\n" + canon + std::string(1, '\0') + "x\n"},
       {"huge", "skillbox-owner 1\n/" + std::string(10000, 'a') + "\n"},
   };
-  const fs::path file = policy::owner_file(data(), "weather");
+  const fs::path file = state::DataLayout(data()).owner_file("weather");
   fs::create_directories(file.parent_path());
   for (const auto& [what, content] : bad) {
     write_bytes(file, content);
@@ -229,7 +229,7 @@ TEST_F(SkillIdentity, SymlinkedFoldersBindTheirCanonicalPath) {
   write_weather_skill(weather, "weather", true);
   fs::create_directory_symlink(tmp_.path() / "real", link);
   ASSERT_EQ(run(link / "weather").outcome, Outcome::ok);
-  EXPECT_EQ(read_bytes(policy::owner_file(data(), "weather")),
+  EXPECT_EQ(read_bytes(state::DataLayout(data()).owner_file("weather")),
             "skillbox-owner 1\n" + fs::canonical(weather).string() + "\n");
   EXPECT_EQ(run(weather).outcome, Outcome::ok) << "the same folder by its real path";
 
@@ -266,8 +266,8 @@ TEST_F(SkillIdentity, AnEmbeddersExplicitIdIsBoundByTheSameRule) {
   // The explicit id replaces the manifest's: this folder now owns "renamed", not "something-else".
   r = run(other, {.id = "renamed"});
   EXPECT_EQ(r.outcome, Outcome::error) << "runs (and finds no note.txt in its fresh workspace)";
-  EXPECT_TRUE(fs::exists(policy::owner_file(data(), "renamed")));
-  EXPECT_FALSE(fs::exists(policy::owner_file(data(), "something-else")));
+  EXPECT_TRUE(fs::exists(state::DataLayout(data()).owner_file("renamed")));
+  EXPECT_FALSE(fs::exists(state::DataLayout(data()).owner_file("something-else")));
 
   auto bad = Skill::load(other, {.id = "../weather"});
   ASSERT_FALSE(bad);
@@ -288,7 +288,8 @@ TEST_F(SkillIdentity, BindingChecksItsArguments) {
   r = bind_skill(options(), "weather", tmp_.path() / "file");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("not a folder"), std::string::npos) << r.error().message;
-  EXPECT_FALSE(fs::exists(policy::owner_file(data(), "weather"))) << "nothing written for a refused binding";
+  EXPECT_FALSE(fs::exists(state::DataLayout(data()).owner_file("weather")))
+      << "nothing written for a refused binding";
   auto listed = skill_bindings(options());
   ASSERT_TRUE(listed);
   EXPECT_TRUE(listed->empty());
