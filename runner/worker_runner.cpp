@@ -1,7 +1,7 @@
 // runner/worker_runner.cpp — WorkerRunner: the supervisor side of process isolation.
 //
 // Pieces:
-//   - ZygoteLink: one exec'd zygote (runner/zygote.h), its control socket and the thread that reads
+//   - ZygoteLink: one exec'd zygote (worker/zygote.h), its control socket and the thread that reads
 //     it (spawned workers, their exit statuses, the zygote's death). Restarted on the next run after
 //     it died; the workers it had are killed and their invocations reported `crashed`.
 //   - the pool: forked, sandboxed workers waiting for an invocation, all with the rlimits of one
@@ -49,6 +49,7 @@
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_frames.h"
+#include "bus/worker_transport.h"
 #include "isolation/sandbox.h"
 #include "runner/host_endpoint.h"
 #include "runner/invocation_setup.h"
@@ -56,7 +57,6 @@
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
 #include "runner/source_cache.h"
-#include "runner/worker_transport.h"
 #include "skillbox/skillbox.h"
 
 extern char** environ;
@@ -66,10 +66,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using base::UniqueFd;
-using runner::ControlMessage;
-using runner::ControlType;
-using runner::recv_control;
-using runner::send_control;
+using bus::ControlMessage;
+using bus::ControlType;
+using bus::recv_control;
+using bus::send_control;
 
 /// How long after the deadline a worker may still send the timeout result its own engine noticed
 /// before it is killed. Short: a worker stuck in a native call is killed this late at most.
@@ -565,7 +565,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
       frame.db_quota_bytes = invocation.skill.manifest().permissions.db.quota_bytes;
     const bus::Bytes bytes = bus::encode_invocation(frame);
     const bus::Bytes* frames[] = {&bytes};
-    if (Result<void, Error> sent = runner::write_frames(w.socket.get(), frames, deadline); !sent)
+    if (Result<void, Error> sent = bus::write_frames(w.socket.get(), frames, deadline); !sent)
       send_error = sent.error();
   }
   RelaySink sink;
@@ -659,14 +659,14 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                    exit_status(w));
   }
 
-  runner::FrameReader frames_in(max_frame_from_worker(limits.memory_bytes));
+  bus::FrameReader frames_in(max_frame_from_worker(limits.memory_bytes));
   bus::Bytes frame;
   bool closed = false;
   const auto send_reply = [&](uint64_t id, const bus::Reply& reply) {
     const bus::Bytes bytes = bus::encode_reply(id, reply);
     const bus::Bytes* frames[] = {&bytes};
     // A worker that does not read its replies is killed at the deadline like any late worker.
-    (void)runner::write_frames(w.socket.get(), frames, deadline + kKillGrace);
+    (void)bus::write_frames(w.socket.get(), frames, deadline + kKillGrace);
   };
 
   for (;;) {
@@ -767,7 +767,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
         return violation("the socket closed in the middle of a frame (" +
                          std::to_string(frames_in.pending_bytes()) + " bytes of it arrived)");
       const std::optional<int> status = exit_status(w);
-      if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == runner::kWorkerExitOutOfMemory) {
+      if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == bus::kWorkerExitOutOfMemory) {
         RunResult r =
             failure(Outcome::memory_limit, "MemoryLimitExceeded",
                     "the worker process ran out of memory outside the engine's heap (its address-space "
@@ -813,11 +813,11 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
     const int n = ::poll(fds, 3, static_cast<int>(std::min<int64_t>(left, 60'000)));
     if (n < 0) continue;  // EINTR
     if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 || (fds[2].revents & POLLIN) != 0) {
-      const runner::FrameReader::Status s = frames_in.fill(w.socket.get());
-      if (s == runner::FrameReader::Status::error) state.violation = frames_in.error();
-      if (s == runner::FrameReader::Status::eof) closed = true;
+      const bus::FrameReader::Status s = frames_in.fill(w.socket.get());
+      if (s == bus::FrameReader::Status::error) state.violation = frames_in.error();
+      if (s == bus::FrameReader::Status::eof) closed = true;
       // The process ended: whatever it wrote is buffered now (the socket still holds it).
-      if ((fds[2].revents & POLLIN) != 0 && s == runner::FrameReader::Status::progress &&
+      if ((fds[2].revents & POLLIN) != 0 && s == bus::FrameReader::Status::progress &&
           (fds[0].revents & POLLIN) == 0)
         closed = true;
     }

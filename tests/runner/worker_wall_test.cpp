@@ -1,4 +1,4 @@
-// The second wall really holds: a worker built with test-only globals (worker/wall_test_hooks.h)
+// The second wall really holds: a worker built with test-only globals (worker/exe/wall_test_hooks.h)
 // makes each forbidden system call after sandboxing, crashes, spins in native code and writes
 // garbage frames. Each ends as the issue says, and the supervisor carries on.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "runner/zygote.h"
+#include "worker/zygote.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -19,17 +19,24 @@
 
 #include "base/sanitizer.h"
 #include "base/unique_fd.h"
-#include "capabilities/db/db_capability.h"
+#include "bundle_db/db_engine.h"
+#include "bus/worker_transport.h"
 #include "engine/session.h"
 #include "isolation/fd_hygiene.h"
 #include "isolation/rlimits.h"
 #include "isolation/sandbox.h"
-#include "runner/worker_child.h"
-#include "runner/worker_transport.h"
 #include "skillbox/policy.h"
+#include "worker/worker_child.h"
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 namespace {
+
+using bus::ControlMessage;
+using bus::ControlType;
+using bus::kWorkerExitBadFrame;
+using bus::kWorkerSocketFd;
+using bus::recv_control;
+using bus::send_control;
 
 void set_text(ControlMessage& m, const std::string& text) {
   std::snprintf(m.text, sizeof(m.text), "%s", text.c_str());
@@ -178,7 +185,7 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   raise_stack_limit();
   // SQLite is set up once here, before any fork: every worker inherits it ready, and seeds random()
   // from getrandom(2) through the bundle database's private VFS (the sandbox opens no /dev/urandom).
-  capabilities::DbCapability::prefer_private_vfs();
+  bundle_db::DbEngine::prefer_private_vfs();
 
   isolation::Result<isolation::PreparedSandbox> prepared = isolation::prepare_sandbox();
   ControlMessage hello;
@@ -195,4 +202,4 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   return zygote.run();
 }
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker

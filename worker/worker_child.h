@@ -1,4 +1,4 @@
-// runner/worker_child.h — the life of one sandboxed worker process after sandbox_self().
+// worker/worker_child.h — the life of one sandboxed worker process after sandbox_self().
 //
 // The worker reads its one invocation frame from its socket, runs the engine with a bus::Endpoint
 // that turns every host call into a request frame (and waits for the reply of a synchronous one),
@@ -10,7 +10,7 @@
 
 struct JSContext;
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 
 /// Runs the invocation that arrives on `socket_fd` (blocking). Returns the process exit status: 0
 /// after the result frame was sent, kWorkerExitBadFrame when the supervisor's frames are unusable
@@ -18,4 +18,4 @@ namespace skillbox::runner {
 /// set, adds test-only globals (the wall-test worker; never in the installed one).
 int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra_api);
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker

@@ -1,4 +1,4 @@
-#include "worker/wall_test_hooks.h"
+#include "worker/exe/wall_test_hooks.h"
 
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -19,7 +19,7 @@
 
 #include "bus/codec.h"
 #include "bus/worker_frames.h"
-#include "runner/worker_transport.h"
+#include "bus/worker_transport.h"
 
 namespace skillbox::worker {
 namespace {
@@ -41,7 +41,7 @@ long wall_call(const std::string& name) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(9);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return result_or_errno(syscall(SYS_connect, runner::kWorkerSocketFd, &addr, sizeof(addr)));
+    return result_or_errno(syscall(SYS_connect, bus::kWorkerSocketFd, &addr, sizeof(addr)));
   }
   if (name == "execve") {
     const char* argv[] = {"/bin/true", nullptr};
@@ -75,7 +75,7 @@ long wall_call(const std::string& name) {
 void write_raw(const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
-    const ssize_t w = write(runner::kWorkerSocketFd, p, n);
+    const ssize_t w = write(bus::kWorkerSocketFd, p, n);
     if (w <= 0) return;
     p += w;
     n -= static_cast<size_t>(w);
@@ -93,7 +93,7 @@ void write_framed(const bus::Bytes& frame) {
 [[noreturn]] void wait_to_be_killed() {
   std::array<char, 64> buf{};
   for (;;) {
-    if (read(runner::kWorkerSocketFd, buf.data(), buf.size()) <= 0) _exit(0);
+    if (read(bus::kWorkerSocketFd, buf.data(), buf.size()) <= 0) _exit(0);
   }
 }
 

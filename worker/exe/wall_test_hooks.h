@@ -1,4 +1,4 @@
-// worker/wall_test_hooks.h — test-only globals of the wall-test copy of skillbox-worker.
+// worker/exe/wall_test_hooks.h — test-only globals of the wall-test copy of skillbox-worker.
 //
 // Compiled only into `skillbox-worker-wall-test` (tests/CMakeLists.txt, SKILLBOX_WORKER_WALL_TEST),
 // never into the installed worker. They let a test make a sandboxed worker do what a skill that

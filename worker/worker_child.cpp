@@ -1,4 +1,4 @@
-#include "runner/worker_child.h"
+#include "worker/worker_child.h"
 
 #include <malloc.h>
 #include <poll.h>
@@ -14,19 +14,24 @@
 #include <utility>
 #include <variant>
 
+#include "bundle_db/db_engine.h"
 #include "bus/codec.h"
 #include "bus/endpoint.h"
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_frames.h"
-#include "capabilities/db/db_capability.h"
+#include "bus/worker_transport.h"
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
-#include "runner/worker_transport.h"
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 namespace {
+
+using bus::kWorkerExitBadFrame;
+using bus::kWorkerExitOutOfMemory;
+using bus::read_frame_blocking;
+using bus::write_frames;
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,7 +51,7 @@ class WorkerEndpoint final : public bus::Endpoint {
 
   /// A bundle's database: its quota and the run's memory limit, the invocation's stop token and
   /// memory budget (both must outlive this object).
-  void set_db(capabilities::DbSettings settings, const bus::StopToken& stop, bus::MemoryBudget& budget) {
+  void set_db(bundle_db::DbSettings settings, const bus::StopToken& stop, bus::MemoryBudget& budget) {
     db_settings_ = settings;
     stop_ = &stop;
     budget_ = &budget;
@@ -140,8 +145,7 @@ class WorkerEndpoint final : public bus::Endpoint {
       if (auto* refused = std::get_if<bus::ErrorReply>(&*opened)) return std::move(*refused);
       auto* image = std::get_if<bus::BytesReply>(&*opened);
       if (image == nullptr) give_up();
-      db_ =
-          std::make_unique<capabilities::DbCapability>(std::move(image->data), db_settings_, *stop_, budget_);
+      db_ = std::make_unique<bundle_db::DbEngine>(std::move(image->data), db_settings_, *stop_, budget_);
     }
     return db_->handle(r);
   }
@@ -158,10 +162,10 @@ class WorkerEndpoint final : public bus::Endpoint {
   engine::ReplyInbox& inbox_;
   Clock::time_point deadline_;
   bus::ProgressFrame progress_;
-  capabilities::DbSettings db_settings_{0, 0};
+  bundle_db::DbSettings db_settings_{0, 0};
   const bus::StopToken* stop_ = nullptr;
   bus::MemoryBudget* budget_ = nullptr;
-  std::unique_ptr<capabilities::DbCapability> db_;
+  std::unique_ptr<bundle_db::DbEngine> db_;
 };
 
 // A pooled worker waits for its invocation, and every page its run then touches first is a page fault
@@ -229,7 +233,7 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   engine::ReplyInbox inbox;
   WorkerEndpoint endpoint(fd, inbox, params.deadline);
   if (frame.format == SkillFormat::openhuman && frame.db_quota_bytes > 0)
-    endpoint.set_db(capabilities::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
+    endpoint.set_db(bundle_db::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
   inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });
   params.report_progress = [&endpoint](uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     endpoint.set_progress(steps, heap, heap_peak);
@@ -266,4 +270,4 @@ int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra
   }
 }
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker
