@@ -79,7 +79,7 @@ Result<Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes);
 
 enum class ControlType : uint32_t {
   hello = 1,         // zygote -> supervisor, first: status 0 ready (value = Landlock ABI), else text
-  spawn = 2,         // supervisor -> zygote: fork a sandboxed worker for these limits
+  spawn = 2,         // supervisor -> zygote: fork a sandboxed worker with rlimits for these limits
   spawned = 3,       // zygote -> supervisor: pid; descriptors [worker socket, pidfd]
   spawn_failed = 4,  // zygote -> supervisor: status = errno, text says which call
   exited = 5,        // zygote -> supervisor: pid was reaped; status = wait status
@@ -93,8 +93,8 @@ struct ControlMessage {
   int64_t pid = 0;            // spawned, exited
   int64_t status = 0;         // see ControlType
   uint64_t value = 0;         // hello: Landlock ABI
-  uint64_t memory_bytes = 0;  // spawn: the worker's heap limit (rlimits derive from it)
-  uint64_t timeout_ms = 0;    // spawn: the worker's deadline (RLIMIT_CPU derives from it)
+  uint64_t memory_bytes = 0;  // spawn: heap limit its rlimits derive from (the ceiling: it lowers them)
+  uint64_t timeout_ms = 0;    // spawn: deadline RLIMIT_CPU derives from (the ceiling, likewise)
   char text[512] = {};        // NUL-terminated message (hello failure, spawn_failed)
 };
 

@@ -4,9 +4,10 @@
 //   - ZygoteLink: one exec'd zygote (worker/zygote.h), its control socket and the thread that reads
 //     it (spawned workers, their exit statuses, the zygote's death). Restarted on the next run after
 //     it died; the workers it had are killed and their invocations reported `crashed`.
-//   - the pool: forked, sandboxed workers waiting for an invocation, all with the rlimits of one
-//     (memory, timeout) pair — the limits of the latest invocation. A worker whose rlimits do not
-//     match an invocation is never used for it: the pool is emptied and refilled for the new pair.
+//   - the pool: forked, sandboxed workers waiting for an invocation, any invocation: each is forked
+//     with the rlimits of the host's ceilings (Limits::kMaxMemoryBytes, kMaxTimeoutMs) and lowers
+//     them to its invocation's once it has read it (worker/worker_child.h), so invocations with
+//     different limits share one pool and mixed traffic never empties it.
 //   - run(): on the caller's thread, which supervises its worker: sends the invocation frame, answers
 //     each request frame with a HostEndpoint (the same capabilities and policy as in-process), relays
 //     asynchronous replies (http, completed on the capability's I/O thread) through an eventfd, and
@@ -139,8 +140,6 @@ struct Worker {
   UniqueFd socket;
   UniqueFd pidfd;
   std::shared_ptr<ExitRecord> exit;
-  uint64_t memory_bytes = 0;
-  uint64_t timeout_ms = 0;
 
   void kill() const {
     if (pidfd) (void)pidfd_kill(pidfd.get());
@@ -158,8 +157,6 @@ struct SpawnSlot {
   bool done = false;
   std::optional<Worker> worker;
   std::string error;
-  uint64_t memory_bytes = 0;
-  uint64_t timeout_ms = 0;
 };
 
 /// Replies of asynchronous requests, completed on the http I/O thread, waiting for the supervising
@@ -402,13 +399,10 @@ struct WorkerRunner::Impl {
       w.kill();
       return;
     }
-    w.memory_bytes = it->second.memory_bytes;
-    w.timeout_ms = it->second.timeout_ms;
     if (it->second.for_pool) {
       slots.erase(it);
       if (pool_inflight > 0) --pool_inflight;
-      if (w.memory_bytes == pool_memory && w.timeout_ms == pool_timeout &&
-          pool.size() < options.worker_pool_size)
+      if (pool.size() < options.worker_pool_size)
         pool.push_back(std::move(w));
       else
         w.kill();
@@ -418,26 +412,25 @@ struct WorkerRunner::Impl {
     it->second.worker = std::move(w);
   }
 
-  // mu held. Asks the zygote for a worker; false when the request could not be sent.
-  bool request_spawn(uint64_t token, uint64_t memory, uint64_t timeout) {
+  // mu held. Asks the zygote for a worker; false when the request could not be sent. Every worker is
+  // forked with the ceilings' rlimits and lowers them to its invocation's (worker/worker_child.h).
+  bool request_spawn(uint64_t token) {
     ControlMessage m;
     m.type = static_cast<uint32_t>(ControlType::spawn);
     m.token = token;
-    m.memory_bytes = memory;
-    m.timeout_ms = timeout;
+    m.memory_bytes = Limits::kMaxMemoryBytes;
+    m.timeout_ms = Limits::kMaxTimeoutMs;
     return control && send_control(control.get(), m);
   }
 
-  // mu held. Keeps pool + in-flight at the pool size for the current pool limits.
+  // mu held. Keeps pool + in-flight at the pool size.
   void refill_pool() {
     while (zygote_alive && pool.size() + pool_inflight < options.worker_pool_size) {
       const uint64_t token = next_token++;
       SpawnSlot slot;
       slot.for_pool = true;
-      slot.memory_bytes = pool_memory;
-      slot.timeout_ms = pool_timeout;
       slots.emplace(token, std::move(slot));
-      if (!request_spawn(token, pool_memory, pool_timeout)) {
+      if (!request_spawn(token)) {
         slots.erase(token);
         return;
       }
@@ -445,16 +438,10 @@ struct WorkerRunner::Impl {
     }
   }
 
-  /// A sandboxed worker with rlimits for `limits`: from the pool, else forked now.
-  Result<Worker, std::string> acquire(const Limits& limits) {
+  /// A sandboxed worker, ready for any limits: from the pool, else forked now.
+  Result<Worker, std::string> acquire() {
     if (auto why = ensure_zygote()) return *why;
     std::unique_lock<std::mutex> lock(mu);
-    if (pool_memory != limits.memory_bytes || pool_timeout != limits.timeout_ms) {
-      for (Worker& w : pool) w.kill();
-      pool.clear();
-      pool_memory = limits.memory_bytes;
-      pool_timeout = limits.timeout_ms;
-    }
     while (!pool.empty()) {
       Worker w = std::move(pool.front());
       pool.pop_front();
@@ -463,11 +450,8 @@ struct WorkerRunner::Impl {
       // It died while waiting (killed from outside): not this invocation's crash.
     }
     const uint64_t token = next_token++;
-    SpawnSlot slot;
-    slot.memory_bytes = limits.memory_bytes;
-    slot.timeout_ms = limits.timeout_ms;
-    slots.emplace(token, std::move(slot));
-    if (!request_spawn(token, limits.memory_bytes, limits.timeout_ms)) {
+    slots.emplace(token, SpawnSlot{});
+    if (!request_spawn(token)) {
       slots.erase(token);
       return std::string("process isolation: the zygote is not accepting requests");
     }
@@ -514,8 +498,6 @@ struct WorkerRunner::Impl {
   std::map<pid_t, std::shared_ptr<ExitRecord>> exits;  // live workers of the current zygote
   std::deque<Worker> pool;
   size_t pool_inflight = 0;
-  uint64_t pool_memory = 0;
-  uint64_t pool_timeout = 0;
   uint64_t next_token = 1;
 };
 
@@ -841,7 +823,7 @@ RunResult WorkerRunner::run(const Invocation& invocation) {
     const Skill& skill = invocation.skill;
     auto sources = impl_->source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
-    Result<Worker, std::string> worker = impl_->acquire(limits);
+    Result<Worker, std::string> worker = impl_->acquire();
     if (!worker) return isolation_unavailable(worker.error());
     if (invocation.observer.empty())
       return impl_->supervise(*worker, invocation, limits, start, deadline, std::move(*sources));

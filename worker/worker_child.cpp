@@ -24,6 +24,8 @@
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
+#include "isolation/rlimits.h"
+#include "isolation/sandbox.h"
 
 namespace skillbox::worker {
 namespace {
@@ -186,7 +188,16 @@ void prefault_heap() {
   for (size_t i = std::size(pieces); i-- > 0;) std::free(pieces[i]);  // NOLINT(cppcoreguidelines-no-malloc)
 }
 
-int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
+/// The invocation's own rlimits, from the frame: the worker was forked with the host's ceilings.
+/// soft = hard, and without CAP_SYS_RESOURCE they never go back up.
+bool lower_rlimits(const bus::InvocationFrame& frame, const isolation::MemoryBaseline& baseline) {
+  const isolation::RlimitPlan plan =
+      isolation::plan_worker_rlimits({frame.memory_bytes, frame.timeout_ms}, baseline, bus::kWorkerSocketFd);
+  return isolation::lower_invocation_rlimits(plan).ok();
+}
+
+int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
+                   const std::function<void(JSContext*)>& extra_api) {
   prefault_heap();
   Result<bus::Bytes, Error> bytes = read_frame_blocking(fd, bus::kMaxFrameBytes);
   if (!bytes) return kWorkerExitBadFrame;
@@ -195,6 +206,8 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   bus::InvocationFrame frame = std::move(std::get<bus::InvocationFrame>(*decoded));
   bytes->clear();
   bytes->shrink_to_fit();
+  if (!lower_rlimits(frame, baseline))
+    return isolation::kSandboxExitBase + static_cast<int>(isolation::Step::rlimits);
 
   // The engine reads only the entry's name from the manifest; the folder is never opened here.
   Manifest manifest;
@@ -260,9 +273,10 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
 
 }  // namespace
 
-int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra_api) {
+int run_worker_child(int socket_fd, const isolation::MemoryBaseline& baseline,
+                     const std::function<void(JSContext*)>& extra_api) {
   try {
-    return run_invocation(socket_fd, extra_api);
+    return run_invocation(socket_fd, baseline, extra_api);
   } catch (const std::bad_alloc&) {
     return kWorkerExitOutOfMemory;
   } catch (...) {

@@ -8,14 +8,21 @@
 
 #include <functional>
 
+#include "isolation/rlimits.h"
+
 struct JSContext;
 
 namespace skillbox::worker {
 
-/// Runs the invocation that arrives on `socket_fd` (blocking). Returns the process exit status: 0
-/// after the result frame was sent, kWorkerExitBadFrame when the supervisor's frames are unusable
-/// or the socket closed, kWorkerExitOutOfMemory when a native allocation failed. `extra_api`, when
-/// set, adds test-only globals (the wall-test worker; never in the installed one).
-int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra_api);
+/// Runs the invocation that arrives on `socket_fd` (blocking). Once the invocation frame is read, and
+/// before anything of it runs, lowers RLIMIT_AS/DATA/CPU to the invocation's limits (planned on top of
+/// `baseline`, the zygote's footprint when it forked this process): the worker may have been forked
+/// for any invocation, with the host's ceilings. Returns the process exit status: 0 after the result
+/// frame was sent, kWorkerExitBadFrame when the supervisor's frames are unusable or the socket closed,
+/// kWorkerExitOutOfMemory when a native allocation failed, isolation::kSandboxExitBase + Step::rlimits
+/// when the limits could not be lowered. `extra_api`, when set, adds test-only globals (the wall-test
+/// worker; never in the installed one).
+int run_worker_child(int socket_fd, const isolation::MemoryBaseline& baseline,
+                     const std::function<void(JSContext*)>& extra_api);
 
 }  // namespace skillbox::worker

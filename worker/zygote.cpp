@@ -124,7 +124,8 @@ class Zygote {
   }
 
   void spawn(const ControlMessage& request) {
-    // Measured before every fork: RLIMIT_AS/DATA count what the zygote has mapped by then.
+    // Measured before every fork: RLIMIT_AS/DATA count what the zygote has mapped by then. The request's
+    // limits are the host's ceilings for a pooled worker; the child lowers them to its invocation's.
     isolation::Result<isolation::MemoryBaseline> baseline = isolation::measure_memory_baseline();
     if (!baseline) return fail(request.token, baseline.error().sys_errno, "reading /proc/self/status");
     const isolation::RlimitPlan plan = isolation::plan_worker_rlimits(
@@ -137,7 +138,7 @@ class Zygote {
     const pid_t zygote = getpid();
     const pid_t pid = fork();
     if (pid < 0) return fail(request.token, errno, "fork");
-    if (pid == 0) child(theirs.get(), zygote, plan);
+    if (pid == 0) child(theirs.get(), zygote, plan, baseline.value());
     // No reap can happen before this (the zygote reaps only in its loop), so the pid is still ours.
     base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
     children_.insert(pid);
@@ -155,7 +156,8 @@ class Zygote {
     if (!send_control(control_, m, pass)) kill(pid, SIGKILL);
   }
 
-  [[noreturn]] void child(int socket, pid_t zygote, const isolation::RlimitPlan& plan) {
+  [[noreturn]] void child(int socket, pid_t zygote, const isolation::RlimitPlan& plan,
+                          const isolation::MemoryBaseline& baseline) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -167,7 +169,7 @@ class Zygote {
     const int diagnostics = base::kSanitizerBuild ? STDERR_FILENO : -1;
     if (isolation::Status s = isolation::sandbox_self(prepared_, kWorkerSocketFd, plan, diagnostics); !s)
       _exit(isolation::kSandboxExitBase + static_cast<int>(s.error().step));
-    _exit(run_worker_child(kWorkerSocketFd, extra_api_));
+    _exit(run_worker_child(kWorkerSocketFd, baseline, extra_api_));
   }
 
   int control_;
