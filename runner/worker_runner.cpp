@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "base/errno_text.h"
+#include "base/mutex.h"
 #include "base/unique_fd.h"
 #include "bus/codec.h"
 #include "bus/memory_budget.h"
@@ -203,7 +204,7 @@ struct WorkerRunner::Impl {
       : options(std::move(o)), data_dir(resolve_data_dir(options)), worker_path(find_worker(options)) {}
 
   ~Impl() {
-    std::unique_lock<std::mutex> start_lock(start_mu);
+    base::MutexLock start_lock(start_mu);
     stop_zygote();
   }
 
@@ -212,13 +213,13 @@ struct WorkerRunner::Impl {
   /// Starts the zygote if none is running. Empty on success, else why it cannot run.
   std::optional<std::string> ensure_zygote() {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (zygote_alive) return std::nullopt;
       if (unsupported) return unsupported;
     }
-    std::lock_guard<std::mutex> start_lock(start_mu);
+    base::MutexLock start_lock(start_mu);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (zygote_alive) return std::nullopt;
       if (unsupported) return unsupported;
     }
@@ -226,8 +227,8 @@ struct WorkerRunner::Impl {
     return start_zygote();
   }
 
-  // start_mu held.
-  std::optional<std::string> start_zygote() {
+  std::optional<std::string> start_zygote() SKILLBOX_REQUIRES(start_mu) {
+    start_mu.assert_held();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
       return "process isolation: socketpair failed: " + base::errno_text(errno);
@@ -296,12 +297,12 @@ struct WorkerRunner::Impl {
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       if (got > 0 && hello.status == 2) {
-        std::lock_guard<std::mutex> lock(mu);
+        base::MutexLock lock(mu);
         unsupported = why;  // the kernel will not grow the feature: fail closed at once from now on
       }
       return why;
     }
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     zygote_pid = pid;
     control = std::move(ours);
     zygote_alive = true;
@@ -310,16 +311,17 @@ struct WorkerRunner::Impl {
     return std::nullopt;
   }
 
-  // start_mu held. Stops a running zygote (the destructor) or cleans up after a dead one.
-  void stop_zygote() {
+  // Stops a running zygote (the destructor) or cleans up after a dead one.
+  void stop_zygote() SKILLBOX_REQUIRES(start_mu) {
+    start_mu.assert_held();
     std::thread old;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (control) ::shutdown(control.get(), SHUT_RDWR);  // the zygote sees EOF, kills and reaps all
       old = std::move(reader);
     }
     if (old.joinable()) old.join();
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     control.reset();
   }
 
@@ -330,7 +332,7 @@ struct WorkerRunner::Impl {
       std::vector<UniqueFd> fds;
       const int got = recv_control(fd, m, fds);
       if (got <= 0) break;
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       switch (static_cast<ControlType>(m.type)) {
         case ControlType::spawned:
           on_spawned(m, fds);
@@ -359,7 +361,7 @@ struct WorkerRunner::Impl {
     }
     // The zygote is gone: its workers die with it (PDEATHSIG); whoever waits for one learns it now.
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       zygote_alive = false;
       zygote_pid = -1;
       for (auto& [worker_pid, record] : exits) record->lost = true;
@@ -383,8 +385,8 @@ struct WorkerRunner::Impl {
     }
   }
 
-  // mu held.
-  void on_spawned(const ControlMessage& m, std::vector<UniqueFd>& fds) {
+  void on_spawned(const ControlMessage& m, std::vector<UniqueFd>& fds) SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     if (fds.size() != 2) return;
     Worker w;
     w.pid = static_cast<pid_t>(m.pid);
@@ -412,9 +414,10 @@ struct WorkerRunner::Impl {
     it->second.worker = std::move(w);
   }
 
-  // mu held. Asks the zygote for a worker; false when the request could not be sent. Every worker is
-  // forked with the ceilings' rlimits and lowers them to its invocation's (worker/worker_child.h).
-  bool request_spawn(uint64_t token) {
+  // Asks the zygote for a worker; false when the request could not be sent. Every worker is forked
+  // with the ceilings' rlimits and lowers them to its invocation's (worker/worker_child.h).
+  bool request_spawn(uint64_t token) SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     ControlMessage m;
     m.type = static_cast<uint32_t>(ControlType::spawn);
     m.token = token;
@@ -423,8 +426,9 @@ struct WorkerRunner::Impl {
     return control && send_control(control.get(), m);
   }
 
-  // mu held. Keeps pool + in-flight at the pool size.
-  void refill_pool() {
+  // Keeps pool + in-flight at the pool size.
+  void refill_pool() SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     while (zygote_alive && pool.size() + pool_inflight < options.worker_pool_size) {
       const uint64_t token = next_token++;
       SpawnSlot slot;
@@ -441,7 +445,7 @@ struct WorkerRunner::Impl {
   /// A sandboxed worker, ready for any limits: from the pool, else forked now.
   Result<Worker, std::string> acquire() {
     if (auto why = ensure_zygote()) return *why;
-    std::unique_lock<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     while (!pool.empty()) {
       Worker w = std::move(pool.front());
       pool.pop_front();
@@ -456,7 +460,10 @@ struct WorkerRunner::Impl {
       return std::string("process isolation: the zygote is not accepting requests");
     }
     refill_pool();
-    const bool arrived = cv.wait_for(lock, kSpawnWait, [&] { return slots.at(token).done; });
+    const bool arrived = lock.wait_for(cv, kSpawnWait, [&] {
+      mu.assert_held();
+      return slots.at(token).done;
+    });
     SpawnSlot done = std::move(slots.at(token));
     slots.erase(token);
     if (!arrived) return std::string("process isolation: no worker was forked within 10 s");
@@ -466,8 +473,8 @@ struct WorkerRunner::Impl {
 
   /// Waits (bounded) for the zygote's report of how `w` ended.
   std::optional<int> exit_status(const Worker& w) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, kExitStatusWait, [&] { return w.exit->known || w.exit->lost; });
+    base::MutexLock lock(mu);
+    lock.wait_for(cv, kExitStatusWait, [&] { return w.exit->known || w.exit->lost; });
     if (w.exit->known) return w.exit->status;
     return std::nullopt;
   }
@@ -484,21 +491,21 @@ struct WorkerRunner::Impl {
   runner::JsThreadPool observer_threads{2};  // supervise observed runs (Observer: not the caller's thread)
   static constexpr int kZygoteControlFd = 3;
 
-  std::mutex start_mu;  // serializes starting and stopping the zygote
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  // Guarded by mu:
-  bool zygote_alive = false;
-  pid_t zygote_pid = -1;
-  int landlock_abi = 0;
-  std::optional<std::string> unsupported;  // the kernel lacks what the sandbox needs
-  UniqueFd control;
-  std::thread reader;
-  std::map<uint64_t, SpawnSlot> slots;
-  std::map<pid_t, std::shared_ptr<ExitRecord>> exits;  // live workers of the current zygote
-  std::deque<Worker> pool;
-  size_t pool_inflight = 0;
-  uint64_t next_token = 1;
+  // Lock order: start_mu before mu, never the other way.
+  base::Mutex start_mu;  // serializes starting and stopping the zygote
+  mutable base::Mutex mu;
+  std::condition_variable cv;  // with mu: a spawn slot done, an exit status known, the zygote gone
+  bool zygote_alive SKILLBOX_GUARDED_BY(mu) = false;
+  pid_t zygote_pid SKILLBOX_GUARDED_BY(mu) = -1;
+  int landlock_abi SKILLBOX_GUARDED_BY(mu) = 0;
+  std::optional<std::string> unsupported SKILLBOX_GUARDED_BY(mu);  // the kernel lacks what the sandbox needs
+  UniqueFd control SKILLBOX_GUARDED_BY(mu);
+  std::thread reader SKILLBOX_GUARDED_BY(mu);
+  std::map<uint64_t, SpawnSlot> slots SKILLBOX_GUARDED_BY(mu);
+  std::map<pid_t, std::shared_ptr<ExitRecord>> exits SKILLBOX_GUARDED_BY(mu);  // live workers of the zygote
+  std::deque<Worker> pool SKILLBOX_GUARDED_BY(mu);
+  size_t pool_inflight SKILLBOX_GUARDED_BY(mu) = 0;
+  uint64_t next_token SKILLBOX_GUARDED_BY(mu) = 1;
 };
 
 namespace {
@@ -865,14 +872,14 @@ Result<void> WorkerRunner::check_support(const HostOptions& options) {
 }
 
 std::vector<int> WorkerRunner::pooled_worker_pids() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  base::MutexLock lock(impl_->mu);
   std::vector<int> out;
   for (const Worker& w : impl_->pool) out.push_back(w.pid);
   return out;
 }
 
 int WorkerRunner::zygote_pid() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  base::MutexLock lock(impl_->mu);
   return impl_->zygote_pid;
 }
 
