@@ -1,10 +1,14 @@
 # One static library per layer (docs/architecture.md "Layers"), each linking only the layers below it.
 #
-#   skillbox_layer(NAME [DEPS layer...] [LIBS target...] [PRIVATE_LIBS target...])
+#   skillbox_layer(NAME [DEPS layer...] [LIBS target...] [PRIVATE_LIBS target...]
+#                  [EXCLUDE_DIRS dir...] [TARGET target] [INTERNAL])
 #
 # creates `skillbox_NAME` (alias `skillbox::NAME`) from NAME/**/*.cpp. DEPS are lower layers (by name);
 # LIBS are other targets whose headers this layer's headers include (public), PRIVATE_LIBS those only its
-# .cpp files use.
+# .cpp files use. EXCLUDE_DIRS are subfolders of NAME/ whose files belong to an executable, not the
+# library (they still follow the layer's include rules). TARGET names the library instead (no alias):
+# for a layer whose natural name an executable already has. INTERNAL: not part of libskillbox (neither
+# installed nor in the pkg-config file), e.g. the code only the worker executable runs.
 #
 # The layering is enforced twice, so that a wrong include fails the build rather than a review:
 #  - at link time: every layer's objects are also linked into a throwaway shared object with
@@ -21,15 +25,25 @@ set_property(GLOBAL PROPERTY SKILLBOX_LAYER_LINES "")
 set_property(GLOBAL PROPERTY SKILLBOX_LAYERS "")
 
 function(skillbox_layer name)
-  cmake_parse_arguments(L "" "" "DEPS;LIBS;PRIVATE_LIBS" ${ARGN})
+  cmake_parse_arguments(L "INTERNAL" "TARGET" "DEPS;LIBS;PRIVATE_LIBS;EXCLUDE_DIRS" ${ARGN})
   set(target skillbox_${name})
-  set_property(GLOBAL APPEND PROPERTY SKILLBOX_LAYERS ${name})
+  if(L_TARGET)
+    set(target ${L_TARGET})
+  endif()
+  set_property(GLOBAL PROPERTY SKILLBOX_LAYER_TARGET_${name} ${target})
+  if(NOT L_INTERNAL)
+    set_property(GLOBAL APPEND PROPERTY SKILLBOX_LAYERS ${name})
+  endif()
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${name}/*.cpp")
+  foreach(dir IN LISTS L_EXCLUDE_DIRS)
+    list(FILTER sources EXCLUDE REGEX "^${PROJECT_SOURCE_DIR}/${name}/${dir}/")
+  endforeach()
 
   # Transitive closure of the allowed layers, for the include check.
   set(allowed ${name})
   foreach(dep IN LISTS L_DEPS)
-    if(NOT TARGET skillbox_${dep})
+    get_property(dep_target GLOBAL PROPERTY SKILLBOX_LAYER_TARGET_${dep})
+    if(NOT dep_target)
       message(FATAL_ERROR "layer ${name} depends on ${dep}, which is not defined yet: define lower layers first")
     endif()
     get_property(dep_allowed GLOBAL PROPERTY SKILLBOX_LAYER_ALLOWED_${dep})
@@ -42,19 +56,24 @@ function(skillbox_layer name)
 
   set(dep_targets "")
   foreach(dep IN LISTS L_DEPS)
-    list(APPEND dep_targets skillbox_${dep})
+    get_property(dep_target GLOBAL PROPERTY SKILLBOX_LAYER_TARGET_${dep})
+    list(APPEND dep_targets ${dep_target})
   endforeach()
 
   if(NOT sources)
     # A layer with no code yet still exists in the graph, so that its dependants can name it.
     add_library(${target} INTERFACE)
     target_link_libraries(${target} INTERFACE ${dep_targets} ${L_LIBS})
-    add_library(skillbox::${name} ALIAS ${target})
+    if(NOT L_TARGET)
+      add_library(skillbox::${name} ALIAS ${target})
+    endif()
     return()
   endif()
 
   add_library(${target} STATIC ${sources})
-  add_library(skillbox::${name} ALIAS ${target})
+  if(NOT L_TARGET)
+    add_library(skillbox::${name} ALIAS ${target})
+  endif()
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>")
   target_compile_options(${target} PRIVATE ${SKILLBOX_WARNINGS})
   target_link_libraries(${target} PUBLIC ${dep_targets} ${L_LIBS} PRIVATE ${L_PRIVATE_LIBS})

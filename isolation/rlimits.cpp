@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <span>
 
 namespace skillbox::isolation {
 namespace {
@@ -69,22 +70,15 @@ RlimitPlan plan_worker_rlimits(const WorkerLimits& limits, const MemoryBaseline&
   return plan;
 }
 
-Status apply_rlimits(const RlimitPlan& plan) {
-  struct Entry {
-    int resource;
-    rlim_t value;
-    const char* what;
-  };
-  // Core and file size first: if a later step fails and the child crashes, it writes nothing.
-  const std::array<Entry, 7> entries{{
-      {RLIMIT_CORE, plan.core_bytes, "setrlimit(RLIMIT_CORE)"},
-      {RLIMIT_FSIZE, plan.file_size_bytes, "setrlimit(RLIMIT_FSIZE)"},
-      {RLIMIT_NPROC, plan.processes, "setrlimit(RLIMIT_NPROC)"},
-      {RLIMIT_NOFILE, plan.open_files, "setrlimit(RLIMIT_NOFILE)"},
-      {RLIMIT_CPU, plan.cpu_seconds, "setrlimit(RLIMIT_CPU)"},
-      {RLIMIT_DATA, plan.data_bytes, "setrlimit(RLIMIT_DATA)"},
-      {RLIMIT_AS, plan.address_space_bytes, "setrlimit(RLIMIT_AS)"},
-  }};
+namespace {
+
+struct Entry {
+  int resource;
+  rlim_t value;
+  const char* what;
+};
+
+Status apply_entries(std::span<const Entry> entries) {
   for (const Entry& entry : entries) {
     rlimit current{};
     if (getrlimit(entry.resource, &current) != 0)
@@ -95,6 +89,31 @@ Status apply_rlimits(const RlimitPlan& plan) {
       return Status::failure(Error{Step::rlimits, errno, entry.what, false});
   }
   return Status::success();
+}
+
+}  // namespace
+
+Status apply_rlimits(const RlimitPlan& plan) {
+  // Core and file size first: if a later step fails and the child crashes, it writes nothing.
+  const std::array<Entry, 7> entries{{
+      {RLIMIT_CORE, plan.core_bytes, "setrlimit(RLIMIT_CORE)"},
+      {RLIMIT_FSIZE, plan.file_size_bytes, "setrlimit(RLIMIT_FSIZE)"},
+      {RLIMIT_NPROC, plan.processes, "setrlimit(RLIMIT_NPROC)"},
+      {RLIMIT_NOFILE, plan.open_files, "setrlimit(RLIMIT_NOFILE)"},
+      {RLIMIT_CPU, plan.cpu_seconds, "setrlimit(RLIMIT_CPU)"},
+      {RLIMIT_DATA, plan.data_bytes, "setrlimit(RLIMIT_DATA)"},
+      {RLIMIT_AS, plan.address_space_bytes, "setrlimit(RLIMIT_AS)"},
+  }};
+  return apply_entries(entries);
+}
+
+Status lower_invocation_rlimits(const RlimitPlan& plan) {
+  const std::array<Entry, 3> entries{{
+      {RLIMIT_CPU, plan.cpu_seconds, "setrlimit(RLIMIT_CPU)"},
+      {RLIMIT_DATA, plan.data_bytes, "setrlimit(RLIMIT_DATA)"},
+      {RLIMIT_AS, plan.address_space_bytes, "setrlimit(RLIMIT_AS)"},
+  }};
+  return apply_entries(entries);
 }
 
 }  // namespace skillbox::isolation

@@ -3,8 +3,14 @@
 // These back up the engine's own limits (JS_SetMemoryLimit, the step budget, the supervisor's
 // deadline kill) against native code that never passes through the engine's allocator or interrupt
 // handler: a QuickJS memory-safety bug turned into arbitrary code still cannot take more memory, CPU
-// or disk than these allow. Each limit is set as soft = hard, so the worker cannot raise it again
-// (and seccomp denies setrlimit/prlimit64 anyway).
+// or disk than these allow. Each limit is set as soft = hard, so the worker cannot raise it again: it
+// has no CAP_SYS_RESOURCE (sandbox_self drops every capability first), and seccomp allows prlimit64
+// only on the calling process.
+//
+// A pooled worker serves any invocation: it is forked with the rlimits of the host's ceilings
+// (Limits::kMaxMemoryBytes, kMaxTimeoutMs) and lowers RLIMIT_AS, RLIMIT_DATA and RLIMIT_CPU to its
+// invocation's with lower_invocation_rlimits() right after it reads the invocation, before any skill
+// code runs.
 #pragma once
 
 #include <sys/resource.h>
@@ -83,5 +89,11 @@ Result<MemoryBaseline> measure_memory_baseline();
 /// only ever lowers, so it works unprivileged. Never allocates. Error (step rlimits) names the
 /// resource whose setrlimit failed.
 Status apply_rlimits(const RlimitPlan& plan);
+
+/// The part of `plan` that depends on the invocation: RLIMIT_AS, RLIMIT_DATA and RLIMIT_CPU, each as
+/// soft = hard = min(planned, current hard limit), like apply_rlimits. For a worker that was forked with
+/// larger ones (the ceilings) and has read its invocation; seccomp allows it (prlimit64 with pid 0).
+/// Never allocates. Error (step rlimits) names the resource whose setrlimit failed.
+Status lower_invocation_rlimits(const RlimitPlan& plan);
 
 }  // namespace skillbox::isolation

@@ -13,15 +13,17 @@
 //                    drops its groups and takes uid/gid 65534 (the kernel then clears its capability
 //                    sets); any other child clears its sets with capset. Before the rlimits (a uid
 //                    change under RLIMIT_NPROC 0) and before seccomp, which denies these calls.
-//   3. rlimits       memory, CPU, open files, file size 0, processes 0, core 0. Before seccomp, which
-//                    denies prlimit64.
+//   3. rlimits       memory, CPU, open files, file size 0, processes 0, core 0. After the privilege
+//                    drop: without CAP_SYS_RESOURCE they can only go down from here (a pooled worker
+//                    lowers memory and CPU once more to its invocation's, lower_invocation_rlimits).
 //   4. no_new_privs  PR_SET_NO_NEW_PRIVS: required by Landlock and by an unprivileged seccomp filter;
 //                    no exec could gain privileges (setuid) even if exec were allowed. Also clears
 //                    READ_IMPLIES_EXEC from the personality, which would make PROT_READ executable.
 //   5. landlock      a domain with every known right handled and none granted. Before seccomp, which
 //                    denies the landlock_* calls.
-//   6. seccomp       last: it denies every call the steps above use (close_range, setsid, prlimit64,
-//                    prctl, landlock_*), and is the one step after which nothing can be undone.
+//   6. seccomp       last: it denies every call the steps above use (close_range, setsid, prctl,
+//                    landlock_*) but prlimit64 on the process itself, and is the one step after which nothing
+//                    can be undone.
 //
 // The child path never allocates, so it is also safe after fork from a multi-threaded process.
 #pragma once

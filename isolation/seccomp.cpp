@@ -81,6 +81,13 @@ int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
       return 0;
     case ArgCondition::futex_wait_wake:
       return add_value_rules(ctx, action, nr, 1, kFutexCommandMask, kFutexCommands);
+    case ArgCondition::own_process:
+      // The whole register: a pid with garbage in its upper half is not 0 here and falls to the
+      // default action (kill), though the kernel would read its lower half only.
+      cmp.arg = 0;
+      cmp.op = SCMP_CMP_EQ;
+      cmp.datum_a = 0;
+      return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
   }
   return -EINVAL;
 }

@@ -17,6 +17,7 @@ constexpr ArgCondition no_exec = ArgCondition::prot_without_exec;
 constexpr ArgCondition no_addr = ArgCondition::no_destination_address;
 constexpr ArgCondition advice = ArgCondition::malloc_advice;
 constexpr ArgCondition wait_wake = ArgCondition::futex_wait_wake;
+constexpr ArgCondition own = ArgCondition::own_process;
 
 // clang-format off
 constexpr SyscallRule kWorkerPolicy[] = {
@@ -119,8 +120,12 @@ constexpr SyscallRule kWorkerPolicy[] = {
   {"request_key",     K, none,   0, "kernel keyrings"},
   {"prctl",           K, none,   0, "process attributes (dumpable, PR_SET_MM, a second filter): none needed after setup"},
   {"seccomp",         K, none,   0, "filter games; nothing after setup needs it"},
-  {"setrlimit",       K, none,   0, "raising soft limits back to the hard ones"},
-  {"prlimit64",       K, none,   0, "raising limits; changing other processes' limits"},
+  {"setrlimit",       K, none,   0, "glibc sets limits with prlimit64; nothing needs the old call"},
+  // A pooled worker is forked with the host's ceilings and lowers RLIMIT_AS/DATA/CPU to its invocation's
+  // once it has read it (worker/worker_child.cpp). Safe to allow: pid 0 only (another process's limits
+  // stay out of reach), and the worker has no CAP_SYS_RESOURCE after sandbox_self's privilege drop, so
+  // the kernel lets a hard limit only go down (EPERM otherwise); soft = hard, so nothing can be raised.
+  {"prlimit64",       A, own,    0, "lowering its own limits to its invocation's; a hard limit only goes down without CAP_SYS_RESOURCE"},
   {"pkey_mprotect",   K, none,   0, "executable memory through the other mprotect"},
   {"modify_ldt",      K, none,   0, "x86 segment tricks with a history of kernel bugs"},
 };
@@ -181,6 +186,8 @@ const char* condition_text(ArgCondition condition) {
       return " (malloc's advice only)";
     case ArgCondition::futex_wait_wake:
       return " (wait/wake only)";
+    case ArgCondition::own_process:
+      return " (pid 0 only)";
   }
   return "";
 }

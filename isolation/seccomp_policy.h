@@ -28,6 +28,7 @@ enum class ArgCondition : uint8_t {
   no_destination_address,  // arg 4 (dest_addr) is NULL: sendto on the already-connected socket
   malloc_advice,           // arg 2 (advice) is one glibc malloc uses: madvise
   futex_wait_wake,         // arg 1 (op) is WAIT/WAKE(_BITSET), any flags: futex
+  own_process,             // arg 0 (pid) is 0, the calling process: prlimit64
 };
 
 /// One row of the policy.

@@ -7,7 +7,8 @@
 #include <variant>
 
 #include "base/json_text.h"
-#include "capabilities/db/db_capability.h"
+#include "bundle_db/db_engine.h"
+#include "capabilities/db/db_file.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
 #include "capabilities/http/http_capability.h"
@@ -93,8 +94,8 @@ struct HostEndpoint::Capabilities {
   // Requests carrying a real credential: a capability of their own that follows no redirect, so a
   // secret in any header never reaches a host it is not bound to.
   std::unique_ptr<capabilities::HttpCapability> http_credentialed;
-  std::unique_ptr<capabilities::DbFile> db_file;   // the lease, from the first db call to finish_db()
-  std::unique_ptr<capabilities::DbCapability> db;  // in-process only: the engine on the image
+  std::unique_ptr<capabilities::DbFile> db_file;  // the lease, from the first db call to finish_db()
+  std::unique_ptr<bundle_db::DbEngine> db;        // in-process only: the engine on the image
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -253,15 +254,15 @@ struct HostEndpoint::Router {
         std::string(what) + " belongs to the OpenHuman bundle API; this skill is not a bundle"};
   }
 
-  [[nodiscard]] capabilities::DbSettings db_settings() const {
-    return capabilities::DbSettings{ctx().policy.db.quota_bytes, ctx().memory_bytes};
+  [[nodiscard]] bundle_db::DbSettings db_settings() const {
+    return bundle_db::DbSettings{ctx().policy.db.quota_bytes, ctx().memory_bytes};
   }
 
   // The lease and the file's bytes (docs/openhuman.md "db"), waited for until the invocation stops.
   [[nodiscard]] Result<bus::Bytes, bus::ErrorReply> open_db_file() const {
     if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
     auto file = capabilities::DbFile::open(ctx().data_dir, ctx().skill_id,
-                                           capabilities::db_max_image_bytes(db_settings()), self.stop_);
+                                           bundle_db::db_max_image_bytes(db_settings()), self.stop_);
     if (!file) return file.error();
     caps().db_file = std::move(*file);
     return caps().db_file->take_image();
@@ -275,8 +276,8 @@ struct HostEndpoint::Router {
     if (!caps().db) {
       Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
       if (!image) return image.error();
-      caps().db = std::make_unique<capabilities::DbCapability>(std::move(*image), db_settings(), self.stop_,
-                                                               self.budget_);
+      caps().db =
+          std::make_unique<bundle_db::DbEngine>(std::move(*image), db_settings(), self.stop_, self.budget_);
     }
     return caps().db->handle(r);
   }
@@ -373,8 +374,8 @@ std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optiona
     static constexpr std::string_view kHeader("SQLite format 3\0", 16);
     const bool looks_right = image->empty() || (image->size() >= kHeader.size() &&
                                                 std::equal(kHeader.begin(), kHeader.end(), image->begin()));
-    const uint64_t cap = capabilities::db_max_image_bytes(
-        capabilities::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
+    const uint64_t cap = bundle_db::db_max_image_bytes(
+        bundle_db::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
     if (!looks_right || image->size() > cap) {
       failure = "the run's database image was not a database within the quota; it was not stored";
     } else if (auto stored = caps_->db_file->store(*image); !stored) {

@@ -1,12 +1,13 @@
 // runner/worker_runner.cpp — WorkerRunner: the supervisor side of process isolation.
 //
 // Pieces:
-//   - ZygoteLink: one exec'd zygote (runner/zygote.h), its control socket and the thread that reads
+//   - ZygoteLink: one exec'd zygote (worker/zygote.h), its control socket and the thread that reads
 //     it (spawned workers, their exit statuses, the zygote's death). Restarted on the next run after
 //     it died; the workers it had are killed and their invocations reported `crashed`.
-//   - the pool: forked, sandboxed workers waiting for an invocation, all with the rlimits of one
-//     (memory, timeout) pair — the limits of the latest invocation. A worker whose rlimits do not
-//     match an invocation is never used for it: the pool is emptied and refilled for the new pair.
+//   - the pool: forked, sandboxed workers waiting for an invocation, any invocation: each is forked
+//     with the rlimits of the host's ceilings (Limits::kMaxMemoryBytes, kMaxTimeoutMs) and lowers
+//     them to its invocation's once it has read it (worker/worker_child.h), so invocations with
+//     different limits share one pool and mixed traffic never empties it.
 //   - run(): on the caller's thread, which supervises its worker: sends the invocation frame, answers
 //     each request frame with a HostEndpoint (the same capabilities and policy as in-process), relays
 //     asynchronous replies (http, completed on the capability's I/O thread) through an eventfd, and
@@ -44,11 +45,13 @@
 #include <vector>
 
 #include "base/errno_text.h"
+#include "base/mutex.h"
 #include "base/unique_fd.h"
 #include "bus/codec.h"
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_frames.h"
+#include "bus/worker_transport.h"
 #include "isolation/sandbox.h"
 #include "runner/host_endpoint.h"
 #include "runner/invocation_setup.h"
@@ -56,7 +59,6 @@
 #include "runner/live_run.h"
 #include "runner/skill_reader.h"
 #include "runner/source_cache.h"
-#include "runner/worker_transport.h"
 #include "skillbox/skillbox.h"
 
 extern char** environ;
@@ -66,10 +68,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using base::UniqueFd;
-using runner::ControlMessage;
-using runner::ControlType;
-using runner::recv_control;
-using runner::send_control;
+using bus::ControlMessage;
+using bus::ControlType;
+using bus::recv_control;
+using bus::send_control;
 
 /// How long after the deadline a worker may still send the timeout result its own engine noticed
 /// before it is killed. Short: a worker stuck in a native call is killed this late at most.
@@ -139,8 +141,6 @@ struct Worker {
   UniqueFd socket;
   UniqueFd pidfd;
   std::shared_ptr<ExitRecord> exit;
-  uint64_t memory_bytes = 0;
-  uint64_t timeout_ms = 0;
 
   void kill() const {
     if (pidfd) (void)pidfd_kill(pidfd.get());
@@ -158,8 +158,6 @@ struct SpawnSlot {
   bool done = false;
   std::optional<Worker> worker;
   std::string error;
-  uint64_t memory_bytes = 0;
-  uint64_t timeout_ms = 0;
 };
 
 /// Replies of asynchronous requests, completed on the http I/O thread, waiting for the supervising
@@ -208,7 +206,7 @@ struct WorkerRunner::Impl {
         worker_path(find_worker(options)) {}
 
   ~Impl() {
-    std::unique_lock<std::mutex> start_lock(start_mu);
+    base::MutexLock start_lock(start_mu);
     stop_zygote();
   }
 
@@ -217,13 +215,13 @@ struct WorkerRunner::Impl {
   /// Starts the zygote if none is running. Empty on success, else why it cannot run.
   std::optional<std::string> ensure_zygote() {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (zygote_alive) return std::nullopt;
       if (unsupported) return unsupported;
     }
-    std::lock_guard<std::mutex> start_lock(start_mu);
+    base::MutexLock start_lock(start_mu);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (zygote_alive) return std::nullopt;
       if (unsupported) return unsupported;
     }
@@ -231,8 +229,8 @@ struct WorkerRunner::Impl {
     return start_zygote();
   }
 
-  // start_mu held.
-  std::optional<std::string> start_zygote() {
+  std::optional<std::string> start_zygote() SKILLBOX_REQUIRES(start_mu) {
+    start_mu.assert_held();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
       return "process isolation: socketpair failed: " + base::errno_text(errno);
@@ -301,12 +299,12 @@ struct WorkerRunner::Impl {
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       if (got > 0 && hello.status == 2) {
-        std::lock_guard<std::mutex> lock(mu);
+        base::MutexLock lock(mu);
         unsupported = why;  // the kernel will not grow the feature: fail closed at once from now on
       }
       return why;
     }
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     zygote_pid = pid;
     control = std::move(ours);
     zygote_alive = true;
@@ -315,16 +313,17 @@ struct WorkerRunner::Impl {
     return std::nullopt;
   }
 
-  // start_mu held. Stops a running zygote (the destructor) or cleans up after a dead one.
-  void stop_zygote() {
+  // Stops a running zygote (the destructor) or cleans up after a dead one.
+  void stop_zygote() SKILLBOX_REQUIRES(start_mu) {
+    start_mu.assert_held();
     std::thread old;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       if (control) ::shutdown(control.get(), SHUT_RDWR);  // the zygote sees EOF, kills and reaps all
       old = std::move(reader);
     }
     if (old.joinable()) old.join();
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     control.reset();
   }
 
@@ -335,7 +334,7 @@ struct WorkerRunner::Impl {
       std::vector<UniqueFd> fds;
       const int got = recv_control(fd, m, fds);
       if (got <= 0) break;
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       switch (static_cast<ControlType>(m.type)) {
         case ControlType::spawned:
           on_spawned(m, fds);
@@ -364,7 +363,7 @@ struct WorkerRunner::Impl {
     }
     // The zygote is gone: its workers die with it (PDEATHSIG); whoever waits for one learns it now.
     {
-      std::lock_guard<std::mutex> lock(mu);
+      base::MutexLock lock(mu);
       zygote_alive = false;
       zygote_pid = -1;
       for (auto& [worker_pid, record] : exits) record->lost = true;
@@ -388,8 +387,8 @@ struct WorkerRunner::Impl {
     }
   }
 
-  // mu held.
-  void on_spawned(const ControlMessage& m, std::vector<UniqueFd>& fds) {
+  void on_spawned(const ControlMessage& m, std::vector<UniqueFd>& fds) SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     if (fds.size() != 2) return;
     Worker w;
     w.pid = static_cast<pid_t>(m.pid);
@@ -404,13 +403,10 @@ struct WorkerRunner::Impl {
       w.kill();
       return;
     }
-    w.memory_bytes = it->second.memory_bytes;
-    w.timeout_ms = it->second.timeout_ms;
     if (it->second.for_pool) {
       slots.erase(it);
       if (pool_inflight > 0) --pool_inflight;
-      if (w.memory_bytes == pool_memory && w.timeout_ms == pool_timeout &&
-          pool.size() < options.worker_pool_size)
+      if (pool.size() < options.worker_pool_size)
         pool.push_back(std::move(w));
       else
         w.kill();
@@ -420,26 +416,27 @@ struct WorkerRunner::Impl {
     it->second.worker = std::move(w);
   }
 
-  // mu held. Asks the zygote for a worker; false when the request could not be sent.
-  bool request_spawn(uint64_t token, uint64_t memory, uint64_t timeout) {
+  // Asks the zygote for a worker; false when the request could not be sent. Every worker is forked
+  // with the ceilings' rlimits and lowers them to its invocation's (worker/worker_child.h).
+  bool request_spawn(uint64_t token) SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     ControlMessage m;
     m.type = static_cast<uint32_t>(ControlType::spawn);
     m.token = token;
-    m.memory_bytes = memory;
-    m.timeout_ms = timeout;
+    m.memory_bytes = Limits::kMaxMemoryBytes;
+    m.timeout_ms = Limits::kMaxTimeoutMs;
     return control && send_control(control.get(), m);
   }
 
-  // mu held. Keeps pool + in-flight at the pool size for the current pool limits.
-  void refill_pool() {
+  // Keeps pool + in-flight at the pool size.
+  void refill_pool() SKILLBOX_REQUIRES(mu) {
+    mu.assert_held();
     while (zygote_alive && pool.size() + pool_inflight < options.worker_pool_size) {
       const uint64_t token = next_token++;
       SpawnSlot slot;
       slot.for_pool = true;
-      slot.memory_bytes = pool_memory;
-      slot.timeout_ms = pool_timeout;
       slots.emplace(token, std::move(slot));
-      if (!request_spawn(token, pool_memory, pool_timeout)) {
+      if (!request_spawn(token)) {
         slots.erase(token);
         return;
       }
@@ -447,16 +444,10 @@ struct WorkerRunner::Impl {
     }
   }
 
-  /// A sandboxed worker with rlimits for `limits`: from the pool, else forked now.
-  Result<Worker, std::string> acquire(const Limits& limits) {
+  /// A sandboxed worker, ready for any limits: from the pool, else forked now.
+  Result<Worker, std::string> acquire() {
     if (auto why = ensure_zygote()) return *why;
-    std::unique_lock<std::mutex> lock(mu);
-    if (pool_memory != limits.memory_bytes || pool_timeout != limits.timeout_ms) {
-      for (Worker& w : pool) w.kill();
-      pool.clear();
-      pool_memory = limits.memory_bytes;
-      pool_timeout = limits.timeout_ms;
-    }
+    base::MutexLock lock(mu);
     while (!pool.empty()) {
       Worker w = std::move(pool.front());
       pool.pop_front();
@@ -465,16 +456,16 @@ struct WorkerRunner::Impl {
       // It died while waiting (killed from outside): not this invocation's crash.
     }
     const uint64_t token = next_token++;
-    SpawnSlot slot;
-    slot.memory_bytes = limits.memory_bytes;
-    slot.timeout_ms = limits.timeout_ms;
-    slots.emplace(token, std::move(slot));
-    if (!request_spawn(token, limits.memory_bytes, limits.timeout_ms)) {
+    slots.emplace(token, SpawnSlot{});
+    if (!request_spawn(token)) {
       slots.erase(token);
       return std::string("process isolation: the zygote is not accepting requests");
     }
     refill_pool();
-    const bool arrived = cv.wait_for(lock, kSpawnWait, [&] { return slots.at(token).done; });
+    const bool arrived = lock.wait_for(cv, kSpawnWait, [&] {
+      mu.assert_held();
+      return slots.at(token).done;
+    });
     SpawnSlot done = std::move(slots.at(token));
     slots.erase(token);
     if (!arrived) return std::string("process isolation: no worker was forked within 10 s");
@@ -484,8 +475,8 @@ struct WorkerRunner::Impl {
 
   /// Waits (bounded) for the zygote's report of how `w` ended.
   std::optional<int> exit_status(const Worker& w) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, kExitStatusWait, [&] { return w.exit->known || w.exit->lost; });
+    base::MutexLock lock(mu);
+    lock.wait_for(cv, kExitStatusWait, [&] { return w.exit->known || w.exit->lost; });
     if (w.exit->known) return w.exit->status;
     return std::nullopt;
   }
@@ -502,23 +493,21 @@ struct WorkerRunner::Impl {
   runner::JsThreadPool observer_threads{2};  // supervise observed runs (Observer: not the caller's thread)
   static constexpr int kZygoteControlFd = 3;
 
-  std::mutex start_mu;  // serializes starting and stopping the zygote
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  // Guarded by mu:
-  bool zygote_alive = false;
-  pid_t zygote_pid = -1;
-  int landlock_abi = 0;
-  std::optional<std::string> unsupported;  // the kernel lacks what the sandbox needs
-  UniqueFd control;
-  std::thread reader;
-  std::map<uint64_t, SpawnSlot> slots;
-  std::map<pid_t, std::shared_ptr<ExitRecord>> exits;  // live workers of the current zygote
-  std::deque<Worker> pool;
-  size_t pool_inflight = 0;
-  uint64_t pool_memory = 0;
-  uint64_t pool_timeout = 0;
-  uint64_t next_token = 1;
+  // Lock order: start_mu before mu, never the other way.
+  base::Mutex start_mu;  // serializes starting and stopping the zygote
+  mutable base::Mutex mu;
+  std::condition_variable cv;  // with mu: a spawn slot done, an exit status known, the zygote gone
+  bool zygote_alive SKILLBOX_GUARDED_BY(mu) = false;
+  pid_t zygote_pid SKILLBOX_GUARDED_BY(mu) = -1;
+  int landlock_abi SKILLBOX_GUARDED_BY(mu) = 0;
+  std::optional<std::string> unsupported SKILLBOX_GUARDED_BY(mu);  // the kernel lacks what the sandbox needs
+  UniqueFd control SKILLBOX_GUARDED_BY(mu);
+  std::thread reader SKILLBOX_GUARDED_BY(mu);
+  std::map<uint64_t, SpawnSlot> slots SKILLBOX_GUARDED_BY(mu);
+  std::map<pid_t, std::shared_ptr<ExitRecord>> exits SKILLBOX_GUARDED_BY(mu);  // live workers of the zygote
+  std::deque<Worker> pool SKILLBOX_GUARDED_BY(mu);
+  size_t pool_inflight SKILLBOX_GUARDED_BY(mu) = 0;
+  uint64_t next_token SKILLBOX_GUARDED_BY(mu) = 1;
 };
 
 namespace {
@@ -567,7 +556,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
       frame.db_quota_bytes = invocation.skill.manifest().permissions.db.quota_bytes;
     const bus::Bytes bytes = bus::encode_invocation(frame);
     const bus::Bytes* frames[] = {&bytes};
-    if (Result<void, Error> sent = runner::write_frames(w.socket.get(), frames, deadline); !sent)
+    if (Result<void, Error> sent = bus::write_frames(w.socket.get(), frames, deadline); !sent)
       send_error = sent.error();
   }
   RelaySink sink;
@@ -662,14 +651,14 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
                    exit_status(w));
   }
 
-  runner::FrameReader frames_in(max_frame_from_worker(limits.memory_bytes));
+  bus::FrameReader frames_in(max_frame_from_worker(limits.memory_bytes));
   bus::Bytes frame;
   bool closed = false;
   const auto send_reply = [&](uint64_t id, const bus::Reply& reply) {
     const bus::Bytes bytes = bus::encode_reply(id, reply);
     const bus::Bytes* frames[] = {&bytes};
     // A worker that does not read its replies is killed at the deadline like any late worker.
-    (void)runner::write_frames(w.socket.get(), frames, deadline + kKillGrace);
+    (void)bus::write_frames(w.socket.get(), frames, deadline + kKillGrace);
   };
 
   for (;;) {
@@ -770,7 +759,7 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
         return violation("the socket closed in the middle of a frame (" +
                          std::to_string(frames_in.pending_bytes()) + " bytes of it arrived)");
       const std::optional<int> status = exit_status(w);
-      if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == runner::kWorkerExitOutOfMemory) {
+      if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == bus::kWorkerExitOutOfMemory) {
         RunResult r =
             failure(Outcome::memory_limit, "MemoryLimitExceeded",
                     "the worker process ran out of memory outside the engine's heap (its address-space "
@@ -816,11 +805,11 @@ RunResult WorkerRunner::Impl::supervise(Worker& w, const Invocation& invocation,
     const int n = ::poll(fds, 3, static_cast<int>(std::min<int64_t>(left, 60'000)));
     if (n < 0) continue;  // EINTR
     if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 || (fds[2].revents & POLLIN) != 0) {
-      const runner::FrameReader::Status s = frames_in.fill(w.socket.get());
-      if (s == runner::FrameReader::Status::error) state.violation = frames_in.error();
-      if (s == runner::FrameReader::Status::eof) closed = true;
+      const bus::FrameReader::Status s = frames_in.fill(w.socket.get());
+      if (s == bus::FrameReader::Status::error) state.violation = frames_in.error();
+      if (s == bus::FrameReader::Status::eof) closed = true;
       // The process ended: whatever it wrote is buffered now (the socket still holds it).
-      if ((fds[2].revents & POLLIN) != 0 && s == runner::FrameReader::Status::progress &&
+      if ((fds[2].revents & POLLIN) != 0 && s == bus::FrameReader::Status::progress &&
           (fds[0].revents & POLLIN) == 0)
         closed = true;
     }
@@ -845,7 +834,7 @@ RunResult WorkerRunner::run(const Invocation& invocation) {
     const Skill& skill = invocation.skill;
     auto sources = impl_->source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
-    Result<Worker, std::string> worker = impl_->acquire(limits);
+    Result<Worker, std::string> worker = impl_->acquire();
     if (!worker) return isolation_unavailable(worker.error());
     if (invocation.observer.empty())
       return impl_->supervise(*worker, invocation, limits, start, deadline, std::move(*sources));
@@ -887,14 +876,14 @@ Result<void> WorkerRunner::check_support(const HostOptions& options) {
 }
 
 std::vector<int> WorkerRunner::pooled_worker_pids() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  base::MutexLock lock(impl_->mu);
   std::vector<int> out;
   for (const Worker& w : impl_->pool) out.push_back(w.pid);
   return out;
 }
 
 int WorkerRunner::zygote_pid() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  base::MutexLock lock(impl_->mu);
   return impl_->zygote_pid;
 }
 

@@ -1,4 +1,6 @@
-// capabilities/db/db_file.cpp — DbFile (db_capability.h): the lease and the file's bytes.
+// capabilities/db/db_file.cpp — DbFile (db_file.h): the lease and the file's bytes.
+#include "capabilities/db/db_file.h"
+
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
@@ -10,8 +12,6 @@
 #include <chrono>
 #include <string>
 #include <thread>
-
-#include "capabilities/db/db_capability.h"
 
 namespace skillbox::capabilities {
 namespace {

@@ -145,10 +145,25 @@ const ForbiddenCall kForbidden[] = {
      },
      0},
     {"kill_init", [](int) -> long { return kill(1, 0); }, 0},
+    // glibc's setrlimit is prlimit64(0, ...), which the filter lets through so that a pooled worker can
+    // lower its limits to its invocation's; raising a hard limit needs CAP_SYS_RESOURCE, which the
+    // worker no longer has, so the kernel refuses.
     {"raise_rlimit",
      [](int) -> long {
        const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
        return setrlimit(RLIMIT_AS, &unlimited);
+     },
+     EPERM},
+    {"raw_setrlimit",
+     [](int) -> long {
+       const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+       return syscall(SYS_setrlimit, RLIMIT_AS, &unlimited);
+     },
+     0},
+    {"prlimit_other_process",
+     [](int) -> long {
+       rlimit old{};
+       return syscall(SYS_prlimit64, getppid(), RLIMIT_AS, nullptr, &old);
      },
      0},
     {"unshare_user_ns", [](int) -> long { return unshare(CLONE_NEWUSER); }, 0},

@@ -1,4 +1,4 @@
-// The second wall really holds: a worker built with test-only globals (worker/wall_test_hooks.h)
+// The second wall really holds: a worker built with test-only globals (worker/exe/wall_test_hooks.h)
 // makes each forbidden system call after sandboxing, crashes, spins in native code and writes
 // garbage frames. Each ends as the issue says, and the supervisor carries on.
 #include <gtest/gtest.h>
@@ -6,11 +6,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/sanitizer.h"
 #include "skill_fixture.h"
@@ -192,6 +195,65 @@ TEST(WorkerWall, GarbageFramesEndTheWorkerAsCrashed) {
   }
   EXPECT_EQ(run_js(runner, "'fine'").outcome, Outcome::ok);
   EXPECT_EQ(zombie_children(), 0);
+}
+
+// --- one pool for every limit ----------------------------------------------------------------
+
+// The pooled workers the runner holds once the pool has refilled (at most 10 s).
+std::vector<int> full_pool(WorkerRunner& runner, size_t size) {
+  std::vector<int> pids;
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while ((pids = runner.pooled_worker_pids()).size() < size && Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return pids;
+}
+
+RunResult run_with_memory(WorkerRunner& runner, const std::string& body, uint64_t memory_mb) {
+  TempSkill skill({{"index.js", "export default () => " + body}});
+  skill.manifest().limits.memory_bytes = memory_mb * 1024 * 1024;
+  skill.manifest().limits.timeout_ms = 10'000;
+  return run(runner, skill);
+}
+
+bool contains(const std::vector<int>& pids, long pid) {
+  return std::find(pids.begin(), pids.end(), static_cast<int>(pid)) != pids.end();
+}
+
+// An invocation with a small memory limit after one with a big one runs on a worker from the pool (no
+// refill for new limits), and that worker holds the small limit: its RLIMIT_AS refuses a 1 GiB mapping
+// the big invocation's worker could make, the engine ends a hungry skill as memory_limit, and the
+// worker cannot raise its limit back to the ceiling it was forked with.
+TEST(WorkerWall, PooledWorkerTakesTheLimitsOfItsInvocation) {
+  WorkerRunner runner(wall_options(1));
+  const char* probe = "[__wall('getpid'), __wall('rlimit_as'), __wall('mmap_1g'), __wall('raise_rlimit')]";
+  ASSERT_EQ(run_with_memory(runner, "1", 2048).outcome, Outcome::ok);  // starts the zygote, fills the pool
+
+  std::vector<int> pool = full_pool(runner, 1);
+  ASSERT_EQ(pool.size(), 1u);
+  RunResult big = run_with_memory(runner, probe, 2048);
+  ASSERT_EQ(big.outcome, Outcome::ok) << describe(big);
+  const nlohmann::json big_probe = nlohmann::json::parse(big.value_json);
+  EXPECT_TRUE(contains(pool, big_probe[0].get<long>())) << big.value_json;
+  EXPECT_GE(big_probe[1].get<long>(), 2048) << "RLIMIT_AS below the invocation's memory";
+  EXPECT_EQ(big_probe[2].get<long>(), 0) << "a 1 GiB mapping within a 2 GiB limit";
+  EXPECT_EQ(big_probe[3].get<long>(), -EPERM);
+
+  pool = full_pool(runner, 1);
+  ASSERT_EQ(pool.size(), 1u);
+  RunResult small = run_with_memory(runner, probe, 16);
+  ASSERT_EQ(small.outcome, Outcome::ok) << describe(small);
+  const nlohmann::json small_probe = nlohmann::json::parse(small.value_json);
+  EXPECT_TRUE(contains(pool, small_probe[0].get<long>())) << "not the pooled worker: " << small.value_json;
+  EXPECT_LT(small_probe[1].get<long>(), 1024) << "RLIMIT_AS of a 16 MiB invocation: " << small.value_json;
+  EXPECT_EQ(small_probe[2].get<long>(), -ENOMEM) << "RLIMIT_AS let a 1 GiB mapping through";
+  EXPECT_EQ(small_probe[3].get<long>(), -EPERM) << "the worker raised its hard limit";
+
+  pool = full_pool(runner, 1);
+  ASSERT_EQ(pool.size(), 1u);
+  RunResult hungry =
+      run_with_memory(runner, "{ const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length); }", 16);
+  EXPECT_EQ(hungry.outcome, Outcome::memory_limit) << describe(hungry);
+  EXPECT_EQ(full_pool(runner, 1).size(), 1u) << "the pool refills after every run";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The bundle database engine (capabilities/db/db_capability.h) on its own: an in-memory image whose
+// The bundle database engine (bundle_db/db_engine.h) on its own: an in-memory image whose
 // changes come back only when there are some, the functions and schema objects it refuses, and the
 // memory and temporary storage a statement may use — counted in the invocation's budget, never on disk.
-#include "capabilities/db/db_capability.h"
+#include "bundle_db/db_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace skillbox::capabilities {
+namespace skillbox::bundle_db {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -37,10 +37,10 @@ json value_of(const bus::Reply& r) {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-TEST(DbCapability, ChangesComeBackOnlyWhenThereAreSome) {
+TEST(DbEngine, ChangesComeBackOnlyWhenThereAreSome) {
   bus::Bytes image;
   {
-    DbCapability db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
+    DbEngine db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
     EXPECT_EQ(error_of(db.handle(sql("CREATE TABLE t (v TEXT)", bus::DbOp::exec))), "");
     EXPECT_EQ(error_of(db.handle(sql("INSERT INTO t VALUES ('kept')", bus::DbOp::exec))), "");
     std::optional<bus::Bytes> out = db.finish();
@@ -50,20 +50,20 @@ TEST(DbCapability, ChangesComeBackOnlyWhenThereAreSome) {
     image = *out;
   }
   {
-    DbCapability db(image, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
+    DbEngine db(image, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
     EXPECT_EQ(value_of(db.handle(sql("SELECT v FROM t")))["v"], "kept");
     EXPECT_FALSE(db.finish()) << "reading changes nothing";
   }
   {
-    DbCapability db(image, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
+    DbEngine db(image, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
     EXPECT_EQ(error_of(db.handle(sql("BEGIN", bus::DbOp::exec))), "");
     EXPECT_EQ(error_of(db.handle(sql("DELETE FROM t", bus::DbOp::exec))), "");
     EXPECT_FALSE(db.finish()) << "a transaction still open at the end is rolled back";
   }
 }
 
-TEST(DbCapability, Fts3TokenizerIsRefusedInBothForms) {
-  DbCapability db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
+TEST(DbEngine, Fts3TokenizerIsRefusedInBothForms) {
+  DbEngine db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
   // One argument returned a pointer into libsqlite3 (an ASLR leak); two install a tokenizer from a
   // pointer the caller gives.
   const std::string one = error_of(db.handle(sql("SELECT hex(fts3_tokenizer('simple')) AS h")));
@@ -78,8 +78,8 @@ TEST(DbCapability, Fts3TokenizerIsRefusedInBothForms) {
   }
 }
 
-TEST(DbCapability, TempSchemaObjectsAreRefused) {
-  DbCapability db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
+TEST(DbEngine, TempSchemaObjectsAreRefused) {
+  DbEngine db({}, DbSettings{kMiB, 32 * kMiB}, bus::StopToken::never());
   for (const char* s : {"CREATE TEMP TABLE t (x)", "CREATE TABLE temp.t (x)",
                         "CREATE TEMP VIEW v AS SELECT 1", "CREATE TEMPORARY TABLE t2 AS SELECT 1 AS x"}) {
     const std::string e = error_of(db.handle(sql(s, bus::DbOp::exec)));
@@ -88,10 +88,10 @@ TEST(DbCapability, TempSchemaObjectsAreRefused) {
   EXPECT_EQ(error_of(db.handle(sql("CREATE TABLE t (x)", bus::DbOp::exec))), "");
 }
 
-TEST(DbCapability, TemporaryStorageStaysInMemoryWithinTheBudget) {
+TEST(DbEngine, TemporaryStorageStaysInMemoryWithinTheBudget) {
   bus::MemoryBudget budget(16 * kMiB);
   bus::StopToken stop(Clock::now() + std::chrono::seconds(20));
-  DbCapability db({}, DbSettings{kMiB, 16 * kMiB}, stop, &budget);
+  DbEngine db({}, DbSettings{kMiB, 16 * kMiB}, stop, &budget);
   // A sort larger than SQLite's cache spills to "temporary files": in memory, and it works.
   const json sorted = value_of(db.handle(
       sql("SELECT count(*) AS n FROM (WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT "
@@ -109,9 +109,9 @@ TEST(DbCapability, TemporaryStorageStaysInMemoryWithinTheBudget) {
   EXPECT_EQ(value_of(db.handle(sql("SELECT 1 AS one")))["one"], 1);
 }
 
-TEST(DbCapability, LargeResultsAreCountedAndCapped) {
+TEST(DbEngine, LargeResultsAreCountedAndCapped) {
   bus::MemoryBudget budget(64 * kMiB);
-  DbCapability db({}, DbSettings{kMiB, 64 * kMiB}, bus::StopToken::never(), &budget);
+  DbEngine db({}, DbSettings{kMiB, 64 * kMiB}, bus::StopToken::never(), &budget);
   // A value may be at most an eighth of the memory limit (SQLITE_LIMIT_LENGTH).
   const std::string too_big = error_of(db.handle(sql("SELECT zeroblob(9000000) AS b")));
   EXPECT_EQ(too_big.rfind("PayloadTooLarge", 0), 0u) << too_big;
@@ -128,8 +128,8 @@ TEST(DbCapability, LargeResultsAreCountedAndCapped) {
   EXPECT_GT(budget.host_bytes(), 0u);
 }
 
-TEST(DbCapability, AFullDatabaseIsQuotaExceeded) {
-  DbCapability db({}, DbSettings{64 * 1024, 32 * kMiB}, bus::StopToken::never());
+TEST(DbEngine, AFullDatabaseIsQuotaExceeded) {
+  DbEngine db({}, DbSettings{64 * 1024, 32 * kMiB}, bus::StopToken::never());
   EXPECT_EQ(error_of(db.handle(sql("CREATE TABLE t (b BLOB)", bus::DbOp::exec))), "");
   std::string e;
   for (int i = 0; i < 40 && e.empty(); ++i)
@@ -140,9 +140,9 @@ TEST(DbCapability, AFullDatabaseIsQuotaExceeded) {
   EXPECT_LE(image->size(), 64u * 1024);
 }
 
-TEST(DbCapability, AStatementStopsAtTheDeadline) {
+TEST(DbEngine, AStatementStopsAtTheDeadline) {
   bus::StopToken stop(Clock::now() + std::chrono::milliseconds(200));
-  DbCapability db({}, DbSettings{kMiB, 64 * kMiB}, stop);
+  DbEngine db({}, DbSettings{kMiB, 64 * kMiB}, stop);
   const auto start = Clock::now();
   const std::string e = error_of(db.handle(sql(
       "SELECT length(replace(printf('%.*c', 4000000, 'a'), printf('%.*c', 500000, 'a')||'b', 'x')) AS n")));
@@ -151,4 +151,4 @@ TEST(DbCapability, AStatementStopsAtTheDeadline) {
 }
 
 }  // namespace
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::bundle_db

@@ -1,4 +1,6 @@
-// runner/cancel_token.cpp — skillbox::CancelToken: a shared flag plus the runners subscribed to it.
+// base/cancel_token.cpp — skillbox::CancelToken: a shared flag plus the runners subscribed to it.
+//
+// In base/, not runner/, because every process that builds an Invocation needs it: the worker does too.
 //
 // cancel() runs the subscribed callbacks under the token's mutex, and Subscription::reset() takes the
 // same mutex, so once reset() returns no callback of that subscription is running or will run: a

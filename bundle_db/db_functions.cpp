@@ -1,9 +1,9 @@
-// capabilities/db/db_functions.cpp — the stoppable replace/instr/trim/like/glob (db_functions.h).
+// bundle_db/db_functions.cpp — the stoppable replace/instr/trim/like/glob (db_functions.h).
 //
 // Each mirrors the built-in of SQLite 3.40 (func.c) in its handling of NULL, blobs, NUL bytes (text
 // ends at the first one, as sqlite3_value_text gives it), malformed UTF-8 (read the way
 // sqlite3Utf8Read reads it) and SQLITE_LIMIT_LENGTH; only the algorithms differ where they must poll.
-#include "capabilities/db/db_functions.h"
+#include "bundle_db/db_functions.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace skillbox::capabilities {
+namespace skillbox::bundle_db {
 namespace {
 
 // Units of work (bytes compared, characters stepped) between two looks at the StopToken: a look is
@@ -475,4 +475,4 @@ bool install_db_functions(sqlite3* db, DbFunctionContext& context) {
   return true;
 }
 
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::bundle_db

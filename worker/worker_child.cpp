@@ -1,4 +1,4 @@
-#include "runner/worker_child.h"
+#include "worker/worker_child.h"
 
 #include <malloc.h>
 #include <poll.h>
@@ -14,19 +14,26 @@
 #include <utility>
 #include <variant>
 
+#include "bundle_db/db_engine.h"
 #include "bus/codec.h"
 #include "bus/endpoint.h"
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_frames.h"
-#include "capabilities/db/db_capability.h"
+#include "bus/worker_transport.h"
 #include "compat/bundle_flavor.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
-#include "runner/worker_transport.h"
+#include "isolation/rlimits.h"
+#include "isolation/sandbox.h"
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 namespace {
+
+using bus::kWorkerExitBadFrame;
+using bus::kWorkerExitOutOfMemory;
+using bus::read_frame_blocking;
+using bus::write_frames;
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,7 +53,7 @@ class WorkerEndpoint final : public bus::Endpoint {
 
   /// A bundle's database: its quota and the run's memory limit, the invocation's stop token and
   /// memory budget (both must outlive this object).
-  void set_db(capabilities::DbSettings settings, const bus::StopToken& stop, bus::MemoryBudget& budget) {
+  void set_db(bundle_db::DbSettings settings, const bus::StopToken& stop, bus::MemoryBudget& budget) {
     db_settings_ = settings;
     stop_ = &stop;
     budget_ = &budget;
@@ -140,8 +147,7 @@ class WorkerEndpoint final : public bus::Endpoint {
       if (auto* refused = std::get_if<bus::ErrorReply>(&*opened)) return std::move(*refused);
       auto* image = std::get_if<bus::BytesReply>(&*opened);
       if (image == nullptr) give_up();
-      db_ =
-          std::make_unique<capabilities::DbCapability>(std::move(image->data), db_settings_, *stop_, budget_);
+      db_ = std::make_unique<bundle_db::DbEngine>(std::move(image->data), db_settings_, *stop_, budget_);
     }
     return db_->handle(r);
   }
@@ -158,10 +164,10 @@ class WorkerEndpoint final : public bus::Endpoint {
   engine::ReplyInbox& inbox_;
   Clock::time_point deadline_;
   bus::ProgressFrame progress_;
-  capabilities::DbSettings db_settings_{0, 0};
+  bundle_db::DbSettings db_settings_{0, 0};
   const bus::StopToken* stop_ = nullptr;
   bus::MemoryBudget* budget_ = nullptr;
-  std::unique_ptr<capabilities::DbCapability> db_;
+  std::unique_ptr<bundle_db::DbEngine> db_;
 };
 
 // A pooled worker waits for its invocation, and every page its run then touches first is a page fault
@@ -182,7 +188,16 @@ void prefault_heap() {
   for (size_t i = std::size(pieces); i-- > 0;) std::free(pieces[i]);  // NOLINT(cppcoreguidelines-no-malloc)
 }
 
-int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
+/// The invocation's own rlimits, from the frame: the worker was forked with the host's ceilings.
+/// soft = hard, and without CAP_SYS_RESOURCE they never go back up.
+bool lower_rlimits(const bus::InvocationFrame& frame, const isolation::MemoryBaseline& baseline) {
+  const isolation::RlimitPlan plan =
+      isolation::plan_worker_rlimits({frame.memory_bytes, frame.timeout_ms}, baseline, bus::kWorkerSocketFd);
+  return isolation::lower_invocation_rlimits(plan).ok();
+}
+
+int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
+                   const std::function<void(JSContext*)>& extra_api) {
   prefault_heap();
   Result<bus::Bytes, Error> bytes = read_frame_blocking(fd, bus::kMaxFrameBytes);
   if (!bytes) return kWorkerExitBadFrame;
@@ -191,6 +206,8 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   bus::InvocationFrame frame = std::move(std::get<bus::InvocationFrame>(*decoded));
   bytes->clear();
   bytes->shrink_to_fit();
+  if (!lower_rlimits(frame, baseline))
+    return isolation::kSandboxExitBase + static_cast<int>(isolation::Step::rlimits);
 
   // The engine reads only the entry's name from the manifest; the folder is never opened here.
   Manifest manifest;
@@ -229,7 +246,7 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
   engine::ReplyInbox inbox;
   WorkerEndpoint endpoint(fd, inbox, params.deadline);
   if (frame.format == SkillFormat::openhuman && frame.db_quota_bytes > 0)
-    endpoint.set_db(capabilities::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
+    endpoint.set_db(bundle_db::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
   inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });
   params.report_progress = [&endpoint](uint64_t steps, uint64_t heap, uint64_t heap_peak) {
     endpoint.set_progress(steps, heap, heap_peak);
@@ -256,9 +273,10 @@ int run_invocation(int fd, const std::function<void(JSContext*)>& extra_api) {
 
 }  // namespace
 
-int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra_api) {
+int run_worker_child(int socket_fd, const isolation::MemoryBaseline& baseline,
+                     const std::function<void(JSContext*)>& extra_api) {
   try {
-    return run_invocation(socket_fd, extra_api);
+    return run_invocation(socket_fd, baseline, extra_api);
   } catch (const std::bad_alloc&) {
     return kWorkerExitOutOfMemory;
   } catch (...) {
@@ -266,4 +284,4 @@ int run_worker_child(int socket_fd, const std::function<void(JSContext*)>& extra
   }
 }
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker

@@ -1,4 +1,4 @@
-// worker/main.cpp — `skillbox-worker`: the zygote that WorkerRunner execs (runner/zygote.h).
+// worker/exe/main.cpp — `skillbox-worker`: the zygote that WorkerRunner execs (worker/zygote.h).
 //
 // Usage (by the runner only): skillbox-worker --zygote FD, where FD is the control socket. Anything
 // else is refused: the executable is not a tool to run by hand.
@@ -6,10 +6,10 @@
 #include <cstring>
 #include <functional>
 
-#include "runner/zygote.h"
+#include "worker/zygote.h"
 
 #ifdef SKILLBOX_WORKER_WALL_TEST
-#include "worker/wall_test_hooks.h"
+#include "worker/exe/wall_test_hooks.h"
 #endif
 
 int main(int argc, char** argv) {
@@ -22,5 +22,5 @@ int main(int argc, char** argv) {
 #else
   const std::function<void(JSContext*)> extra_api;
 #endif
-  return skillbox::runner::zygote_main(3, extra_api);
+  return skillbox::worker::zygote_main(3, extra_api);
 }

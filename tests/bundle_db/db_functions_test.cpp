@@ -1,7 +1,7 @@
-// The stoppable replace/instr/trim/like/glob (capabilities/db/db_functions.h) give the results of
+// The stoppable replace/instr/trim/like/glob (bundle_db/db_functions.h) give the results of
 // SQLite's built-ins, on generated inputs full of wildcards, escapes, multi-byte and malformed UTF-8;
 // and they stop when the invocation's StopToken is raised, where the built-ins run for minutes.
-#include "capabilities/db/db_functions.h"
+#include "bundle_db/db_functions.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace skillbox::capabilities {
+namespace skillbox::bundle_db {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -149,4 +149,4 @@ TEST_F(DbFunctions, AQuadraticCallStopsWhenTheInvocationMustStop) {
 }
 
 }  // namespace
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::bundle_db

@@ -1,8 +1,9 @@
-// capabilities/db/db_capability.h — the skill's own SQLite database (`db` of OpenHuman bundles).
+// bundle_db/db_engine.h — the engine of the skill's own SQLite database (`db` of OpenHuman bundles).
 //
-// Two pieces, docs/openhuman.md "db":
+// Its own layer, below capabilities/, because it runs inside the worker process, which must not link the
+// host's capabilities (libcurl, the credential vault, the workspace). Two pieces, docs/openhuman.md "db":
 //
-//   - DbCapability, the engine: one invocation's connection to an in-memory copy of the database
+//   - DbEngine, here: one invocation's connection to an in-memory copy of the database
 //     (sqlite3_deserialize of the file's bytes). It runs wherever the bundle's JS runs: inside the
 //     worker process in process isolation (so the deadline's SIGKILL stops any statement, and a SQLite
 //     bug stays behind the sandbox), on the JS thread in-process. It opens no file, ever: its private
@@ -13,15 +14,14 @@
 //     (permissions.db.quota_bytes); its time by a progress handler and by stop-token-polling versions
 //     of the SQL functions whose cost is quadratic in their arguments (replace, instr, trim, like,
 //     glob); its memory by SQLITE_LIMIT_LENGTH (derived from limits.memory_mb) and by the memory budget.
-//   - DbFile, the host side: the lease (an exclusive lock on DATA/skills/<id>/db.lock held for the
-//     whole invocation, so two invocations of one bundle never lose each other's update), the file's
-//     bytes read before the run, and the new bytes written back atomically after it — only when the
-//     run ended `ok` or `error` (docs/limits.md "After a limit": a write attempted after a limit is
-//     never persisted).
+//   - DbFile, the host side (capabilities/db/db_file.h): the lease (an exclusive lock on
+//     DATA/skills/<id>/db.lock held for the whole invocation, so two invocations of one bundle never
+//     lose each other's update), the file's bytes read before the run, and the new bytes written back
+//     atomically after it — only when the run ended `ok` or `error` (docs/limits.md "After a limit": a
+//     write attempted after a limit is never persisted).
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,9 +29,8 @@
 #include "bus/memory_budget.h"
 #include "bus/messages.h"
 #include "bus/stop_token.h"
-#include "skillbox/result.h"
 
-namespace skillbox::capabilities {
+namespace skillbox::bundle_db {
 
 /// What bounds one invocation's database.
 struct DbSettings {
@@ -49,17 +48,17 @@ struct DbSettings {
 /// so this keeps one value well inside the budget.
 [[nodiscard]] uint64_t db_max_value_bytes(const DbSettings& settings);
 
-class DbCapability {
+class DbEngine {
  public:
   /// A connection to an in-memory database holding `image` (a db.sqlite file's bytes; empty: a new
   /// database), opened on the first request. `stop` ends statements (a limit or the deadline) and
   /// must outlive this object, as must `budget` (may be null: nothing counted), where the image, the
   /// temporary files, SQLite's working memory and every result are counted.
-  DbCapability(bus::Bytes image, DbSettings settings, const bus::StopToken& stop,
-               bus::MemoryBudget* budget = nullptr);
-  ~DbCapability();
-  DbCapability(const DbCapability&) = delete;
-  DbCapability& operator=(const DbCapability&) = delete;
+  DbEngine(bus::Bytes image, DbSettings settings, const bus::StopToken& stop,
+           bus::MemoryBudget* budget = nullptr);
+  ~DbEngine();
+  DbEngine(const DbEngine&) = delete;
+  DbEngine& operator=(const DbEngine&) = delete;
 
   /// Runs exactly one statement. Reply: OptionalStringReply with JSON text (exec: rows changed; get:
   /// the first row object or null; all: an array of row objects), or ErrorReply: PermissionDenied (the
@@ -84,34 +83,4 @@ class DbCapability {
   std::unique_ptr<Impl> impl_;
 };
 
-/// One invocation's hold on DATA/skills/<id>/db.sqlite.
-class DbFile {
- public:
-  /// Takes the lease: an exclusive flock(2) on DATA/skills/<id>/db.lock (the folder and the lock file
-  /// are created 0700/0600, never following a symlink), retried until `stop` is requested; then reads
-  /// db.sqlite (absent: empty). Refusals: Timeout (another invocation of the skill held the lease until
-  /// this one's deadline or limit), PayloadTooLarge (the file is larger than `max_image_bytes`), IoError.
-  /// A rollback journal left beside the file by an older skillbox is replayed first.
-  static Result<std::unique_ptr<DbFile>, bus::ErrorReply> open(const std::filesystem::path& data_dir,
-                                                               const std::string& skill_id,
-                                                               uint64_t max_image_bytes,
-                                                               const bus::StopToken& stop);
-  ~DbFile();  // releases the lease
-  DbFile(const DbFile&) = delete;
-  DbFile& operator=(const DbFile&) = delete;
-
-  /// The bytes read by open(), moved out (once).
-  [[nodiscard]] bus::Bytes take_image();
-
-  /// Replaces db.sqlite with `image`, atomically: a temporary file in the same folder, fsync, rename
-  /// over db.sqlite, fsync of the folder. A crash at any point leaves the old or the new database.
-  Result<void, bus::ErrorReply> store(const bus::Bytes& image);
-
- private:
-  DbFile() = default;
-  int lock_fd_ = -1;
-  int dir_fd_ = -1;
-  bus::Bytes image_;
-};
-
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::bundle_db

@@ -1,4 +1,7 @@
-// runner/worker_transport.h — bytes on the sockets between supervisor, zygote and worker.
+// bus/worker_transport.h — bytes on the sockets between supervisor, zygote and worker.
+//
+// Here, below both sides, because the supervisor (runner/) and the zygote and worker (worker/) must agree
+// on it and neither may link the other.
 //
 // Two sockets, two framings:
 //   - the worker socket (AF_UNIX SOCK_STREAM, one per worker): each frame of bus/worker_frames.h as a
@@ -26,7 +29,7 @@
 #include "bus/messages.h"
 #include "skillbox/result.h"
 
-namespace skillbox::runner {
+namespace skillbox::bus {
 
 /// The descriptor a worker's socket has in the worker (0–2 are closed): RLIMIT_NOFILE is sized from it.
 inline constexpr int kWorkerSocketFd = 3;
@@ -51,7 +54,7 @@ class FrameReader {
   /// before it are kept); `error` with error() set on a failed read or a length above the limit.
   Status fill(int fd);
   /// Moves the next complete frame into `out`; false when none is complete yet.
-  bool next(bus::Bytes& out);
+  bool next(Bytes& out);
   /// Bytes of an incomplete frame (or header) still buffered.
   [[nodiscard]] size_t pending_bytes() const { return buf_.size() - pos_; }
   [[nodiscard]] const std::string& error() const { return error_; }
@@ -65,18 +68,18 @@ class FrameReader {
 
 /// Writes each frame with its length prefix, all of them, to the non-blocking `fd`, waiting with
 /// poll until `deadline`. Error when the deadline passes, the peer is gone or a write fails.
-Result<void, Error> write_frames(int fd, std::span<const bus::Bytes* const> frames,
+Result<void, Error> write_frames(int fd, std::span<const Bytes* const> frames,
                                  std::chrono::steady_clock::time_point deadline);
 
 /// Worker side, blocking descriptor: reads one whole frame. Error on EOF, a failed read or a length
 /// above `max_frame_bytes`.
-Result<bus::Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes);
+Result<Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes);
 
 // ---- the control socket ---------------------------------------------------------------------------
 
 enum class ControlType : uint32_t {
   hello = 1,         // zygote -> supervisor, first: status 0 ready (value = Landlock ABI), else text
-  spawn = 2,         // supervisor -> zygote: fork a sandboxed worker for these limits
+  spawn = 2,         // supervisor -> zygote: fork a sandboxed worker with rlimits for these limits
   spawned = 3,       // zygote -> supervisor: pid; descriptors [worker socket, pidfd]
   spawn_failed = 4,  // zygote -> supervisor: status = errno, text says which call
   exited = 5,        // zygote -> supervisor: pid was reaped; status = wait status
@@ -90,8 +93,8 @@ struct ControlMessage {
   int64_t pid = 0;            // spawned, exited
   int64_t status = 0;         // see ControlType
   uint64_t value = 0;         // hello: Landlock ABI
-  uint64_t memory_bytes = 0;  // spawn: the worker's heap limit (rlimits derive from it)
-  uint64_t timeout_ms = 0;    // spawn: the worker's deadline (RLIMIT_CPU derives from it)
+  uint64_t memory_bytes = 0;  // spawn: heap limit its rlimits derive from (the ceiling: it lowers them)
+  uint64_t timeout_ms = 0;    // spawn: deadline RLIMIT_CPU derives from (the ceiling, likewise)
   char text[512] = {};        // NUL-terminated message (hello failure, spawn_failed)
 };
 
@@ -102,4 +105,4 @@ bool send_control(int fd, const ControlMessage& message, std::span<const int> fd
 /// message, 0 at EOF, -1 on an error or a datagram of the wrong size (its descriptors are closed).
 int recv_control(int fd, ControlMessage& message, std::vector<base::UniqueFd>& fds);
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::bus

@@ -1,5 +1,5 @@
-// capabilities/db/db_capability.cpp — DbCapability (db_capability.h): the engine on an in-memory image.
-#include "capabilities/db/db_capability.h"
+// bundle_db/db_engine.cpp — DbEngine (db_engine.h): the engine on an in-memory image.
+#include "bundle_db/db_engine.h"
 
 #include <sqlite3.h>
 #include <sys/random.h>
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "base/json_text.h"
+#include "bundle_db/db_functions.h"
 #include "bus/codec.h"
-#include "capabilities/db/db_functions.h"
 
-namespace skillbox::capabilities {
+namespace skillbox::bundle_db {
 namespace {
 
 using json = nlohmann::json;
@@ -266,11 +266,11 @@ uint64_t db_max_value_bytes(const DbSettings& s) {
   return std::clamp(s.memory_bytes / 8, kMinValueBytes, kMaxValueBytes);
 }
 
-void DbCapability::prefer_private_vfs() {
+void DbEngine::prefer_private_vfs() {
   sqlite3_vfs_register(private_vfs(), 1);
 }
 
-struct DbCapability::Impl {
+struct DbEngine::Impl {
   bus::Bytes image;  // until open() hands it to SQLite
   DbSettings settings;
   const bus::StopToken& stop;
@@ -692,13 +692,13 @@ struct DbCapability::Impl {
   }
 };
 
-DbCapability::DbCapability(bus::Bytes image, DbSettings settings, const bus::StopToken& stop,
-                           bus::MemoryBudget* budget)
+DbEngine::DbEngine(bus::Bytes image, DbSettings settings, const bus::StopToken& stop,
+                   bus::MemoryBudget* budget)
     : impl_(std::make_unique<Impl>(std::move(image), settings, stop, budget)) {}
 
-DbCapability::~DbCapability() = default;
+DbEngine::~DbEngine() = default;
 
-bus::Reply DbCapability::handle(const bus::DbRequest& request) {
+bus::Reply DbEngine::handle(const bus::DbRequest& request) {
   try {
     return impl_->run(request);
   } catch (const std::bad_alloc&) {
@@ -710,8 +710,8 @@ bus::Reply DbCapability::handle(const bus::DbRequest& request) {
   }
 }
 
-std::optional<bus::Bytes> DbCapability::finish() {
+std::optional<bus::Bytes> DbEngine::finish() {
   return impl_->finish();
 }
 
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::bundle_db

@@ -1,4 +1,4 @@
-// runner/zygote.h — the zygote: the single-threaded process that forks one worker per invocation.
+// worker/zygote.h — the zygote: the single-threaded process that forks one worker per invocation.
 //
 // A WorkerRunner starts it once, lazily, by exec of `skillbox-worker --zygote 3` (never a bare fork of
 // the threaded host: locks held by other threads, the host's secrets in its environment and heap, and
@@ -13,17 +13,17 @@
 //   4. at EOF on the control socket (the supervisor closed it or died) kills and reaps every child,
 //      then exits.
 // The child sets PR_SET_PDEATHSIG (it dies with the zygote), moves its socket to fd 3, runs
-// isolation::sandbox_self() and only then reads its invocation (runner/worker_child.h).
+// isolation::sandbox_self() and only then reads its invocation (worker/worker_child.h).
 #pragma once
 
 #include <functional>
 
 struct JSContext;
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 
 /// Runs the zygote on control socket `control_fd` until the supervisor goes away. Returns the exit
 /// status of the zygote process. `extra_api` is handed to every worker (tests only).
 int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api);
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker

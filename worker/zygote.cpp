@@ -1,4 +1,4 @@
-#include "runner/zygote.h"
+#include "worker/zygote.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -19,17 +19,24 @@
 
 #include "base/sanitizer.h"
 #include "base/unique_fd.h"
-#include "capabilities/db/db_capability.h"
+#include "bundle_db/db_engine.h"
+#include "bus/worker_transport.h"
 #include "engine/session.h"
 #include "isolation/fd_hygiene.h"
 #include "isolation/rlimits.h"
 #include "isolation/sandbox.h"
-#include "runner/worker_child.h"
-#include "runner/worker_transport.h"
 #include "skillbox/policy.h"
+#include "worker/worker_child.h"
 
-namespace skillbox::runner {
+namespace skillbox::worker {
 namespace {
+
+using bus::ControlMessage;
+using bus::ControlType;
+using bus::kWorkerExitBadFrame;
+using bus::kWorkerSocketFd;
+using bus::recv_control;
+using bus::send_control;
 
 void set_text(ControlMessage& m, const std::string& text) {
   std::snprintf(m.text, sizeof(m.text), "%s", text.c_str());
@@ -117,7 +124,8 @@ class Zygote {
   }
 
   void spawn(const ControlMessage& request) {
-    // Measured before every fork: RLIMIT_AS/DATA count what the zygote has mapped by then.
+    // Measured before every fork: RLIMIT_AS/DATA count what the zygote has mapped by then. The request's
+    // limits are the host's ceilings for a pooled worker; the child lowers them to its invocation's.
     isolation::Result<isolation::MemoryBaseline> baseline = isolation::measure_memory_baseline();
     if (!baseline) return fail(request.token, baseline.error().sys_errno, "reading /proc/self/status");
     const isolation::RlimitPlan plan = isolation::plan_worker_rlimits(
@@ -130,7 +138,7 @@ class Zygote {
     const pid_t zygote = getpid();
     const pid_t pid = fork();
     if (pid < 0) return fail(request.token, errno, "fork");
-    if (pid == 0) child(theirs.get(), zygote, plan);
+    if (pid == 0) child(theirs.get(), zygote, plan, baseline.value());
     // No reap can happen before this (the zygote reaps only in its loop), so the pid is still ours.
     base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
     children_.insert(pid);
@@ -148,7 +156,8 @@ class Zygote {
     if (!send_control(control_, m, pass)) kill(pid, SIGKILL);
   }
 
-  [[noreturn]] void child(int socket, pid_t zygote, const isolation::RlimitPlan& plan) {
+  [[noreturn]] void child(int socket, pid_t zygote, const isolation::RlimitPlan& plan,
+                          const isolation::MemoryBaseline& baseline) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -160,7 +169,7 @@ class Zygote {
     const int diagnostics = base::kSanitizerBuild ? STDERR_FILENO : -1;
     if (isolation::Status s = isolation::sandbox_self(prepared_, kWorkerSocketFd, plan, diagnostics); !s)
       _exit(isolation::kSandboxExitBase + static_cast<int>(s.error().step));
-    _exit(run_worker_child(kWorkerSocketFd, extra_api_));
+    _exit(run_worker_child(kWorkerSocketFd, baseline, extra_api_));
   }
 
   int control_;
@@ -178,7 +187,7 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   raise_stack_limit();
   // SQLite is set up once here, before any fork: every worker inherits it ready, and seeds random()
   // from getrandom(2) through the bundle database's private VFS (the sandbox opens no /dev/urandom).
-  capabilities::DbCapability::prefer_private_vfs();
+  bundle_db::DbEngine::prefer_private_vfs();
 
   isolation::Result<isolation::PreparedSandbox> prepared = isolation::prepare_sandbox();
   ControlMessage hello;
@@ -195,4 +204,4 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   return zygote.run();
 }
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::worker

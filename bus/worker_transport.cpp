@@ -1,4 +1,4 @@
-#include "runner/worker_transport.h"
+#include "bus/worker_transport.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,7 +12,7 @@
 
 #include "base/errno_text.h"
 
-namespace skillbox::runner {
+namespace skillbox::bus {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -80,7 +80,7 @@ FrameReader::Status FrameReader::fill(int fd) {
   }
 }
 
-bool FrameReader::next(bus::Bytes& out) {
+bool FrameReader::next(Bytes& out) {
   const size_t have = buf_.size() - pos_;
   if (have < kFrameHeaderBytes) return false;
   const uint32_t len = read_le32(buf_.data() + pos_);
@@ -91,8 +91,7 @@ bool FrameReader::next(bus::Bytes& out) {
   return true;
 }
 
-Result<void, Error> write_frames(int fd, std::span<const bus::Bytes* const> frames,
-                                 Clock::time_point deadline) {
+Result<void, Error> write_frames(int fd, std::span<const Bytes* const> frames, Clock::time_point deadline) {
   constexpr size_t kMaxFrames = 4;
   if (frames.size() > kMaxFrames) return Error{"internal error: too many frames in one write"};
   std::array<std::array<uint8_t, kFrameHeaderBytes>, kMaxFrames> headers{};
@@ -132,7 +131,7 @@ Result<void, Error> write_frames(int fd, std::span<const bus::Bytes* const> fram
   return {};
 }
 
-Result<bus::Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes) {
+Result<Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes) {
   auto read_exact = [fd](uint8_t* p, size_t n) -> bool {
     while (n > 0) {
       const ssize_t r = ::read(fd, p, n);
@@ -147,7 +146,7 @@ Result<bus::Bytes, Error> read_frame_blocking(int fd, size_t max_frame_bytes) {
   if (!read_exact(header.data(), header.size())) return Error{"the supervisor closed the socket"};
   const uint32_t len = read_le32(header.data());
   if (len > max_frame_bytes) return Error{"a frame larger than the limit"};
-  bus::Bytes out(len);
+  Bytes out(len);
   if (!read_exact(out.data(), out.size())) return Error{"the supervisor closed the socket mid-frame"};
   return out;
 }
@@ -213,4 +212,4 @@ int recv_control(int fd, ControlMessage& message, std::vector<base::UniqueFd>& f
   return 1;
 }
 
-}  // namespace skillbox::runner
+}  // namespace skillbox::bus

@@ -1,4 +1,4 @@
-#include "worker/wall_test_hooks.h"
+#include "worker/exe/wall_test_hooks.h"
 
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -19,13 +20,38 @@
 
 #include "bus/codec.h"
 #include "bus/worker_frames.h"
-#include "runner/worker_transport.h"
+#include "bus/worker_transport.h"
 
 namespace skillbox::worker {
 namespace {
 
 long result_or_errno(long r) {
   return r < 0 ? -errno : r;
+}
+
+// Probes of the worker's own limits: a pooled worker lowers them to its invocation's (worker_child.h).
+long rlimit_call(const std::string& name) {
+  if (name == "getpid") return getpid();
+  if (name == "rlimit_as") {  // the hard RLIMIT_AS, in MiB (exact in a double)
+    rlimit r{};
+    if (getrlimit(RLIMIT_AS, &r) != 0) return -errno;
+    return r.rlim_max == RLIM_INFINITY ? -1 : static_cast<long>(r.rlim_max / (1024 * 1024));
+  }
+  if (name == "raise_rlimit") {  // back up to the ceiling it was forked with: the kernel says EPERM
+    rlimit r{};
+    if (getrlimit(RLIMIT_AS, &r) != 0) return -errno;
+    const rlim_t raised = r.rlim_max + 4096ull * 1024 * 1024;
+    const rlimit wanted{raised, raised};
+    return result_or_errno(setrlimit(RLIMIT_AS, &wanted));
+  }
+  if (name == "mmap_1g") {  // 1 GiB of address space, untouched: only RLIMIT_AS can refuse it
+    void* p =
+        mmap(nullptr, 1ull << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return -errno;
+    munmap(p, 1ull << 30);
+    return 0;
+  }
+  return -EINVAL;
 }
 
 long wall_call(const std::string& name) {
@@ -41,7 +67,7 @@ long wall_call(const std::string& name) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(9);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return result_or_errno(syscall(SYS_connect, runner::kWorkerSocketFd, &addr, sizeof(addr)));
+    return result_or_errno(syscall(SYS_connect, bus::kWorkerSocketFd, &addr, sizeof(addr)));
   }
   if (name == "execve") {
     const char* argv[] = {"/bin/true", nullptr};
@@ -69,13 +95,13 @@ long wall_call(const std::string& name) {
     if (p == MAP_FAILED) return -errno;
     return result_or_errno(mprotect(p, 4096, PROT_READ | PROT_EXEC));
   }
-  return -EINVAL;
+  return rlimit_call(name);
 }
 
 void write_raw(const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
-    const ssize_t w = write(runner::kWorkerSocketFd, p, n);
+    const ssize_t w = write(bus::kWorkerSocketFd, p, n);
     if (w <= 0) return;
     p += w;
     n -= static_cast<size_t>(w);
@@ -93,7 +119,7 @@ void write_framed(const bus::Bytes& frame) {
 [[noreturn]] void wait_to_be_killed() {
   std::array<char, 64> buf{};
   for (;;) {
-    if (read(runner::kWorkerSocketFd, buf.data(), buf.size()) <= 0) _exit(0);
+    if (read(bus::kWorkerSocketFd, buf.data(), buf.size()) <= 0) _exit(0);
   }
 }
 
