@@ -48,7 +48,9 @@ class SKILLBOX_CAPABILITY("mutex") Mutex {
   }
   /// True when the calling thread holds the mutex. Exact for the caller's own thread: no other thread
   /// can store the caller's id.
-  [[nodiscard]] bool held() const { return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
+  [[nodiscard]] bool held() const {
+    return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
   /// Debug builds: aborts unless the calling thread holds the mutex. Tells the analysis it is held.
   void assert_held() const SKILLBOX_ASSERT_CAPABILITY(this) { assert(held()); }
 

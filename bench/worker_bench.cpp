@@ -17,6 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -105,12 +107,20 @@ void BM_WorkerVsInProcess(benchmark::State& state) {
 }
 BENCHMARK(BM_WorkerVsInProcess)->Iterations(1)->Unit(benchmark::kMillisecond);
 
-// p50 of `runs` sequential invocations that take turns through `skills` (one skill: a single limit set).
-double p50_taking_turns(Runner& runner, const std::vector<const TempSkill*>& skills, int runs,
-                        int& failures) {
+// One kind of invocation of a mixed workload: a skill (its limits) run as a tenant (null: the default).
+struct Turn {
+  const TempSkill* skill;
+  std::shared_ptr<const skillbox::TenantContext> tenant;
+};
+
+// p50 of `runs` sequential invocations that take turns through `turns` (one turn: a single limit set).
+double p50_taking_turns(Runner& runner, const std::vector<Turn>& turns, int runs, int& failures) {
   std::vector<Invocation> invocations;
-  for (const TempSkill* skill : skills)
-    invocations.push_back(Invocation{.skill = skill->skill(), .input_json = "1"});
+  for (const Turn& turn : turns) {
+    Invocation inv{.skill = turn.skill->skill(), .input_json = "1"};
+    inv.tenant = turn.tenant;
+    invocations.push_back(std::move(inv));
+  }
   for (int i = 0; i < 100; ++i)  // warm up
     failures +=
         runner.run(invocations[static_cast<size_t>(i) % invocations.size()]).outcome == Outcome::ok ? 0 : 1;
@@ -128,7 +138,8 @@ double p50_taking_turns(Runner& runner, const std::vector<const TempSkill*>& ski
 }
 
 // Mixed traffic against the pool: invocations alternating between two limit sets (memory and timeout)
-// against one limit set, in the same run, each on a fresh WorkerRunner with a warm pool. Goal (issue
+// and two tenants (each with its own data directory) against one limit set and the default tenant, in
+// the same run, each on a fresh WorkerRunner with a warm pool. Goal (issue
 // 26): the alternating p50 within 10 % of the single-limit p50 (a pool keyed by one limit set emptied
 // itself on every switch and forked on the caller's path).
 void BM_WorkerMixedLimits(benchmark::State& state) {
@@ -143,6 +154,9 @@ void BM_WorkerMixedLimits(benchmark::State& state) {
   o.worker_path = SKILLBOX_WORKER_PATH;
 #endif
   o.worker_pool_size = 4;
+  const std::filesystem::path data = std::filesystem::temp_directory_path() / "skillbox-bench-tenants";
+  const auto tenant_a = skillbox::local_tenant("a", data / "a");
+  const auto tenant_b = skillbox::local_tenant("b", data / "b");
   double single = 0;
   double mixed = 0;
   int failures = 0;
@@ -153,11 +167,12 @@ void BM_WorkerMixedLimits(benchmark::State& state) {
     for (int round = 0; round < 3; ++round) {
       {
         skillbox::WorkerRunner runner(o);
-        single = std::min(single, p50_taking_turns(runner, {&small}, 1000, failures));
+        single = std::min(single, p50_taking_turns(runner, {{&small, nullptr}}, 1000, failures));
       }
       {
         skillbox::WorkerRunner runner(o);
-        mixed = std::min(mixed, p50_taking_turns(runner, {&small, &large}, 1000, failures));
+        mixed = std::min(mixed,
+                         p50_taking_turns(runner, {{&small, tenant_a}, {&large, tenant_b}}, 1000, failures));
       }
     }
   }
@@ -165,8 +180,12 @@ void BM_WorkerMixedLimits(benchmark::State& state) {
   state.counters["mixed_p50_us"] = mixed;
   state.counters["mixed_ratio"] = mixed / single;
   state.counters["failures"] = failures;
-  std::printf("worker, two limit sets taking turns vs one: p50 %.0f vs %.0f us (ratio %.2f, goal <= 1.10)\n",
-              mixed, single, mixed / single);
+  std::error_code ec;
+  std::filesystem::remove_all(data, ec);
+  std::printf(
+      "worker, two limit sets and two tenants taking turns vs one: p50 %.0f vs %.0f us (ratio %.2f, goal <= "
+      "1.10)\n",
+      mixed, single, mixed / single);
 }
 BENCHMARK(BM_WorkerMixedLimits)->Iterations(1)->Unit(benchmark::kMillisecond);
 

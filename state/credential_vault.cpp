@@ -24,7 +24,8 @@ class MemoryCredentialVault final : public CredentialVault {
 
 }  // namespace
 
-std::shared_ptr<CredentialVault> make_memory_credential_vault(std::map<std::string, SkillCredentials> credentials) {
+std::shared_ptr<CredentialVault> make_memory_credential_vault(
+    std::map<std::string, SkillCredentials> credentials) {
   return std::make_shared<MemoryCredentialVault>(std::move(credentials));
 }
 

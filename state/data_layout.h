@@ -51,7 +51,9 @@ class DataLayout {
   [[nodiscard]] std::filesystem::path workspace_dir(std::string_view id) const {
     return skill_dir(id) / kWorkspaceFolder;
   }
-  [[nodiscard]] std::filesystem::path bundle_db(std::string_view id) const { return skill_dir(id) / kBundleDb; }
+  [[nodiscard]] std::filesystem::path bundle_db(std::string_view id) const {
+    return skill_dir(id) / kBundleDb;
+  }
   [[nodiscard]] std::filesystem::path audit_log() const { return root_ / kAuditLog; }
 
  private:

@@ -61,7 +61,8 @@ struct TenantContext {
 /// OpenHuman bundles by skill id (see HostOptions::credentials). Creates nothing on disk until an
 /// invocation writes. `data_dir` should be absolute; an empty one gives a tenant whose every data
 /// request fails with a message saying to set a data directory.
-[[nodiscard]] std::shared_ptr<TenantContext> local_tenant(std::string id, const std::filesystem::path& data_dir,
-                                                          std::map<std::string, SkillCredentials> credentials = {});
+[[nodiscard]] std::shared_ptr<TenantContext> local_tenant(
+    std::string id, const std::filesystem::path& data_dir,
+    std::map<std::string, SkillCredentials> credentials = {});
 
 }  // namespace skillbox

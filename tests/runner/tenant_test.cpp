@@ -1,6 +1,8 @@
 // The tenant carried by each invocation (skillbox/tenant.h): one runner serves many tenants at once,
 // each with its own state, environment values and ceilings, in both isolation modes; the default tenant
 // is the runner's HostOptions, read once; an audit sink gets one record per invocation.
+#include "skillbox/tenant.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,7 +15,6 @@
 #include "capabilities/store/store_test_util.h"
 #include "skill_fixture.h"
 #include "skillbox/skillbox.h"
-#include "skillbox/tenant.h"
 #include "state/audit_sink.h"
 #include "state/backends.h"
 #include "support/scoped_env.h"
@@ -136,7 +137,8 @@ TEST(Tenants, ATenantWithoutStateIsRefusedBeforeAnythingRuns) {
   const RunResult r = run_as(runner, *skill, stateless);
   EXPECT_EQ(r.outcome, Outcome::internal) << describe(r);
   ASSERT_TRUE(r.error.has_value());
-  EXPECT_NE(r.error->message.find("tenant \"nobody\" has no state backends"), std::string::npos) << describe(r);
+  EXPECT_NE(r.error->message.find("tenant \"nobody\" has no state backends"), std::string::npos)
+      << describe(r);
 }
 
 TEST(Tenants, TheAuditSinkGetsOneRecordPerInvocationWithoutItsDataOrSecrets) {
