@@ -113,7 +113,8 @@ class WorkerPool {
   std::condition_variable cv_;  // with mu_: a spawn slot done, an exit status known, the zygote gone
   bool zygote_alive_ SKILLBOX_GUARDED_BY(mu_) = false;
   pid_t zygote_pid_ SKILLBOX_GUARDED_BY(mu_) = -1;
-  std::optional<std::string> unsupported_ SKILLBOX_GUARDED_BY(mu_);  // the kernel lacks what the sandbox needs
+  std::optional<std::string> unsupported_
+      SKILLBOX_GUARDED_BY(mu_);  // the kernel lacks what the sandbox needs
   base::UniqueFd control_ SKILLBOX_GUARDED_BY(mu_);
   std::thread reader_ SKILLBOX_GUARDED_BY(mu_);
   std::map<uint64_t, SpawnSlot> slots_ SKILLBOX_GUARDED_BY(mu_);

@@ -10,10 +10,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <cstring>
-
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,7 +100,8 @@ std::optional<Error> send_invocation(const Worker& w, SupervisedRun& run) {
   if (frame.format == SkillFormat::openhuman) frame.db_quota_bytes = manifest.permissions.db.quota_bytes;
   const bus::Bytes bytes = bus::encode_invocation(frame);
   const bus::Bytes* frames[] = {&bytes};
-  if (Result<void, Error> sent = bus::write_frames(w.socket.get(), frames, run.deadline); !sent) return sent.error();
+  if (Result<void, Error> sent = bus::write_frames(w.socket.get(), frames, run.deadline); !sent)
+    return sent.error();
   return std::nullopt;
 }
 
@@ -123,7 +123,8 @@ class Supervision {
         budget_(run_.limits.memory_bytes),
         sources_held_(&budget_),
         live_(run_.invocation.observer),
-        endpoint_(make_invocation_context(run_.invocation, run_.options, run_.tenant), sink_, stop_, &budget_),
+        endpoint_(make_invocation_context(run_.invocation, run_.options, run_.tenant), sink_, stop_,
+                  &budget_),
         frames_in_(max_frame_from_worker(run_.limits.memory_bytes)) {
     // limits.memory_mb covers the worker's heap (as it last reported it) plus the host buffers held
     // here for it, as in-process (bus/memory_budget.h); the worker's own rlimit is the wall behind it.
@@ -146,7 +147,8 @@ class Supervision {
   RunResult run() {
     if (!sink_.valid()) {
       w_.kill();
-      return finish(failure(Outcome::internal, "InternalError", "eventfd failed: " + base::errno_text(errno)));
+      return finish(
+          failure(Outcome::internal, "InternalError", "eventfd failed: " + base::errno_text(errno)));
     }
     live_.event(RunEvent::Kind::started, run_.invocation.export_name);
     if (send_error_) return not_taken();
@@ -216,7 +218,8 @@ class Supervision {
     w_.kill();
     if (Clock::now() >= run_.deadline) {
       return finish(failure(Outcome::timeout, "TimeoutExceeded",
-                            "the wall-clock deadline passed (limit is " + std::to_string(run_.limits.timeout_ms) +
+                            "the wall-clock deadline passed (limit is " +
+                                std::to_string(run_.limits.timeout_ms) +
                                 " ms) before the worker took its invocation"));
     }
     return crashed("the worker process ended before it took its invocation: " + send_error_->message,
@@ -233,9 +236,10 @@ class Supervision {
 
   RunResult killed_at_deadline() {
     w_.kill();
-    RunResult r = failure(Outcome::timeout, "TimeoutExceeded",
-                          "the wall-clock deadline passed (limit is " + std::to_string(run_.limits.timeout_ms) +
-                              " ms); the worker process was killed (" + post_mortem_text(state_) + ")");
+    RunResult r =
+        failure(Outcome::timeout, "TimeoutExceeded",
+                "the wall-clock deadline passed (limit is " + std::to_string(run_.limits.timeout_ms) +
+                    " ms); the worker process was killed (" + post_mortem_text(state_) + ")");
     post_mortem(r, std::nullopt);
     r.crash->signal = "SIGKILL";
     return finish(std::move(r));
@@ -277,14 +281,15 @@ class Supervision {
   // The socket closed without a result: how the process ended says what happened.
   RunResult after_close() {
     if (frames_in_.pending_bytes() > 0)
-      return violation("the socket closed in the middle of a frame (" + std::to_string(frames_in_.pending_bytes()) +
-                       " bytes of it arrived)");
+      return violation("the socket closed in the middle of a frame (" +
+                       std::to_string(frames_in_.pending_bytes()) + " bytes of it arrived)");
     const std::optional<int> status = pool_.exit_status(w_);
     if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == bus::kWorkerExitOutOfMemory) {
-      RunResult r = failure(Outcome::memory_limit, "MemoryLimitExceeded",
-                            "the worker process ran out of memory outside the engine's heap (its address-space "
-                            "limit derives from limits.memory_mb = " +
-                                std::to_string(run_.limits.memory_bytes / (1024 * 1024)) + ")");
+      RunResult r =
+          failure(Outcome::memory_limit, "MemoryLimitExceeded",
+                  "the worker process ran out of memory outside the engine's heap (its address-space "
+                  "limit derives from limits.memory_mb = " +
+                      std::to_string(run_.limits.memory_bytes / (1024 * 1024)) + ")");
       post_mortem(r, status);
       return finish(std::move(r));
     }
@@ -292,7 +297,8 @@ class Supervision {
   }
 
   static std::string how_it_ended(std::optional<int> status) {
-    if (!status) return "the worker process ended without a result (its exit status is unknown: the zygote died)";
+    if (!status)
+      return "the worker process ended without a result (its exit status is unknown: the zygote died)";
     if (WIFSIGNALED(*status)) {
       std::string how = "the worker process was killed by " + signal_name(WTERMSIG(*status));
       if (WTERMSIG(*status) == SIGSYS) how += " (a system call its seccomp filter forbids)";
@@ -306,7 +312,8 @@ class Supervision {
       if (code >= isolation::kSandboxExitBase &&
           code <= isolation::kSandboxExitBase + static_cast<int>(isolation::kLastStep))
         how += std::string(" (sandbox step ") +
-               isolation::step_name(static_cast<isolation::Step>(code - isolation::kSandboxExitBase)) + " failed)";
+               isolation::step_name(static_cast<isolation::Step>(code - isolation::kSandboxExitBase)) +
+               " failed)";
       return how;
     }
     return "the worker process ended without a result";
@@ -354,8 +361,8 @@ class Supervision {
 
   void serve(bus::RequestFrame& req) {
     if (req.id <= state_.last_id) {
-      state_.violation = "request id " + std::to_string(req.id) + " after id " + std::to_string(state_.last_id) +
-                         " (ids must increase)";
+      state_.violation = "request id " + std::to_string(req.id) + " after id " +
+                         std::to_string(state_.last_id) + " (ids must increase)";
       return;
     }
     state_.last_id = req.id;
@@ -368,7 +375,8 @@ class Supervision {
     try {
       reply = endpoint_.send(req.id, std::move(req.request));
     } catch (const std::exception& e) {
-      reply = bus::ErrorReply{bus::ErrorCode::IoError, std::string("the host failed to handle the request: ") + e.what()};
+      reply = bus::ErrorReply{bus::ErrorCode::IoError,
+                              std::string("the host failed to handle the request: ") + e.what()};
     }
     if (reply) {
       // A request served while the deadline passed (a long statement, a lock wait cut off by it) is not
@@ -377,14 +385,17 @@ class Supervision {
     } else if (async) {
       state_.pending_async.insert(req.id);
     } else if (!stop_.stop_requested()) {
-      send_reply(req.id, bus::ErrorReply{bus::ErrorCode::IoError, "internal error: a synchronous request got no reply"});
+      send_reply(req.id, bus::ErrorReply{bus::ErrorCode::IoError,
+                                         "internal error: a synchronous request got no reply"});
     }
   }
 
   // Waits for the worker's socket, a relayed reply, the worker's exit or the deadline.
   void wait_for_worker() {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(run_.deadline + kKillGrace - Clock::now()).count() + 1;
+        std::chrono::duration_cast<std::chrono::milliseconds>(run_.deadline + kKillGrace - Clock::now())
+            .count() +
+        1;
     pollfd fds[3] = {{w_.socket.get(), POLLIN, 0}, {sink_.fd(), POLLIN, 0}, {w_.pidfd.get(), POLLIN, 0}};
     const int n = ::poll(fds, 3, static_cast<int>(std::clamp<int64_t>(left, 0, 60'000)));
     if (n < 0) return;  // EINTR

@@ -136,7 +136,8 @@ std::optional<std::string> WorkerPool::await_hello(UniqueFd& control, pid_t pid)
   pollfd p{control.get(), POLLIN, 0};
   const int ready = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kZygoteHelloWait).count()));
   const int got = ready > 0 ? bus::recv_control(control.get(), hello, fds) : -1;
-  if (got > 0 && hello.type == static_cast<uint32_t>(ControlType::hello) && hello.status == 0) return std::nullopt;
+  if (got > 0 && hello.type == static_cast<uint32_t>(ControlType::hello) && hello.status == 0)
+    return std::nullopt;
   std::string why = got > 0 && hello.text[0] != '\0'
                         ? std::string(hello.text)
                         : "process isolation: the worker executable " + worker_path_.string() +

@@ -391,6 +391,8 @@ struct HttpCapability::Impl {
   void run();
   void begin_hop(Transfer& t);
   bool configure(Transfer& t);
+  bool configure_connection(Transfer& t);  // where it may connect, TLS, timeouts, callbacks
+  bool configure_request(Transfer& t);     // headers, method, body, test-only name resolution
   void finish_hop(Transfer& t, CURLcode code);
   void follow_redirect(Transfer& t);
   void release_easy(Transfer& t);
@@ -572,6 +574,10 @@ void HttpCapability::Impl::load_ca() {
 }
 
 bool HttpCapability::Impl::configure(Transfer& t) {
+  return configure_connection(t) && configure_request(t);
+}
+
+bool HttpCapability::Impl::configure_connection(Transfer& t) {
   CURL* e = t.easy;
   bool ok = true;
   auto check = [&ok](CURLcode rc) { ok = ok && rc == CURLE_OK; };
@@ -614,7 +620,13 @@ bool HttpCapability::Impl::configure(Transfer& t) {
   check(curl_easy_setopt(e, CURLOPT_HEADERDATA, static_cast<void*>(&t)));
   check(curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body));
   check(curl_easy_setopt(e, CURLOPT_WRITEDATA, static_cast<void*>(&t)));
+  return ok;
+}
 
+bool HttpCapability::Impl::configure_request(Transfer& t) {
+  CURL* e = t.easy;
+  bool ok = true;
+  auto check = [&ok](CURLcode rc) { ok = ok && rc == CURLE_OK; };
   bool has_content_type = false;
   for (const auto& [name, value] : t.headers) {
     if (http::ascii_lower(name) == "content-type") has_content_type = true;

@@ -148,12 +148,12 @@ bool ParsedUrl::same_origin(const ParsedUrl& other) const {
   return scheme_ == other.scheme_ && host_ == other.host_ && port_ == other.port_;
 }
 
-Result<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* base) {
-  const std::string_view what = base == nullptr ? "url" : "redirect location";
-  if (auto raw = check_raw(text, what); !raw) return raw.error();
-  if (base == nullptr) {
-    // Absolute URLs only, spelled out: no "http:/x" or "http:///x" leniency, so the text a skill (or
-    // its reviewer) reads names the host that is connected to.
+namespace {
+
+// Absolute URLs only, spelled out: no "http:/x" or "http:///x" leniency, so the text a skill (or its
+// reviewer) reads names the host that is connected to.
+Result<void, ErrorReply> check_absolute_spelling(std::string_view text) {
+  {
     const bool http = starts_with_icase(text, "http://");
     const bool https = starts_with_icase(text, "https://");
     if (!http && !https) {
@@ -172,6 +172,17 @@ Result<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* 
     const size_t after = http ? 7 : 8;
     if (text.size() > after && text[after] == '/')
       return invalid("url has more than two slashes after the scheme");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ParsedUrl, ErrorReply> parse_url(std::string_view text, const ParsedUrl* base) {
+  const std::string_view what = base == nullptr ? "url" : "redirect location";
+  if (auto raw = check_raw(text, what); !raw) return raw.error();
+  if (base == nullptr) {
+    if (auto spelled = check_absolute_spelling(text); !spelled) return spelled.error();
   }
 
   ParsedUrl url;

@@ -72,7 +72,8 @@ TEST_P(AuditSinkContract, ConcurrentWritersInThreadsAndProcessesLoseAndMixNothin
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       auto sink = GetParam().make(root());
-      for (int i = 0; i < kEach; ++i) ASSERT_TRUE(sink->record(record_of("t" + std::to_string(t), Outcome::ok)));
+      for (int i = 0; i < kEach; ++i)
+        ASSERT_TRUE(sink->record(record_of("t" + std::to_string(t), Outcome::ok)));
     });
   }
   std::vector<pid_t> children;
@@ -123,14 +124,16 @@ std::vector<nlohmann::json> read_jsonl(const fs::path& file) {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Jsonl, AuditSinkContract,
-    ::testing::Values(Backend{"jsonl",
-                              [](const fs::path& root) {
-                                return make_jsonl_audit_sink(root / "audit" / "audit.jsonl", /*sync=*/true);
-                              },
-                              [](const fs::path& root) { return read_jsonl(root / "audit" / "audit.jsonl"); }}),
-    [](const auto& param_info) { return param_info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Jsonl, AuditSinkContract,
+                         ::testing::Values(Backend{"jsonl",
+                                                   [](const fs::path& root) {
+                                                     return make_jsonl_audit_sink(
+                                                         root / "audit" / "audit.jsonl", /*sync=*/true);
+                                                   },
+                                                   [](const fs::path& root) {
+                                                     return read_jsonl(root / "audit" / "audit.jsonl");
+                                                   }}),
+                         [](const auto& param_info) { return param_info.param.name; });
 
 TEST(JsonlAuditSink, TheFileIsPrivateAndEveryLineIsPlainAscii) {
   testing::TempDir dir;

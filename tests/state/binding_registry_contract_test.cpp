@@ -79,7 +79,8 @@ TEST_P(BindingRegistryContract, RebindHandsTheIdToAnotherFolderAtomically) {
 
 TEST_P(BindingRegistryContract, BadIdsAndMissingFoldersAreRefusedAndLeaveNoTrace) {
   auto registry = make();
-  for (const std::string& id : std::vector<std::string>{"", "..", "a/b", "UPPER", std::string("nul\0id", 6), std::string(65, 'a')}) {
+  for (const std::string& id :
+       std::vector<std::string>{"", "..", "a/b", "UPPER", std::string("nul\0id", 6), std::string(65, 'a')}) {
     auto bound = registry->bind(id, folder("one"));
     EXPECT_FALSE(bound) << "id " << id;
   }
@@ -96,7 +97,8 @@ TEST_P(BindingRegistryContract, ConcurrentFirstBindingsInThreadsAndProcessesMake
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
       auto registry = make();
-      won[static_cast<size_t>(i)] = registry->bind("raced", folder(std::string(1, static_cast<char>('a' + i)))) ? 1 : 0;
+      won[static_cast<size_t>(i)] =
+          registry->bind("raced", folder(std::string(1, static_cast<char>('a' + i)))) ? 1 : 0;
     });
   }
   std::vector<pid_t> children;

@@ -39,7 +39,8 @@ TEST_P(CredentialVaultContract, EachSkillGetsItsOwnEntryAndNoOneElses) {
   ASSERT_TRUE(none);
   EXPECT_FALSE(none->has_value());
   // Near misses are other ids, never a prefix match.
-  for (const std::string& id : std::vector<std::string>{"notio", "notion ", "NOTION", std::string("notion\0x", 8), ""}) {
+  for (const std::string& id :
+       std::vector<std::string>{"notio", "notion ", "NOTION", std::string("notion\0x", 8), ""}) {
     auto found = vault->find(id);
     ASSERT_TRUE(found);
     EXPECT_FALSE(found->has_value()) << id;
@@ -54,7 +55,8 @@ TEST_P(CredentialVaultContract, ManyThreadsReadAtOnce) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
         auto found = vault->find("notion");
-        if (found && found->has_value() && (*found)->oauth && (*found)->oauth->access_token == "n-token") ++ok[t];
+        if (found && found->has_value() && (*found)->oauth && (*found)->oauth->access_token == "n-token")
+          ++ok[t];
       }
     });
   }
