@@ -8,7 +8,6 @@
 
 #include "base/json_text.h"
 #include "bundle_db/db_engine.h"
-#include "capabilities/db/db_file.h"
 #include "capabilities/env/env_capability.h"
 #include "capabilities/fs/workspace.h"
 #include "capabilities/http/http_capability.h"
@@ -17,6 +16,8 @@
 #include "capabilities/store/store_capability.h"
 #include "runner/credential_vault.h"
 #include "state/binding_registry.h"
+#include "state/db_backend.h"
+#include "state/workspace_backend.h"
 
 namespace skillbox::runner {
 namespace {
@@ -94,8 +95,8 @@ struct HostEndpoint::Capabilities {
   // Requests carrying a real credential: a capability of their own that follows no redirect, so a
   // secret in any header never reaches a host it is not bound to.
   std::unique_ptr<capabilities::HttpCapability> http_credentialed;
-  std::unique_ptr<capabilities::DbFile> db_file;  // the lease, from the first db call to finish_db()
-  std::unique_ptr<bundle_db::DbEngine> db;        // in-process only: the engine on the image
+  std::unique_ptr<state::DbLease> db_lease;  // the lease, from the first db call to finish_db()
+  std::unique_ptr<bundle_db::DbEngine> db;   // in-process only: the engine on the image
   std::unique_ptr<capabilities::StoreCapability> store;
   std::unique_ptr<capabilities::EnvCapability> env;
 };
@@ -136,8 +137,8 @@ struct HostEndpoint::Router {
 
   capabilities::Workspace& fs() const {
     if (!caps().fs)
-      caps().fs = std::make_unique<capabilities::Workspace>(ctx().data_dir, ctx().skill_id, ctx().policy.fs,
-                                                            self.stop_, self.budget_);
+      caps().fs = std::make_unique<capabilities::Workspace>(ctx().state->workspace, ctx().skill_id,
+                                                            ctx().policy.fs, self.stop_, self.budget_);
     return *caps().fs;
   }
   capabilities::StoreCapability& store() const {
@@ -258,14 +259,22 @@ struct HostEndpoint::Router {
     return bundle_db::DbSettings{ctx().policy.db.quota_bytes, ctx().memory_bytes};
   }
 
-  // The lease and the file's bytes (docs/openhuman.md "db"), waited for until the invocation stops.
-  [[nodiscard]] Result<bus::Bytes, bus::ErrorReply> open_db_file() const {
+  // The lease and the image (docs/openhuman.md "db"), waited for until the invocation stops.
+  [[nodiscard]] Result<bus::Bytes, bus::ErrorReply> open_db_image() const {
     if (auto refused = identity()) return *refused;  // the database is the skill's data, like its store
-    auto file = capabilities::DbFile::open(ctx().data_dir, ctx().skill_id,
-                                           bundle_db::db_max_image_bytes(db_settings()), self.stop_);
-    if (!file) return file.error();
-    caps().db_file = std::move(*file);
-    return caps().db_file->take_image();
+    if (!ctx().state->db)
+      return bus::ErrorReply{bus::ErrorCode::IoError, "db: the tenant has no database backend"};
+    auto lease = ctx().state->db->acquire(ctx().skill_id, self.stop_);
+    if (!lease) return lease.error();
+    auto image = (*lease)->read_image(bundle_db::db_max_image_bytes(db_settings()));
+    if (!image) {
+      bus::ErrorReply e = std::move(image.error());
+      if (e.code == bus::ErrorCode::PayloadTooLarge)
+        e.message += " (permissions.db.quota_bytes, and half of limits.memory_mb)";
+      return e;
+    }
+    caps().db_lease = std::move(*lease);
+    return std::move(*image);
   }
 
   std::optional<bus::Reply> operator()(bus::DbRequest& r) const {
@@ -274,7 +283,7 @@ struct HostEndpoint::Router {
       return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
                              "db: statements run inside the worker process; the host serves none"};
     if (!caps().db) {
-      Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+      Result<bus::Bytes, bus::ErrorReply> image = open_db_image();
       if (!image) return image.error();
       caps().db =
           std::make_unique<bundle_db::DbEngine>(std::move(*image), db_settings(), self.stop_, self.budget_);
@@ -284,10 +293,10 @@ struct HostEndpoint::Router {
 
   std::optional<bus::Reply> operator()(bus::DbOpenRequest& /*r*/) const {
     if (auto refused = bundle_only("db")) return *refused;
-    if (!self.db_in_worker_ || caps().db_file)
+    if (!self.db_in_worker_ || caps().db_lease)
       return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
                              "db: the database is opened once per invocation, by its worker"};
-    Result<bus::Bytes, bus::ErrorReply> image = open_db_file();
+    Result<bus::Bytes, bus::ErrorReply> image = open_db_image();
     if (!image) return image.error();
     bus::HostBytes image_held(self.budget_);
     (void)image_held.charge(image->size());  // within the limit: db_max_image_bytes capped it at half of it
@@ -369,20 +378,18 @@ std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optiona
     caps_->db.reset();
   }
   std::optional<std::string> failure;
-  if (keep && image && caps_->db_file) {
+  if (keep && image && caps_->db_lease) {
     // A worker's image is untrusted: it must be a database (or nothing) and within the cap.
-    static constexpr std::string_view kHeader("SQLite format 3\0", 16);
-    const bool looks_right = image->empty() || (image->size() >= kHeader.size() &&
-                                                std::equal(kHeader.begin(), kHeader.end(), image->begin()));
+    const bool looks_right = state::looks_like_sqlite(*image);
     const uint64_t cap = bundle_db::db_max_image_bytes(
         bundle_db::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
     if (!looks_right || image->size() > cap) {
       failure = "the run's database image was not a database within the quota; it was not stored";
-    } else if (auto stored = caps_->db_file->store(*image); !stored) {
+    } else if (auto stored = caps_->db_lease->replace_image(*image); !stored) {
       failure = stored.error().message;
     }
   }
-  caps_->db_file.reset();  // releases the lease
+  caps_->db_lease.reset();  // releases the lease
   return failure;
 }
 

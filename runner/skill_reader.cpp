@@ -15,7 +15,7 @@
 #include "base/errno_text.h"
 #include "base/file_read.h"
 #include "base/unique_fd.h"
-#include "capabilities/fs/beneath.h"
+#include "state/beneath.h"
 
 namespace skillbox::runner {
 namespace {
@@ -134,14 +134,14 @@ class SourceWalk {
       dir.reset(fd);
     }
     stamp_fd(stamps_, prefix, false, dir.get());
-    std::vector<capabilities::DirectoryEntry> entries;
-    if (const int err = capabilities::list_directory(dir.get(), entries); err != 0)
+    std::vector<state::DirectoryEntry> entries;
+    if (const int err = state::list_directory(dir.get(), entries); err != 0)
       return error("cannot list " +
                    (prefix.empty() ? std::string("the skill folder") : quote_source_name(prefix)) + ": " +
                    base::errno_text(err));
     // getdents order differs between file systems; sorted, which cap is hit first is reproducible.
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (const capabilities::DirectoryEntry& e : entries) {
+    for (const state::DirectoryEntry& e : entries) {
       const std::string name = prefix.empty() ? e.name : prefix + "/" + e.name;
       unsigned char type = e.type;
       if (type == DT_UNKNOWN) {

@@ -9,14 +9,13 @@
 #include "bus/messages.h"
 #include "bus/stop_token.h"
 #include "skillbox/policy.h"
+#include "state/workspace_backend.h"
 
 namespace skillbox::capabilities {
 
-/// Serves fs requests for one invocation, rooted at DATA/skills/<id>/workspace/ (created 0700 with
-/// its parents on first use) and opened once as a directory fd. Every path is resolved relative to
-/// that fd by openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
-/// in the same call that opens it; name-based operations open the parent that way and act on the
-/// last component relative to it. See docs/fs.md for the full contract; in short:
+/// Serves fs requests for one invocation: the policy half of openhuman.fs. Storage is the tenant's
+/// state::WorkspaceBackend (state/workspace_backend.h; locally DATA/skills/<id>/workspace/, resolved
+/// by openat2 beneath its directory fd). See docs/fs.md for the full contract; in short:
 ///
 ///  - Modes (FsPolicy::mode): `none` refuses everything; `read` allows readFile, readdir, stat,
 ///    exists; `write` allows writeFile, appendFile, mkdir, remove, rename; `readwrite` both. A refusal
@@ -26,11 +25,12 @@ namespace skillbox::capabilities {
 ///  - Only regular files and directories are read, written or stat'ed; readdir lists other entries
 ///    with type `other`; names reserved for the host's temporaries are never listed or accepted.
 ///  - Quotas (FsPolicy): quota_bytes (sum of regular-file sizes), max_files (entries), max_file_bytes
-///    (one file). A write that would exceed one is QuotaExceeded and changes nothing.
-///  - writeFile/appendFile are atomic (temporary file, fsync, rename, fsync of the directory):
-///    concurrent readers and writers see one complete content, a failure leaves the old one.
-///  - Mutations of concurrent invocations of the same skill are serialised by a lock file beside the
-///    workspace; one waits at most 5 s (then Timeout).
+///    (one file), enforced by the backend under its lock. A write that would exceed one is
+///    QuotaExceeded and changes nothing.
+///  - writeFile/appendFile are atomic: concurrent readers and writers see one complete content, a
+///    failure leaves the old one.
+///  - Mutations of concurrent invocations of the same skill are serialised by the backend's lock; one
+///    waits at most 5 s (then Timeout).
 ///
 /// Construction does no I/O: the workspace is opened by the first request, and not at all in mode
 /// `none`. Not thread-safe (one invocation's requests arrive in order on one thread); distinct
@@ -44,7 +44,10 @@ class Workspace {
   /// `memory` (may be null: nothing counted) is the invocation's memory budget: readFile reserves the
   /// file's size there before reading it (PayloadTooLarge when it does not fit), and the reply holds
   /// the reservation until it is freed.
-  Workspace(std::filesystem::path data_dir, std::string skill_id, FsPolicy policy,
+  Workspace(std::shared_ptr<state::WorkspaceBackend> backend, std::string skill_id, FsPolicy policy,
+            const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* memory = nullptr);
+  /// The same on the local backend of the data directory `data_dir` (tests, the operator's view).
+  Workspace(const std::filesystem::path& data_dir, std::string skill_id, FsPolicy policy,
             const bus::StopToken& stop = bus::StopToken::never(), bus::MemoryBudget* memory = nullptr);
   ~Workspace();
   Workspace(const Workspace&) = delete;

@@ -8,6 +8,7 @@
 #include "base/skill_id.h"
 #include "capabilities/fs/workspace.h"
 #include "skillbox/workspace.h"
+#include "state/data_layout.h"
 
 namespace skillbox {
 
@@ -47,7 +48,7 @@ Result<WorkspaceFiles> WorkspaceFiles::open(const std::filesystem::path& data_di
   // Looked at without following a symlink and without creating anything: a skill that never wrote a
   // file has no workspace, and a workspace folder that is a symlink is refused (the fs capability
   // refuses it too, at its first call).
-  const std::filesystem::path dir = data_dir / "skills" / std::string(skill_id) / "workspace";
+  const std::filesystem::path dir = state::DataLayout(data_dir).workspace_dir(skill_id);
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0)
     return Error{"skill \"" + std::string(skill_id) + "\" has no workspace in " + data_dir.string() +

@@ -1,15 +1,7 @@
-// capabilities/fs/workspace_io.cpp — the workspace's I/O helpers (workspace_io.h).
+// capabilities/fs/workspace_io.cpp — the messages of the fs capability (workspace_io.h).
 #include "capabilities/fs/workspace_io.h"
 
-#include <fcntl.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <vector>
+#include <string>
 
 #include "base/errno_text.h"
 #include "base/quote.h"
@@ -19,6 +11,7 @@ namespace skillbox::capabilities::workspace_io {
 
 using bus::ErrorCode;
 using bus::ErrorReply;
+using state::WorkspaceErrc;
 
 ErrorReply fail(ErrorCode code, const Call& call, std::string_view what) {
   std::string message(call.op);
@@ -29,116 +22,107 @@ ErrorReply fail(ErrorCode code, const Call& call, std::string_view what) {
   return ErrorReply{code, std::move(message)};
 }
 
-ErrorReply errno_error(int err, const Call& call) {
-  switch (err) {
-    case ENOENT:
+namespace {
+
+ErrorReply stopped(const Call& call, std::string_view left) {
+  return fail(ErrorCode::Timeout, call, "stopped: the invocation reached a limit; " + std::string(left));
+}
+
+}  // namespace
+
+ErrorReply reply_of(const state::WorkspaceError& e, const Call& call, const FsPolicy& policy) {
+  const std::string_view op = call.op;
+  switch (e.code) {
+    case WorkspaceErrc::invalid_path:
+      return fail(ErrorCode::InvalidArgument, call, "not a path inside the workspace");
+    case WorkspaceErrc::invalid_skill_id:
+      return fail(ErrorCode::IoError, call, "the skill id is not a valid folder name");
+    case WorkspaceErrc::unavailable:
+      return fail(ErrorCode::IoError, call,
+                  "the workspace could not be opened (" + base::errno_text(e.sys) + ")");
+    case WorkspaceErrc::not_found:
       return fail(ErrorCode::NotFound, call, "no such file or directory");
-    case ENOTDIR:
+    case WorkspaceErrc::parent_missing:
+      return fail(ErrorCode::NotFound, call, "the parent directory does not exist");
+    case WorkspaceErrc::not_a_directory:
       return fail(ErrorCode::NotFound, call, "a component of the path is not a directory");
-    case ELOOP:
+    case WorkspaceErrc::not_directory:
+      if (op == "mkdir") return fail(ErrorCode::AlreadyExists, call, "already exists and is not a directory");
+      return fail(ErrorCode::InvalidArgument, call, "not a directory");
+    case WorkspaceErrc::is_directory:
+      return fail(ErrorCode::InvalidArgument, call,
+                  op == "readFile" ? "is a directory; use readdir" : "is a directory");
+    case WorkspaceErrc::not_regular:
+      return fail(ErrorCode::PermissionDenied, call,
+                  op == "stat" ? "not a regular file or directory" : "not a regular file");
+    case WorkspaceErrc::symlink:
       return fail(ErrorCode::PermissionDenied, call,
                   "the path goes through a symbolic link; symbolic links are refused");
-    case EXDEV:
+    case WorkspaceErrc::outside:
       return fail(ErrorCode::PermissionDenied, call, "the path leaves the workspace");
-    case EACCES:
-    case EPERM:
+    case WorkspaceErrc::denied:
       return fail(ErrorCode::PermissionDenied, call, "the host denied access");
-    case EISDIR:
-      return fail(ErrorCode::InvalidArgument, call, "is a directory");
-    case ENOTEMPTY:
-      return fail(ErrorCode::NotEmpty, call, "the directory is not empty");
-    case EEXIST:
+    case WorkspaceErrc::exists:
       return fail(ErrorCode::AlreadyExists, call, "already exists");
-    case ENAMETOOLONG:
+    case WorkspaceErrc::not_empty:
+      if (op == "remove")
+        return fail(ErrorCode::NotEmpty, call,
+                    "the directory is not empty; pass {recursive: true} to remove it");
+      if (op == "rename") return fail(ErrorCode::NotEmpty, call, "is a directory that is not empty");
+      return fail(ErrorCode::NotEmpty, call, "the directory is not empty");
+    case WorkspaceErrc::name_too_long:
       return fail(ErrorCode::InvalidArgument, call, "the path is too long");
-    case ENOSPC:
-    case EDQUOT:
+    case WorkspaceErrc::file_over_directory:
+      return fail(ErrorCode::InvalidArgument, call, "is a directory; a file cannot replace it");
+    case WorkspaceErrc::directory_over_file:
+      return fail(ErrorCode::InvalidArgument, call, "is not a directory; a directory cannot replace it");
+    case WorkspaceErrc::into_itself:
+      return fail(ErrorCode::InvalidArgument, call, "a directory cannot move into itself");
+    case WorkspaceErrc::quota_bytes:
+      return fail(ErrorCode::QuotaExceeded, call,
+                  "the workspace would hold " + std::to_string(e.value) +
+                      " bytes; permissions.fs.quota_bytes is " + std::to_string(policy.quota_bytes));
+    case WorkspaceErrc::quota_entries:
+      return fail(ErrorCode::QuotaExceeded, call,
+                  "the workspace would hold " + std::to_string(e.value) +
+                      " entries; permissions.fs.max_files is " + std::to_string(policy.max_files));
+    case WorkspaceErrc::file_too_large:
+      return fail(ErrorCode::QuotaExceeded, call,
+                  "the file would be " + std::to_string(e.value) +
+                      " bytes; permissions.fs.max_file_bytes is " + std::to_string(policy.max_file_bytes));
+    case WorkspaceErrc::refused:
+      return fail(ErrorCode::PayloadTooLarge, call, "the file is too large to read");
+    case WorkspaceErrc::busy:
+      return fail(ErrorCode::Timeout, call,
+                  "the workspace is busy: another invocation of this skill held it for more than " +
+                      std::to_string(e.value / 1000) + " s");
+    case WorkspaceErrc::stopped_waiting:
+      return fail(ErrorCode::Timeout, call,
+                  "the workspace is busy (another invocation of this skill holds it) and this invocation "
+                  "reached its deadline or a limit while waiting; nothing was changed");
+    case WorkspaceErrc::stopped_counting:
+      return fail(
+          ErrorCode::Timeout, call,
+          "stopped: the invocation reached a limit while counting the workspace; nothing was changed");
+    case WorkspaceErrc::stopped:
+      return stopped(call, op == "readFile"  ? "nothing was read"
+                           : op == "readdir" ? "nothing was listed"
+                                             : "the file was not changed");
+    case WorkspaceErrc::stopped_partway:
+      return stopped(call, "the directory is partly removed (still a valid tree)");
+    case WorkspaceErrc::stopped_emptied:
+      return stopped(call, "the directory is emptied but not removed");
+    case WorkspaceErrc::scan_failed:
+      return fail(ErrorCode::IoError, call,
+                  "the workspace could not be scanned (" + base::errno_text(e.sys) + ")");
+    case WorkspaceErrc::no_space:
       return fail(ErrorCode::IoError, call, "the host is out of disk space");
-    default:
-      return fail(ErrorCode::IoError, call, "host I/O error (" + base::errno_text(err) + ")");
+    case WorkspaceErrc::too_big:
+    case WorkspaceErrc::io:
+      break;
   }
-}
-
-double mtime_ms(const struct stat& st) {
-  return static_cast<double>(st.st_mtim.tv_sec) * 1000.0 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
-}
-
-uint64_t random_u64() {
-  uint64_t value = 0;
-  if (getrandom(&value, sizeof value, 0) != static_cast<ssize_t>(sizeof value)) {
-    // getrandom cannot fail for 8 bytes once the pool is initialised; keep going regardless.
-    const auto now = static_cast<uint64_t>(time(nullptr));
-    value = (now * uint64_t{0x9E3779B97F4A7C15}) ^ static_cast<uint64_t>(getpid());
-  }
-  return value;
-}
-
-std::string temporary_name() {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string name(kReservedPrefix);
-  name += "tmp-";
-  const uint64_t bits = random_u64();
-  for (int shift = 60; shift >= 0; shift -= 4) name += kHex[(bits >> shift) & 0xF];
-  return name;
-}
-
-int write_all(int fd, const uint8_t* data, size_t size, const bus::StopToken* stop) {
-  while (size > 0) {
-    if (stop != nullptr && stop->stop_requested()) return ECANCELED;
-    const ssize_t n = write(fd, data, std::min(size, kIoChunkBytes));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return 0;
-}
-
-int copy_bytes(int from, int to, uint64_t size, const bus::StopToken* stop) {
-  std::vector<uint8_t> buffer(size_t{64} * 1024);
-  while (size > 0) {
-    if (stop != nullptr && stop->stop_requested()) return ECANCELED;
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(size, buffer.size()));
-    const ssize_t n = read(from, buffer.data(), want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EIO;  // shrank while we held the lock: only the host can do that
-    if (int err = write_all(to, buffer.data(), static_cast<size_t>(n))) return err;
-    size -= static_cast<uint64_t>(n);
-  }
-  return 0;
-}
-
-int sync_directory(int fd) {
-  if (fsync(fd) == 0 || errno == EINVAL || errno == EROFS) return 0;
-  return errno;
-}
-
-int ensure_directory(int parent, const char* name, base::UniqueFd& out) {
-  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  out.reset(openat(parent, name, kFlags));  // the common case: it exists
-  if (out) return 0;
-  if (errno != ENOENT) return errno;
-  if (mkdirat(parent, name, kDirMode) != 0 && errno != EEXIST) return errno;
-  out.reset(openat(parent, name, kFlags));
-  return out ? 0 : errno;
-}
-
-int open_data_directory(const std::filesystem::path& dir, base::UniqueFd& out) {
-  out.reset(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (out) return 0;
-  if (errno != ENOENT) return errno;
-  std::filesystem::path partial;
-  for (const auto& part : dir) {
-    partial /= part;
-    if (mkdir(partial.c_str(), kDirMode) != 0 && errno != EEXIST) return errno;
-  }
-  out.reset(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  return out ? 0 : errno;
+  return fail(ErrorCode::IoError, call,
+              "host I/O error (" + (e.sys != 0 ? base::errno_text(e.sys) : e.detail) + ")");
 }
 
 }  // namespace skillbox::capabilities::workspace_io

@@ -1,30 +1,15 @@
-// capabilities/fs/workspace_io.h — the workspace's I/O helpers: the call being served and how a
-// failed system call on its path becomes the ErrorReply the skill sees, random tokens and temporary
-// names, and the write/copy/fsync loops and data-folder creation that the operations share.
-//
-// The system-call helpers return 0 or an errno value, like beneath.h: each caller maps the value to
-// the error of its own operation with errno_error().
+// capabilities/fs/workspace_io.h — the call being served and how a failure of the workspace backend
+// (state/workspace_backend.h) becomes the ErrorReply the skill sees. The wording is the capability's:
+// messages quote the path as the skill gave it and name the manifest key of a limit.
 #pragma once
 
-#include <sys/stat.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <filesystem>
-#include <string>
 #include <string_view>
 
-#include "base/unique_fd.h"
 #include "bus/messages.h"
-#include "bus/stop_token.h"
 #include "skillbox/policy.h"
+#include "state/workspace_backend.h"
 
 namespace skillbox::capabilities::workspace_io {
-
-/// Mode of every directory the workspace creates: the skill's files are the operator's user's only.
-inline constexpr mode_t kDirMode = 0700;
-/// Mode of every file the workspace creates.
-inline constexpr mode_t kFileMode = 0600;
 
 /// A request being served: the JS function's name and the path as the skill gave it (messages).
 struct Call {
@@ -35,42 +20,10 @@ struct Call {
 /// ErrorReply{code, "<op> \"<path>\": <what>"}: the path quoted as the skill gave it (base::quote).
 bus::ErrorReply fail(bus::ErrorCode code, const Call& call, std::string_view what);
 
-/// Maps an errno from resolving or acting on `call.path` to what the skill sees: ENOENT/ENOTDIR are
-/// NotFound, ELOOP/EXDEV/EACCES/EPERM PermissionDenied, EEXIST AlreadyExists, ENOTEMPTY NotEmpty,
-/// EISDIR/ENAMETOOLONG InvalidArgument, anything else IoError naming the errno.
-bus::ErrorReply errno_error(int err, const Call& call);
-
-/// The modification time of `st` in milliseconds since the epoch.
-double mtime_ms(const struct stat& st);
-
-/// 64 random bits from getrandom(2) (a time/pid mix in the impossible case that it fails).
-uint64_t random_u64();
-
-/// A fresh name for an atomic write's temporary file: kReservedPrefix, "tmp-", 16 random hex digits.
-std::string temporary_name();
-
-/// Writes all `size` bytes of `data` to `fd`, retrying short writes and EINTR. 0 or an errno. With
-/// `stop`, checked between writes of at most kIoChunkBytes: ECANCELED once it is requested.
-int write_all(int fd, const uint8_t* data, size_t size, const bus::StopToken* stop = nullptr);
-
-/// Copies the first `size` bytes of `from` (from its current offset) to `to`. 0 or an errno; EIO when
-/// `from` is shorter than `size`; ECANCELED once `stop` (if given) is requested, checked per chunk.
-int copy_bytes(int from, int to, uint64_t size, const bus::StopToken* stop = nullptr);
-
-/// Largest single write of write_all and copy_bytes' buffer: bounds the work between two checks of
-/// the stop token (1 MiB is a few milliseconds of disk time).
-inline constexpr size_t kIoChunkBytes = size_t{1} << 20;
-
-/// fsync(2) of a directory. 0 or an errno; EINVAL and EROFS (file systems that cannot sync
-/// directories) count as success.
-int sync_directory(int fd);
-
-/// Creates `name` in `parent` (kDirMode) if missing and opens it as a directory without following a
-/// symlink: the data folders below DATA are ours, a symlink there is not. 0 or an errno.
-int ensure_directory(int parent, const char* name, base::UniqueFd& out);
-
-/// Opens the host's data directory `dir` (it may be a symlink: it is the host's choice), creating it
-/// and its missing parents with kDirMode. 0 or an errno.
-int open_data_directory(const std::filesystem::path& dir, base::UniqueFd& out);
+/// What the skill sees for `e` from the operation of `call` under `policy` (whose values the quota
+/// messages name): not_found, parent_missing and not_a_directory are NotFound; symlink, outside and
+/// denied PermissionDenied; exists AlreadyExists; not_empty NotEmpty; path, type and rename conflicts
+/// InvalidArgument; the quotas QuotaExceeded; busy and every stop Timeout; anything else IoError.
+bus::ErrorReply reply_of(const state::WorkspaceError& e, const Call& call, const FsPolicy& policy);
 
 }  // namespace skillbox::capabilities::workspace_io

@@ -9,8 +9,9 @@
 // writes) and are InvalidArgument.
 //
 // Lexical normalisation here is only the first line: the normalised path is still resolved by
-// openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | ...) relative to the workspace directory fd, so the
-// kernel, not this parser, has the final word on where a path leads.
+// the workspace backend, which accepts only normalized paths (state::is_workspace_path) and, locally,
+// resolves them by openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | ...) relative to the workspace
+// directory fd, so the kernel, not this parser, has the final word on where a path leads.
 #pragma once
 
 #include <cstddef>
@@ -21,15 +22,16 @@
 #include "bus/limits.h"
 #include "bus/messages.h"
 #include "skillbox/result.h"
+#include "state/workspace_backend.h"
 
 namespace skillbox::capabilities {
 
 /// Longest path a skill may pass, in bytes: the wire limit (bus/limits.h).
 using bus::kMaxPathBytes;
-/// Longest single component, in bytes (Linux NAME_MAX).
-inline constexpr size_t kMaxComponentBytes = 255;
-/// Names with this prefix are the host's (atomic-write temporaries): never visible, never accepted.
-inline constexpr std::string_view kReservedPrefix = ".skillbox-";
+/// Longest single component, in bytes (Linux NAME_MAX): the backend's limit.
+inline constexpr size_t kMaxComponentBytes = state::kMaxWorkspaceNameBytes;
+/// Names with this prefix are the backend's (atomic-write temporaries): never visible, never accepted.
+inline constexpr std::string_view kReservedPrefix = state::kWorkspaceReservedPrefix;
 
 /// A validated, normalised path inside the workspace.
 class WorkspacePath {

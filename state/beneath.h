@@ -1,4 +1,4 @@
-// capabilities/fs/beneath.h — system calls that stay beneath a directory file descriptor.
+// state/beneath.h — system calls that stay beneath a directory file descriptor.
 //
 // Every function here resolves names relative to a directory fd and never follows a symbolic link,
 // never crosses a mount point and never climbs above that fd. They return 0 or an errno value (no
@@ -12,7 +12,7 @@
 
 #include "base/unique_fd.h"
 
-namespace skillbox::capabilities {
+namespace skillbox::state {
 
 /// openat2(2) `resolve` flags used for every skill path:
 ///  - RESOLVE_BENEATH: `..` and absolute paths cannot leave `dirfd` (EXDEV);
@@ -55,4 +55,4 @@ class TreeVisitor {
 /// descended from; a mismatch (something moved the tree meanwhile) stops the walk with ESTALE.
 int walk_tree(int start, TreeVisitor& visitor);
 
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::state

@@ -1,4 +1,5 @@
-#include "capabilities/fs/beneath.h"
+// state/beneath.cpp — openat2 beneath a directory fd, directory listing and the tree walk (beneath.h).
+#include "state/beneath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,7 +11,7 @@
 #include <cstddef>
 #include <cstring>
 
-namespace skillbox::capabilities {
+namespace skillbox::state {
 
 static_assert(kResolveBeneath ==
                   (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV),
@@ -118,4 +119,4 @@ int walk_tree(int start, TreeVisitor& visitor) {
   }
 }
 
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::state

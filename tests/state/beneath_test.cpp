@@ -1,4 +1,4 @@
-#include "capabilities/fs/beneath.h"
+#include "state/beneath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 
 #include "capabilities/fs/workspace.h"
 
-namespace skillbox::capabilities {
+namespace skillbox::state {
 namespace {
 
 namespace fs = std::filesystem;
@@ -189,7 +189,7 @@ TEST_F(BeneathTest, WorkspaceCountsAndRemovesVeryDeepTrees) {
   policy.mode = FsMode::readwrite;
   policy.max_files = 2102;  // 2100 directories + bottom.txt + one more
   FdLimit limit(16);
-  Workspace w(data, "deep", policy);
+  capabilities::Workspace w(data, "deep", policy);
   EXPECT_TRUE(std::holds_alternative<bus::OkReply>(w.handle(bus::FsWriteFileRequest{"top.txt", {1}, false})));
   auto refused = w.handle(bus::FsWriteFileRequest{"more.txt", {1}, false});
   ASSERT_TRUE(std::holds_alternative<bus::ErrorReply>(refused));
@@ -205,4 +205,4 @@ TEST_F(BeneathTest, WorkspaceCountsAndRemovesVeryDeepTrees) {
 }
 
 }  // namespace
-}  // namespace skillbox::capabilities
+}  // namespace skillbox::state

@@ -1,0 +1,360 @@
+// The contract every state::DbBackend keeps (state/db_backend.h): the lease excludes other holders
+// (threads and processes) and ends at the stop token; an image is replaced whole or not at all, also
+// when the writer is SIGKILLed or the disk refuses it; a damaged image is reported and left alone.
+//
+// A second backend registers with one INSTANTIATE_TEST_SUITE_P line at the bottom.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bus/stop_token.h"
+#include "state/data_layout.h"
+#include "state/db_backend.h"
+
+namespace skillbox::state {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = bus::StopToken::Clock;
+
+struct DbBackendKind {
+  std::string name;
+  // A backend whose storage is `scratch` (fresh for each test); the same folder reaches the same
+  // storage again, also in a forked child.
+  std::function<std::shared_ptr<DbBackend>(const fs::path& scratch)> make;
+  bool local_files = false;  // images are files under `scratch` (DataLayout)
+};
+
+constexpr uint64_t kMax = 64u << 20;
+
+/// The bytes of the file `p` ("" when it cannot be read).
+std::string file_text(const fs::path& p) {
+  std::string out;
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+/// A real database image whose table `t` holds `rows` rows of `pad` bytes each, with `tag` in row 1.
+bus::Bytes make_image(int tag, int rows = 1, int pad = 10) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t(tag INTEGER, pad BLOB)", nullptr, nullptr, nullptr);
+  for (int i = 0; i < rows; ++i) {
+    const std::string sql =
+        "INSERT INTO t VALUES(" + std::to_string(tag) + ", zeroblob(" + std::to_string(pad) + "))";
+    sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  }
+  sqlite3_int64 size = 0;
+  unsigned char* data = sqlite3_serialize(db, "main", &size, 0);
+  bus::Bytes out(data, data + size);
+  sqlite3_free(data);
+  sqlite3_close(db);
+  return out;
+}
+
+/// The tag of an image made by make_image (-1 when it is not one).
+int tag_of(const bus::Bytes& image) {
+  if (image.empty()) return 0;
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(image.size()));
+  std::memcpy(copy, image.data(), image.size());
+  int tag = -1;
+  if (sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(image.size()),
+                          static_cast<sqlite3_int64>(image.size()),
+                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT tag FROM t LIMIT 1", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      tag = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return tag;
+}
+
+class DbContract : public ::testing::TestWithParam<DbBackendKind> {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "skillbox-dbcontract-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    scratch_ = pattern;
+    backend_ = GetParam().make(scratch_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(scratch_, ec);
+  }
+
+  std::unique_ptr<DbLease> lease(const bus::StopToken& stop = bus::StopToken::never()) {
+    auto l = backend_->acquire("bundle", stop);
+    EXPECT_TRUE(l) << (l ? "" : l.error().message);
+    return l ? std::move(*l) : nullptr;
+  }
+  bus::Bytes image() {
+    auto l = lease();
+    if (!l) return {};
+    auto read = l->read_image(kMax);
+    EXPECT_TRUE(read) << (read ? "" : read.error().message);
+    return read ? std::move(*read) : bus::Bytes{};
+  }
+
+  fs::path scratch_;
+  std::shared_ptr<DbBackend> backend_;
+};
+
+TEST_P(DbContract, ANewDatabaseIsEmptyAndAReplacedOneReadsBack) {
+  EXPECT_TRUE(image().empty());
+  {
+    auto l = lease();
+    ASSERT_TRUE(l);
+    ASSERT_TRUE(l->replace_image(make_image(7)));
+    auto again = l->read_image(kMax);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(tag_of(*again), 7) << "the holder reads what it stored";
+  }
+  EXPECT_EQ(tag_of(image()), 7);
+  {
+    auto l = lease();
+    ASSERT_TRUE(l);
+    ASSERT_TRUE(l->replace_image({}));  // the empty image: no database
+  }
+  EXPECT_TRUE(image().empty());
+}
+
+TEST_P(DbContract, ReadRefusesAnImageAboveTheCap) {
+  {
+    auto l = lease();
+    ASSERT_TRUE(l);
+    ASSERT_TRUE(l->replace_image(make_image(1, 50, 1000)));
+  }
+  auto l = lease();
+  ASSERT_TRUE(l);
+  auto read = l->read_image(4096);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code, bus::ErrorCode::PayloadTooLarge);
+  EXPECT_NE(read.error().message.find("4096"), std::string::npos) << read.error().message;
+}
+
+TEST_P(DbContract, RefusesAnInvalidSkillId) {
+  for (const char* id : {"", "..", "a/b"}) {
+    auto l = backend_->acquire(id, bus::StopToken::never());
+    ASSERT_FALSE(l) << id;
+    EXPECT_EQ(l.error().code, bus::ErrorCode::IoError);
+  }
+}
+
+// ---- the lease -------------------------------------------------------------------------------------------
+
+TEST_P(DbContract, TheLeaseExcludesOtherHoldersUntilTheirStopToken) {
+  auto held = lease();
+  ASSERT_TRUE(held);
+  const auto started = Clock::now();
+  bus::StopToken stop(started + std::chrono::milliseconds(150));
+  std::thread other([&] {
+    auto l = backend_->acquire("bundle", stop);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error().code, bus::ErrorCode::Timeout);
+  });
+  other.join();
+  EXPECT_GE(Clock::now() - started, std::chrono::milliseconds(150));
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(3));
+  EXPECT_TRUE(backend_->acquire("other-skill", bus::StopToken::never())) << "leases are per skill";
+  held.reset();
+  EXPECT_TRUE(lease()) << "released with its holder";
+}
+
+TEST_P(DbContract, ALeaseHeldByAKilledProcessIsReleased) {
+  int ack[2];
+  ASSERT_EQ(pipe(ack), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(ack[0]);
+    auto l = GetParam().make(scratch_)->acquire("bundle", bus::StopToken::never());
+    if (!l) _exit(2);
+    (void)!write(ack[1], "k", 1);
+    pause();
+    _exit(0);
+  }
+  close(ack[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ack[0], &c, 1), 1);
+  close(ack[0]);
+  {
+    bus::StopToken stop(Clock::now() + std::chrono::milliseconds(100));
+    auto l = backend_->acquire("bundle", stop);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error().code, bus::ErrorCode::Timeout);
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  bus::StopToken stop(Clock::now() + std::chrono::seconds(5));
+  EXPECT_TRUE(backend_->acquire("bundle", stop));
+}
+
+// Read, increment, replace under the lease: no increment is lost, whether the writers are threads or
+// processes.
+TEST_P(DbContract, ConcurrentWritersAreSerialisedByTheLease) {
+  ASSERT_TRUE(lease()->replace_image(make_image(0)));
+  auto increment = [](DbBackend& backend, int times) {
+    for (int i = 0; i < times; ++i) {
+      auto l = backend.acquire("bundle", bus::StopToken::never());
+      if (!l) return false;
+      auto read = (*l)->read_image(kMax);
+      if (!read) return false;
+      if (!(*l)->replace_image(make_image(tag_of(*read) + 1))) return false;
+    }
+    return true;
+  };
+  std::vector<pid_t> children;
+  for (int c = 0; c < 2; ++c) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) _exit(increment(*GetParam().make(scratch_), 10) ? 0 : 1);
+    children.push_back(pid);
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&] {
+      if (!increment(*backend_, 10)) ++failed;
+    });
+  for (auto& t : threads) t.join();
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(tag_of(image()), 50);
+}
+
+// ---- durability --------------------------------------------------------------------------------------------
+
+TEST_P(DbContract, ASigkilledWriterLeavesTheOldOrTheNewImage) {
+  const bus::Bytes acked = make_image(1, 100, 1000);
+  const bus::Bytes later = make_image(2, 3000, 1000);  // a few MB: the kill lands inside a write
+  int ack[2];
+  ASSERT_EQ(pipe(ack), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(ack[0]);
+    auto backend = GetParam().make(scratch_);
+    {
+      auto l = backend->acquire("bundle", bus::StopToken::never());
+      if (!l || !(*l)->replace_image(acked)) _exit(2);
+    }
+    (void)!write(ack[1], "k", 1);
+    for (;;) {
+      auto l = backend->acquire("bundle", bus::StopToken::never());
+      if (l) (void)(*l)->replace_image(later);
+    }
+  }
+  close(ack[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ack[0], &c, 1), 1);
+  close(ack[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const bus::Bytes got = image();
+  EXPECT_TRUE(got == acked || got == later) << got.size() << " bytes";
+  if (GetParam().local_files) {
+    EXPECT_FALSE(fs::exists(DataLayout(scratch_).skill_dir("bundle") / DataLayout::kBundleDbTemp))
+        << "the next holder removes a crashed writer's temporary";
+  }
+}
+
+TEST_P(DbContract, AnImageRefusedByTheDiskLeavesTheOldOne) {
+  if (!GetParam().local_files) GTEST_SKIP() << "the file-size rlimit reaches only local files";
+  ASSERT_TRUE(lease()->replace_image(make_image(5)));
+  const bus::Bytes big = make_image(6, 200, 1000);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{16384, 16384};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(4);
+    auto l = GetParam().make(scratch_)->acquire("bundle", bus::StopToken::never());
+    if (!l) _exit(3);
+    auto r = (*l)->replace_image(big);
+    if (r) _exit(1);
+    _exit(r.error().code == bus::ErrorCode::IoError &&
+                  r.error().message.find("too large") != std::string::npos
+              ? 0
+              : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(tag_of(image()), 5);
+  EXPECT_FALSE(fs::exists(DataLayout(scratch_).skill_dir("bundle") / DataLayout::kBundleDbTemp));
+}
+
+// ---- damaged images --------------------------------------------------------------------------------------
+
+TEST_P(DbContract, AnImageThatIsNotADatabaseIsNeverStored) {
+  ASSERT_TRUE(lease()->replace_image(make_image(3)));
+  auto l = lease();
+  ASSERT_TRUE(l);
+  const std::string junk = "this is not a database, just some bytes";
+  auto r = l->replace_image(bus::Bytes(junk.begin(), junk.end()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, bus::ErrorCode::InvalidArgument);
+  l.reset();
+  EXPECT_EQ(tag_of(image()), 3);
+}
+
+TEST_P(DbContract, ADamagedFileIsReportedAndLeftAlone) {
+  if (!GetParam().local_files) GTEST_SKIP() << "damages the backend's file";
+  const fs::path file = DataLayout(scratch_).bundle_db("bundle");
+  fs::create_directories(file.parent_path());
+  const std::string junk(5000, 'j');
+  std::ofstream(file, std::ios::binary) << junk;
+  auto l = lease();
+  ASSERT_TRUE(l);
+  auto read = l->read_image(kMax);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code, bus::ErrorCode::IoError);
+  EXPECT_NE(read.error().message.find("not a SQLite database"), std::string::npos) << read.error().message;
+  l.reset();
+  EXPECT_EQ(file_text(file), junk) << "left untouched";
+}
+
+std::string kind_name(const ::testing::TestParamInfo<DbBackendKind>& info) {
+  return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Local, DbContract,
+                         ::testing::Values(DbBackendKind{
+                             "local", [](const fs::path& scratch) { return make_local_db_backend(DataLayout(scratch)); },
+                             true}),
+                         kind_name);
+
+}  // namespace
+}  // namespace skillbox::state
