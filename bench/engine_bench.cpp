@@ -113,11 +113,12 @@ void BM_SkillboxInvocationFreshThread(benchmark::State& state) {
   for (auto _ : state) {
     skillbox::engine::DeadlineFlag flag;
     skillbox::engine::SessionParams p;
-    p.invocation = &inv;
+    p.call = skillbox::engine::Call{
+        .skill_id = "bench", .export_name = inv.export_name, .input_json = inv.input_json};
     p.limits = skill.manifest().limits;
     p.deadline = skillbox::engine::Clock::now() + std::chrono::seconds(5);
     p.deadline_flag = &flag;
-    skillbox::RunResult r;
+    skillbox::engine::SessionResult r;
     skillbox::runner::JsThreadPool::run_on_fresh_thread([&] {
       // What the in-process runner does on its thread: read the sources, compose the host, run.
       auto sources = skillbox::runner::read_skill_sources(skill.dir(), "index.js", p.limits.memory_bytes);

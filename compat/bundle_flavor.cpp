@@ -130,11 +130,11 @@ const JSCFunctionListEntry kNatives[] = {
 
 class BundleFlavor final : public engine::Flavor {
  public:
-  bool install(JSContext* ctx, const Invocation& invocation, Value& state) const override {
+  bool install(JSContext* ctx, const engine::Call& call, Value& state) const override {
     Value natives(ctx, JS_NewObject(ctx));
     if (natives.is_exception()) return false;
     JS_SetPropertyFunctionList(ctx, natives.get(), kNatives, static_cast<int>(std::size(kNatives)));
-    const std::string& id = invocation.skill.manifest().id;
+    const std::string& id = call.skill_id;
     if (JS_DefinePropertyValueStr(ctx, natives.get(), "skillId", bindings::new_string(ctx, id),
                                   JS_PROP_C_W_E) < 0)
       return false;
@@ -152,9 +152,9 @@ class BundleFlavor final : public engine::Flavor {
     return true;
   }
 
-  JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state,
+  JSValue call(JSContext* ctx, const engine::Call& call, JSValueConst state,
                JSValueConst input) const override {
-    const auto target = parse_bundle_target(invocation.export_name);
+    const auto target = parse_bundle_target(call.export_name);
     if (!target) return JS_ThrowTypeError(ctx, "%s", target.error().message.c_str());
     Value kind(ctx, bindings::new_string(ctx, target->kind));
     Value name(ctx, bindings::new_string(ctx, target->name));

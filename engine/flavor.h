@@ -12,6 +12,7 @@
 #include <quickjs.h>
 
 #include "bindings/owners.h"
+#include "engine/call.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::engine {
@@ -22,17 +23,16 @@ class Flavor {
 
   /// Installs the flavor's API on `ctx` after the v1 host API and the timers, before the entry runs.
   /// May keep a value for call() in `state`. Returns false with an exception pending on failure.
-  [[nodiscard]] virtual bool install(JSContext* ctx, const Invocation& invocation,
-                                     bindings::Value& state) const = 0;
+  [[nodiscard]] virtual bool install(JSContext* ctx, const Call& call, bindings::Value& state) const = 0;
 
   /// Called once the entry (a classic script) has run, instead of looking up an export. Returns the
   /// value or promise whose settlement ends the run (like an export's return value), or JS_EXCEPTION
-  /// with an exception pending. `input` is the invocation's parsed input.
-  [[nodiscard]] virtual JSValue call(JSContext* ctx, const Invocation& invocation, JSValueConst state,
+  /// with an exception pending. `input` is the parsed Call::input_json.
+  [[nodiscard]] virtual JSValue call(JSContext* ctx, const Call& call, JSValueConst state,
                                      JSValueConst input) const = 0;
 
   /// Called when the value of call() rejected, before the run ends with outcome `error` described by
-  /// `error`: returns a value to report beside that error (RunResult::value_json, e.g. a bundle's
+  /// `error`: returns a value to report beside that error (SessionResult::value_json, e.g. a bundle's
   /// results so far and the failing tool's ToolResult), or JS_UNDEFINED for none. Runs under the
   /// invocation's limits; a limit reached meanwhile decides the outcome and drops the value, and an
   /// exception (JS_EXCEPTION) only drops the value. The default reports none (v1's contract).

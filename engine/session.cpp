@@ -43,13 +43,13 @@ TimerQueue& timer_queue(JSContext* ctx) {
   return static_cast<Session*>(JS_GetRuntimeOpaque(JS_GetRuntime(ctx)))->timers();
 }
 
-RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox) {
+SessionResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox) {
   try {
     Session session(std::move(params), endpoint, inbox);
     return session.run();
   } catch (const std::exception& e) {
     endpoint.cancel_all();
-    RunResult r;
+    SessionResult r;
     r.outcome = Outcome::internal;
     r.error =
         host_error("InternalError", std::string("skillbox failed while running the skill: ") + e.what());
@@ -68,7 +68,7 @@ Session::~Session() {
   teardown();
 }
 
-RunResult Session::run() {
+SessionResult Session::run() {
   // Wall time counts from when the invocation was accepted, the same origin as the deadline, so a
   // timed-out run never reports less wall time than its limit. Direct users may leave start unset.
   const Clock::time_point wall_start =
@@ -123,8 +123,7 @@ bool Session::start_runtime() {
   timers_ = std::make_unique<TimerQueue>(ctx);
 
   bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
-  if (timers_ok && params_.flavor)
-    timers_ok = params_.flavor->install(ctx, *params_.invocation, flavor_state_);
+  if (timers_ok && params_.flavor) timers_ok = params_.flavor->install(ctx, params_.call, flavor_state_);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
   // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the
   // host API take a fixed ~70 KB, far below Limits::kMinMemoryBytes.
@@ -216,7 +215,7 @@ bool Session::load_entry(Value& exports, bool& is_module) {
 bool Session::parse_input(Value& input) {
   JSContext* ctx = ctx_.get();
   static const std::string kNull = "null";
-  const std::string& text = params_.invocation->input_json.empty() ? kNull : params_.invocation->input_json;
+  const std::string& text = params_.call.input_json.empty() ? kNull : params_.call.input_json;
   input = Value(ctx, JS_ParseJSON(ctx, text.c_str(), text.size(), "<input>"));
   if (input.is_exception()) {
     ErrorInfo e = take_exception(ctx);
@@ -234,15 +233,14 @@ bool Session::parse_input(Value& input) {
 }
 
 std::vector<std::string> Session::export_candidates() const {
-  const std::string& name = params_.invocation->export_name;
+  const std::string& name = params_.call.export_name;
   if (name.empty()) return {"default", "run"};
   return {name};
 }
 
 bool Session::call_export(const Value& exports, bool is_module, const Value& input, Value& promise) {
   JSContext* ctx = ctx_.get();
-  const Invocation& inv = *params_.invocation;
-  const std::string& entry = inv.skill.manifest().entry;
+  const std::string& entry = params_.sources.entry;
 
   const std::vector<std::string> names = export_candidates();
   Value fn;
@@ -264,7 +262,8 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
   }
   const char* kind = is_module ? "export" : "global function";
   if (found.empty()) {
-    std::string wanted = inv.export_name.empty() ? "'default' or 'run'" : "'" + inv.export_name + "'";
+    std::string wanted =
+        params_.call.export_name.empty() ? "'default' or 'run'" : "'" + params_.call.export_name + "'";
     finish(Outcome::invalid,
            host_error("InvalidSkill",
                       entry + " has no " + kind + " named " + wanted +
@@ -286,8 +285,8 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
 
 bool Session::call_flavor(const Value& input, Value& promise) {
   JSContext* ctx = ctx_.get();
-  return await_value(
-      Value(ctx, params_.flavor->call(ctx, *params_.invocation, flavor_state_.get(), input.get())), promise);
+  return await_value(Value(ctx, params_.flavor->call(ctx, params_.call, flavor_state_.get(), input.get())),
+                     promise);
 }
 
 bool Session::await_value(Value ret, Value& promise) {

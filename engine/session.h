@@ -2,13 +2,14 @@
 //
 // A Session builds a fresh QuickJS runtime and context (never reused), installs the limits and the host
 // API, evaluates the skill's entry, calls the requested export with the input, drives the event loop
-// until the export's promise settles or a limit is hit, turns the outcome into a RunResult and frees
+// until the export's promise settles or a limit is hit, turns the outcome into a SessionResult and frees
 // everything. It is the bindings::Bridge of its context (the context opaque): every host call becomes a
 // bus::Request sent to the invocation's bus::Endpoint, which the caller owns. Replies of asynchronous
 // requests come back from other threads into the caller's ReplyInbox (the Endpoint's CompletionSink)
 // and are delivered to JS by the event loop. The skill's sources come in memory (bus::SkillSources):
 // the engine opens no file. Usage counters and logs of the host side (host_calls, http bytes, log
-// lines) are the Endpoint's to report; the Session fills everything else of the RunResult.
+// lines) are the Endpoint's to report; the Session reports the rest (engine/call.h), and the runner
+// puts the two together into a RunResult.
 //
 // Threading: everything except ReplyInbox::complete() and the DeadlineFlag runs on the thread that
 // called run().
@@ -32,6 +33,7 @@
 #include "bus/memory_budget.h"
 #include "bus/skill_sources.h"
 #include "bus/stop_token.h"
+#include "engine/call.h"
 #include "engine/flavor.h"
 #include "engine/handles.h"
 #include "engine/heap.h"
@@ -49,7 +51,7 @@ inline constexpr uint64_t kNativeStackReserve = 4ull * 1024 * 1024;
 
 /// Everything the engine needs for one invocation, resolved by the runner.
 struct SessionParams {
-  const Invocation* invocation = nullptr;
+  Call call;                              // what to run: skill id, export, input (engine/call.h)
   Limits limits;                          // effective limits (manifest lowered by the overrides)
   Clock::time_point start;                // when the invocation was accepted (usage.wall_ms counts from here)
   Clock::time_point deadline;             // wall-clock deadline of the invocation
@@ -76,7 +78,7 @@ struct SessionParams {
 /// Runs one invocation on the calling thread, sending its host calls to `endpoint`, whose
 /// asynchronous replies must arrive in `inbox`. Both must outlive the call; the endpoint is
 /// cancelled (Endpoint::cancel_all) before this returns. Never throws.
-RunResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox);
+SessionResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox);
 
 class Session final : public bindings::Bridge {
  public:
@@ -87,7 +89,7 @@ class Session final : public bindings::Bridge {
   Session& operator=(const Session&) = delete;
 
   /// Runs the invocation; call once.
-  RunResult run();
+  SessionResult run();
 
   // bindings::Bridge
   bus::Reply call(bus::Request request) override;
@@ -184,7 +186,7 @@ class Session final : public bindings::Bridge {
   uint64_t unhandled_lines_ = 0;  // warn lines written so far
 
   bool finished_ = false;
-  RunResult result_;
+  SessionResult result_;
 };
 
 }  // namespace skillbox::engine

@@ -116,12 +116,28 @@ RunResult cancelled_result(std::string message) {
   return r;
 }
 
-/// Runs one invocation on the calling (pool) thread: sources from disk (or from the runner's cache,
-/// revalidated by stat: runner/source_cache.h), capabilities composed, engine.
-RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationContext context,
-                           runner::SourceCache& cache, runner::LiveRun& live, engine::ReplyInbox& inbox,
+/// The engine's answer as the public result; the host's part (logs, events, host counters) is added
+/// by HostEndpoint::report.
+RunResult to_run_result(engine::SessionResult s) {
+  RunResult r;
+  r.outcome = s.outcome;
+  r.value_json = std::move(s.value_json);
+  r.error = std::move(s.error);
+  r.usage.wall_ms = s.usage.wall_ms;
+  r.usage.cpu_ms = s.usage.cpu_ms;
+  r.usage.steps = s.usage.steps;
+  r.usage.heap_peak_bytes = s.usage.heap_peak_bytes;
+  r.usage.timers_dropped = s.usage.timers_dropped;
+  r.usage.unhandled_rejections = s.usage.unhandled_rejections;
+  return r;
+}
+
+/// Runs one invocation of `skill` on the calling (pool) thread: sources from disk (or from the
+/// runner's cache, revalidated by stat: runner/source_cache.h), capabilities composed, engine.
+RunResult run_on_js_thread(engine::SessionParams params, const Skill& skill,
+                           runner::InvocationContext context, runner::SourceCache& cache,
+                           runner::LiveRun& live, engine::ReplyInbox& inbox,
                            const std::function<bool()>& begin_commit) {
-  const Skill& skill = params.invocation->skill;
   auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
   if (!sources) {
     RunResult r;
@@ -130,7 +146,7 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
     return r;
   }
   params.sources = std::move(*sources);
-  live.event(RunEvent::Kind::started, params.invocation->export_name);
+  live.event(RunEvent::Kind::started, params.call.export_name);
   // The sources stay in memory for the whole run (modules are compiled from them on import).
   uint64_t source_bytes = 0;
   for (const auto& [name, text] : params.sources.files) source_bytes += name.size() + text.size();
@@ -139,7 +155,7 @@ RunResult run_on_js_thread(engine::SessionParams params, runner::InvocationConte
   runner::HostEndpoint endpoint(std::move(context), inbox, *params.stop_token, params.memory_budget);
   endpoint.require_owner(skill.dir());
   endpoint.observe(live);
-  RunResult r = engine::run_session(std::move(params), endpoint, inbox);
+  RunResult r = to_run_result(engine::run_session(std::move(params), endpoint, inbox));
   // The bundle's database (docs/openhuman.md "db"): stored only after ok or error, and only if the
   // watchdog has not given up on this run (an abandoned run's caller was told `timeout`).
   const Outcome keep_if = begin_commit() ? r.outcome : Outcome::timeout;
@@ -205,7 +221,7 @@ RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantC
     auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, abandoned);
 
     engine::SessionParams params;
-    params.invocation = &job->invocation;
+    params.call = engine::Call{invocation.skill.manifest().id, invocation.export_name, invocation.input_json};
     params.limits = limits;
     params.start = start;
     params.deadline = deadline;
@@ -235,8 +251,8 @@ RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantC
             job->committing = true;
             return true;
           };
-          RunResult r =
-              run_on_js_thread(std::move(p), std::move(c), *cache, job->live, job->inbox, begin_commit);
+          RunResult r = run_on_js_thread(std::move(p), job->invocation.skill, std::move(c), *cache, job->live,
+                                         job->inbox, begin_commit);
           {
             std::lock_guard<std::mutex> lock(job->mutex);
             job->result = std::move(r);

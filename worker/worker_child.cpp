@@ -209,18 +209,10 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
   if (!lower_rlimits(frame, baseline))
     return isolation::kSandboxExitBase + static_cast<int>(isolation::Step::rlimits);
 
-  // The engine reads only the entry's name from the manifest; the folder is never opened here.
-  Manifest manifest;
-  manifest.entry = frame.sources.entry;
-  manifest.id = std::move(frame.skill_id);
-  manifest.format = frame.format;
-  Invocation invocation{Skill(std::filesystem::path("/skill"), std::move(manifest)),
-                        std::move(frame.export_name),
-                        std::move(frame.input_json),
-                        {}};
-
+  // The skill folder is never opened here: the sources came in the frame.
   engine::SessionParams params;
-  params.invocation = &invocation;
+  params.call =
+      engine::Call{std::move(frame.skill_id), std::move(frame.export_name), std::move(frame.input_json)};
   params.limits.memory_bytes = frame.memory_bytes;
   params.limits.steps = frame.steps;
   params.limits.stack_bytes = frame.stack_bytes;
@@ -252,7 +244,7 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
     endpoint.set_progress(steps, heap, heap_peak);
   };
 
-  RunResult r = engine::run_session(std::move(params), endpoint, inbox);
+  engine::SessionResult r = engine::run_session(std::move(params), endpoint, inbox);
 
   bus::ResultFrame result;
   result.outcome = r.outcome;

@@ -324,23 +324,24 @@ class TestEndpoint final : public bus::Endpoint {
   bus::CompletionSink& sink_;
 };
 
-// A skill folder that does not exist: the Session must get everything it runs from its sources.
-const char* const kNoSuchDir = "/nonexistent/skillbox-session-test";
+// describe() for the engine's own result: the same text as for a RunResult.
+std::string describe(const engine::SessionResult& s) {
+  RunResult r;
+  r.outcome = s.outcome;
+  r.value_json = s.value_json;
+  r.error = s.error;
+  return testing::describe(r);
+}
 
 // Runs `sources` directly on a Session (no runner, no skill folder on disk), with test bindings:
 //   __sync(name)  -> bridge.call(EnvGetRequest{name}), returns the string or null
 //   __async(name) -> bridge.call_async(EnvGetRequest{name}), a promise of the string
 // Requests are answered by `handler`.
-RunResult run_sources(bus::SkillSources sources, Handler handler, uint64_t timeout_ms = 10'000) {
-  Manifest manifest;
-  manifest.id = "test";
-  manifest.entry = sources.entry;
-  Invocation inv{
-      .skill = Skill(kNoSuchDir, manifest), .export_name = "", .input_json = "null", .overrides = {}};
+engine::SessionResult run_sources(bus::SkillSources sources, Handler handler, uint64_t timeout_ms = 10'000) {
   engine::DeadlineFlag flag;
   engine::SessionParams p;
-  p.invocation = &inv;
-  p.limits = manifest.limits;
+  p.call = engine::Call{.skill_id = "test", .export_name = "", .input_json = "null"};
+  p.limits = Manifest{}.limits;
   p.deadline = engine::Clock::now() + std::chrono::milliseconds(timeout_ms);
   p.deadline_flag = &flag;
   p.sources = std::move(sources);
@@ -376,7 +377,8 @@ RunResult run_sources(bus::SkillSources sources, Handler handler, uint64_t timeo
 }
 
 // `source` as the whole skill (index.js), run with run_sources.
-RunResult run_with_bridge(const std::string& source, Handler handler, uint64_t timeout_ms = 10'000) {
+engine::SessionResult run_with_bridge(const std::string& source, Handler handler,
+                                      uint64_t timeout_ms = 10'000) {
   return run_sources(bus::SkillSources{.entry = "index.js", .files = {{"index.js", source}}, .refused = {}},
                      std::move(handler), timeout_ms);
 }
@@ -391,7 +393,7 @@ std::string request_name(const bus::Request& r) {
 }
 
 TEST(SessionBridge, SynchronousCallsReturnTheReplyOrThrowTheHostError) {
-  RunResult r = run_with_bridge(
+  engine::SessionResult r = run_with_bridge(
       "export default () => { const out = [__sync('A')];\n"
       "  try { __sync('DENIED') } catch (e) { out.push(e.name, e.code, e.message, e instanceof Error) }\n"
       "  return out; }",
@@ -407,7 +409,7 @@ TEST(SessionBridge, SynchronousCallsReturnTheReplyOrThrowTheHostError) {
 
 TEST(SessionBridge, AsynchronousRepliesFromOtherThreadsSettleInTheEventLoop) {
   std::vector<std::thread> threads;
-  RunResult r = run_with_bridge(
+  engine::SessionResult r = run_with_bridge(
       "export default async () => {\n"
       "  const a = __async('slow'), b = __async('fast'), c = __async('err');\n"
       "  let err; try { await c } catch (e) { err = e.name + '/' + e.code }\n"
@@ -431,7 +433,7 @@ TEST(SessionBridge, AsynchronousRepliesFromOtherThreadsSettleInTheEventLoop) {
 
 TEST(SessionBridge, RequestsStillPendingWhenTheRunEndsAreDroppedAndTheRunDoesNotWait) {
   std::atomic<int> asked{0};
-  RunResult r =
+  engine::SessionResult r =
       run_with_bridge("export default () => { __async('never'); return 'done'; }",
                       [&](uint64_t, const bus::Request&, bus::CompletionSink&) -> std::optional<bus::Reply> {
                         ++asked;
@@ -443,7 +445,7 @@ TEST(SessionBridge, RequestsStillPendingWhenTheRunEndsAreDroppedAndTheRunDoesNot
 }
 
 TEST(SessionBridge, AwaitingARequestThatNeverCompletesEndsAtTheDeadline) {
-  RunResult r = run_with_bridge(
+  engine::SessionResult r = run_with_bridge(
       "export default async () => await __async('never')",
       [&](uint64_t, const bus::Request&, bus::CompletionSink&) -> std::optional<bus::Reply> {
         return std::nullopt;
@@ -454,9 +456,10 @@ TEST(SessionBridge, AwaitingARequestThatNeverCompletesEndsAtTheDeadline) {
 
 // ---- sources in memory: the engine opens no file ---------------------------------------------------
 
-TEST(SessionSources, ModulesComeFromMemoryForAFolderThatDoesNotExist) {
-  ASSERT_FALSE(std::filesystem::exists(kNoSuchDir));
-  RunResult r = run_sources(
+// The Session has no folder to open (engine::Call names none): static and dynamic imports alike come
+// from the sources.
+TEST(SessionSources, ModulesComeFromMemory) {
+  engine::SessionResult r = run_sources(
       bus::SkillSources{
           .entry = "index.js",
           .files = {{"index.js",
@@ -471,7 +474,7 @@ TEST(SessionSources, ModulesComeFromMemoryForAFolderThatDoesNotExist) {
 }
 
 TEST(SessionSources, AnImportMissingFromTheSourcesFailsAsAMissingFileDid) {
-  RunResult r = run_sources(
+  engine::SessionResult r = run_sources(
       bus::SkillSources{.entry = "index.js",
                         .files = {{"index.js", "import x from './missing.js';\nexport default () => x;"}},
                         .refused = {}},
@@ -482,7 +485,7 @@ TEST(SessionSources, AnImportMissingFromTheSourcesFailsAsAMissingFileDid) {
 }
 
 TEST(SessionSources, RefusedNamesFailWithTheirReasonAlsoForNamesBelowThem) {
-  RunResult r = run_sources(
+  engine::SessionResult r = run_sources(
       bus::SkillSources{
           .entry = "index.js",
           .files = {{"index.js",
@@ -502,7 +505,8 @@ TEST(SessionSources, RefusedNamesFailWithTheirReasonAlsoForNamesBelowThem) {
 }
 
 TEST(SessionSources, AnEntryMissingFromTheSourcesIsInvalid) {
-  RunResult r = run_sources(bus::SkillSources{.entry = "main.js", .files = {}, .refused = {}}, no_requests);
+  engine::SessionResult r =
+      run_sources(bus::SkillSources{.entry = "main.js", .files = {}, .refused = {}}, no_requests);
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->name, "InvalidSkill");
   EXPECT_EQ(r.error->message, "entry file 'main.js' does not exist in the skill folder");
