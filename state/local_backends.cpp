@@ -6,6 +6,7 @@
 #include "skillbox/tenant.h"
 #include "state/binding_registry.h"
 #include "state/credential_vault.h"
+#include "state/store_backend.h"
 
 namespace skillbox::state {
 
@@ -13,6 +14,7 @@ std::shared_ptr<Backends> make_local_backends(const DataLayout& layout,
                                               std::map<std::string, SkillCredentials> credentials) {
   auto backends = std::make_shared<Backends>();
   backends->local_root = layout.root();
+  backends->store = make_local_store_backend(layout);
   backends->bindings = make_local_binding_registry(layout);
   backends->credentials = make_memory_credential_vault(std::move(credentials));
   return backends;
