@@ -40,8 +40,9 @@ class LocalStoreBackend final : public StoreBackend {
     if (auto e = StoreDatabase::check_skill_id(skill_id)) return *e;
     // Never a path relative to the working directory.
     if (layout_.empty())
-      return StoreError{StoreErrc::io_error,
-                        "no data directory: set $SKILLBOX_HOME or pass one (--data-dir, HostOptions::data_dir)"};
+      return StoreError{
+          StoreErrc::io_error,
+          "no data directory: set $SKILLBOX_HOME or pass one (--data-dir, HostOptions::data_dir)"};
     auto db = StoreDatabase::open(layout_.store_database(), options);
     if (!db) return db.error();
     auto view = db->skill(skill_id, policy);

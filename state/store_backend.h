@@ -47,7 +47,8 @@ class StoreSession {
   virtual StoreResult<double> increment(std::string_view key, double delta) = 0;
   /// Writes `value_json` (nullopt: deletes) when `key` holds `expected_json` (nullopt: is missing);
   /// whether it wrote.
-  virtual StoreResult<bool> compare_and_set(std::string_view key, const std::optional<std::string>& expected_json,
+  virtual StoreResult<bool> compare_and_set(std::string_view key,
+                                            const std::optional<std::string>& expected_json,
                                             const std::optional<std::string>& value_json) = 0;
 };
 
@@ -60,9 +61,8 @@ class StoreBackend {
   /// session for a lock held elsewhere (busy_timeout, wait_until, stop_requested: StoreErrc::busy when
   /// one runs out) and says whether missing storage is created. Errors: invalid_argument (the id does not
   /// follow the skill-id rule), corrupt and newer_schema (the storage was left untouched), busy, io_error.
-  [[nodiscard]] virtual StoreResult<std::unique_ptr<StoreSession>> open_skill(std::string_view skill_id,
-                                                                             const StorePolicy& policy,
-                                                                             const StoreOpenOptions& options) = 0;
+  [[nodiscard]] virtual StoreResult<std::unique_ptr<StoreSession>> open_skill(
+      std::string_view skill_id, const StorePolicy& policy, const StoreOpenOptions& options) = 0;
 };
 
 /// The store of the data directory `layout`: DataLayout::store_database(), created on the first

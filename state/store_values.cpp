@@ -24,8 +24,8 @@ std::string json_number_text(double value) {
     if (c != '.') digits += c;
   int exponent = 0;
   const std::string_view exp_text = sci.substr(e_at + 1);
-  (void)std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0), exp_text.data() + exp_text.size(),
-                        exponent);
+  (void)std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0),
+                        exp_text.data() + exp_text.size(), exponent);
   // ECMA-262 Number::toString(x): k digits, the decimal point after n of them.
   const int k = static_cast<int>(digits.size());
   const int n = exponent + 1;

@@ -79,15 +79,17 @@ TEST_F(StoreAtomics, EightThreadsOfFiftyCompareAndSetLoopsEndAtExactly400) {
 }
 
 TEST_F(StoreAtomics, IncrementReturnsTheNewValue) {
-  EXPECT_EQ(ok("return [store.increment('n'), store.increment('n', 41), store.increment('n', -50),"
-               " store.increment('f', 0.1), store.increment('f', 0.2), store.get('f'), store.increment('z', -0),"
-               " Object.is(store.get('z'), 0), store.increment('big', 2 ** 53), store.increment('big', 1)]"),
-            "[1,42,-8,0.1,0.30000000000000004,0.30000000000000004,0,true,9007199254740992,9007199254740992]");
+  EXPECT_EQ(
+      ok("return [store.increment('n'), store.increment('n', 41), store.increment('n', -50),"
+         " store.increment('f', 0.1), store.increment('f', 0.2), store.get('f'), store.increment('z', -0),"
+         " Object.is(store.get('z'), 0), store.increment('big', 2 ** 53), store.increment('big', 1)]"),
+      "[1,42,-8,0.1,0.30000000000000004,0.30000000000000004,0,true,9007199254740992,9007199254740992]");
 }
 
 TEST_F(StoreAtomics, IncrementChecksItsArguments) {
   const std::string result = ok(
-      "const tried = (f) => { try { return 'returned ' + f() } catch (e) { return e.name + ': ' + e.message } };"
+      "const tried = (f) => { try { return 'returned ' + f() } catch (e) { return e.name + ': ' + e.message "
+      "} };"
       "store.set('s', 'text');"
       "return [tried(() => store.increment('n', '1')), tried(() => store.increment('n', NaN)),"
       " tried(() => store.increment('n', Infinity)), tried(() => store.increment('n', -Infinity)),"
@@ -95,44 +97,47 @@ TEST_F(StoreAtomics, IncrementChecksItsArguments) {
       " tried(() => store.increment('n', null)), tried(() => store.increment()),"
       " tried(() => store.increment('s')), tried(() => store.increment('')),"
       " tried(() => store.increment('n', undefined)), store.get('s')]");
-  EXPECT_EQ(result,
-            R"(["TypeError: store.increment: delta must be a number, got string",)"
-            R"("RangeError: store.increment: delta must be a finite number",)"
-            R"("RangeError: store.increment: delta must be a finite number",)"
-            R"("RangeError: store.increment: delta must be a finite number",)"
-            R"("TypeError: store.increment: delta must be a number, got object",)"
-            R"("TypeError: store.increment: delta must be a number, got bigint",)"
-            R"("TypeError: store.increment: delta must be a number, got null",)"
-            R"("TypeError: store.increment: 1 argument required, but only 0 present",)"
-            R"("InvalidArgument: store.increment: key \"s\" holds a string, not a number; nothing was changed",)"
-            R"("InvalidArgument: store key is empty; use a non-empty string",)"
-            R"("returned 1","text"])");
+  EXPECT_EQ(
+      result,
+      R"(["TypeError: store.increment: delta must be a number, got string",)"
+      R"("RangeError: store.increment: delta must be a finite number",)"
+      R"("RangeError: store.increment: delta must be a finite number",)"
+      R"("RangeError: store.increment: delta must be a finite number",)"
+      R"("TypeError: store.increment: delta must be a number, got object",)"
+      R"("TypeError: store.increment: delta must be a number, got bigint",)"
+      R"("TypeError: store.increment: delta must be a number, got null",)"
+      R"("TypeError: store.increment: 1 argument required, but only 0 present",)"
+      R"("InvalidArgument: store.increment: key \"s\" holds a string, not a number; nothing was changed",)"
+      R"("InvalidArgument: store key is empty; use a non-empty string",)"
+      R"("returned 1","text"])");
 }
 
 TEST_F(StoreAtomics, IncrementOverflowAndQuotaChangeNothing) {
   StorePolicy policy;
   policy.max_keys = 1;
-  EXPECT_EQ(ok("store.increment('a', Number.MAX_VALUE);"
-               "const tried = (f) => { try { return f() } catch (e) { return e.name } };"
-               "return [tried(() => store.increment('a', Number.MAX_VALUE)), tried(() => store.increment('b')),"
-               " store.get('a') === Number.MAX_VALUE, store.keys()]",
-               policy),
-            R"(["InvalidArgument","QuotaExceeded",true,["a"]])");
+  EXPECT_EQ(
+      ok("store.increment('a', Number.MAX_VALUE);"
+         "const tried = (f) => { try { return f() } catch (e) { return e.name } };"
+         "return [tried(() => store.increment('a', Number.MAX_VALUE)), tried(() => store.increment('b')),"
+         " store.get('a') === Number.MAX_VALUE, store.keys()]",
+         policy),
+      R"(["InvalidArgument","QuotaExceeded",true,["a"]])");
 }
 
 TEST_F(StoreAtomics, CompareAndSetSemantics) {
   EXPECT_EQ(ok("return [store.compareAndSet('k', undefined, {a: 1, b: [2]}),"  // missing: sets
-               " store.compareAndSet('k', undefined, 0),"                     // exists now
-               " store.compareAndSet('k', {b: [2], a: 1}, 'next'),"          // member order does not count
+               " store.compareAndSet('k', undefined, 0),"                      // exists now
+               " store.compareAndSet('k', {b: [2], a: 1}, 'next'),"            // member order does not count
                " store.get('k'),"
                " store.compareAndSet('k', 'other', 1),"
-               " store.compareAndSet('k', 'next', undefined),"               // deletes
+               " store.compareAndSet('k', 'next', undefined),"  // deletes
                " store.get('k') === undefined,"
-               " store.compareAndSet('k', null, 1),"                         // null is not absence
-               " store.compareAndSet('k', undefined, undefined)]"),          // absent, stays absent
+               " store.compareAndSet('k', null, 1),"                 // null is not absence
+               " store.compareAndSet('k', undefined, undefined)]"),  // absent, stays absent
             R"([true,false,true,"next",false,true,true,false,true])");
   EXPECT_EQ(ok("const tried = (f) => { try { return f() } catch (e) { return e.name + ': ' + e.message } };"
-               "return [tried(() => store.compareAndSet('k', 1)), tried(() => store.compareAndSet('k', () => 1, 1)),"
+               "return [tried(() => store.compareAndSet('k', 1)), tried(() => store.compareAndSet('k', () => "
+               "1, 1)),"
                " tried(() => store.compareAndSet('k', undefined, 10n)), store.keys()]"),
             R"(["TypeError: store.compareAndSet: 3 arguments required, but only 2 present",)"
             R"("TypeError: store.compareAndSet: expected must be a value JSON can represent, got function",)"

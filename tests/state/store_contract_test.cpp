@@ -139,7 +139,8 @@ class StoreContract : public ::testing::TestWithParam<StoreBackendKind> {
 
   /// A session of `skill` on a new backend object (a new connection), failing the test when it cannot
   /// be opened.
-  std::unique_ptr<StoreSession> open(const std::string& skill = "notes", const StorePolicy& policy = {}) const {
+  std::unique_ptr<StoreSession> open(const std::string& skill = "notes",
+                                     const StorePolicy& policy = {}) const {
     auto s = backend()->open_skill(skill, policy, patient());
     if (!s) {
       ADD_FAILURE() << "open_skill: " << s.error().message;
@@ -206,11 +207,13 @@ TEST_P(StoreContract, KeyRules) {
   EXPECT_EQ(code_of(s->set("", "1")), StoreErrc::invalid_argument);
   EXPECT_EQ(code_of(s->set(std::string("a\0b", 3), "1")), StoreErrc::invalid_argument);
   EXPECT_EQ(code_of(s->set("\xff", "1")), StoreErrc::invalid_argument);
-  EXPECT_EQ(code_of(s->set(longest + "k", "1")), StoreErrc::quota_exceeded) << "a write: the key-length quota";
+  EXPECT_EQ(code_of(s->set(longest + "k", "1")), StoreErrc::quota_exceeded)
+      << "a write: the key-length quota";
   EXPECT_EQ(code_of(s->get(longest + "k")), StoreErrc::invalid_argument) << "a lookup: can never exist";
   EXPECT_EQ(code_of(s->increment("", 1)), StoreErrc::invalid_argument);
   EXPECT_EQ(code_of(s->increment(longest + "k", 1)), StoreErrc::quota_exceeded);
-  EXPECT_EQ(code_of(s->compare_and_set(std::string("\0", 1), std::nullopt, "1")), StoreErrc::invalid_argument);
+  EXPECT_EQ(code_of(s->compare_and_set(std::string("\0", 1), std::nullopt, "1")),
+            StoreErrc::invalid_argument);
   EXPECT_EQ(code_of(s->keys(std::string("\0", 1))), StoreErrc::invalid_argument);
   ASSERT_TRUE(s->set("b/1", "1"));
   ASSERT_TRUE(s->set("é", "1"));
@@ -310,7 +313,8 @@ TEST_P(StoreContract, IncrementRefusesWhatIsNotANumber) {
     EXPECT_NE(r.error().message.find("\"k\""), std::string::npos) << "names the key: " << r.error().message;
     EXPECT_EQ(*s->get("k"), stored) << "nothing changed";
   }
-  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})
+  for (double bad :
+       {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})
     EXPECT_EQ(code_of(s->increment("fresh", bad)), StoreErrc::invalid_argument);
   EXPECT_EQ(*s->get("fresh"), std::nullopt);
   ASSERT_TRUE(s->set("max", "1.7976931348623157e308"));
@@ -328,7 +332,8 @@ TEST_P(StoreContract, CompareAndSetWritesOnlyOnAMatch) {
   EXPECT_EQ(*s->get("k"), R"({"v":1})") << "a mismatch writes nothing";
   EXPECT_TRUE(*s->compare_and_set("k", R"({ "v" : 1.0 })", R"({"a":1,"b":[true,null]})"))
       << "JSON value equality: whitespace and number spelling do not count";
-  EXPECT_TRUE(*s->compare_and_set("k", R"({"b":[true,null],"a":1})", R"("s")")) << "member order does not count";
+  EXPECT_TRUE(*s->compare_and_set("k", R"({"b":[true,null],"a":1})", R"("s")"))
+      << "member order does not count";
   EXPECT_FALSE(*s->compare_and_set("k", R"("S")", "1")) << "strings compare exactly";
   EXPECT_FALSE(*s->compare_and_set("k", R"(["s"])", "1"));
   EXPECT_TRUE(*s->compare_and_set("k", R"("\u0073")", "[1,2]")) << "escapes are decoded";
@@ -396,7 +401,8 @@ TEST_P(StoreContract, CompareAndSetRetryLoopsFromThreadsLoseNothing) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(*open("count")->get("n"), std::to_string(kThreads * kPerThread)) << conflicts.load() << " retries";
+  EXPECT_EQ(*open("count")->get("n"), std::to_string(kThreads * kPerThread))
+      << conflicts.load() << " retries";
 }
 
 TEST_P(StoreContract, IncrementsFromProcessesLoseNothing) {
@@ -420,7 +426,8 @@ TEST_P(StoreContract, IncrementsFromProcessesLoseNothing) {
   for (auto& c : children) EXPECT_EQ(c.wait(), 0);
   auto s = open("count");
   EXPECT_EQ(*s->get("n"), std::to_string(kProcesses * kPerThread));
-  EXPECT_EQ(s->keys("p")->size(), static_cast<size_t>(kProcesses * kPerThread)) << "concurrent sets all landed";
+  EXPECT_EQ(s->keys("p")->size(), static_cast<size_t>(kProcesses * kPerThread))
+      << "concurrent sets all landed";
 }
 
 TEST_P(StoreContract, ParallelWritersCannotJointlyPassAQuota) {
@@ -465,7 +472,7 @@ TEST_P(StoreContract, AcknowledgedWritesSurviveSigkill) {
     if (!(*s)->compare_and_set("cas", std::nullopt, "[1]")) return 5;
     const char done = 1;
     if (::write(ack[1], &done, 1) != 1) return 6;  // every call above returned: acknowledged
-    for (;;) ::pause();                          // killed here, without closing anything
+    for (;;) ::pause();                            // killed here, without closing anything
   });
   ASSERT_TRUE(child.started());
   ::close(ack[1]);
@@ -504,7 +511,8 @@ TEST_P(StoreContract, SigkillMidWriteLeavesTheLastCommittedStateOrTheNext) {
   ASSERT_TRUE(child.started());
   ::close(acks[1]);
   uint32_t last = 0;
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(::read(acks[0], &last, sizeof last), static_cast<ssize_t>(sizeof last));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(::read(acks[0], &last, sizeof last), static_cast<ssize_t>(sizeof last));
   child.kill();
   EXPECT_EQ(child.wait(), 1000 + SIGKILL);
   uint32_t v = 0;
@@ -552,7 +560,9 @@ TEST_P(StoreContract, AWriteThatFailsOnAFullDiskChangesNothing) {
 
 // Backends under test: one line each.
 INSTANTIATE_TEST_SUITE_P(Local, StoreContract, ::testing::Values(local_kind()),
-                         [](const ::testing::TestParamInfo<StoreBackendKind>& kind) { return kind.param.name; });
+                         [](const ::testing::TestParamInfo<StoreBackendKind>& kind) {
+                           return kind.param.name;
+                         });
 
 }  // namespace
 }  // namespace skillbox::state
