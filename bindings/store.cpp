@@ -1,11 +1,13 @@
-// bindings/store.cpp — `store.get/set/delete/keys`: JS arguments to typed store requests and back.
+// bindings/store.cpp — `store.get/set/delete/keys/increment/compareAndSet`: JS arguments to typed store
+// requests and back.
 //
-// Values cross as JSON text. `set` serialises with the engine's own JSON.stringify algorithm
-// (JS_JSONStringify: toJSON, getters and Proxy traps run as skill code under the step limit); a value
-// with no JSON form is a TypeError. `get` parses with JS_ParseJSON, never JS_ReadObject: bytes a skill
-// stored are never read as bytecode.
+// Values cross as JSON text. `set` (and compareAndSet's expected and new value) serialises with the engine's
+// own JSON.stringify algorithm (JS_JSONStringify: toJSON, getters and Proxy traps run as skill code under the
+// step limit); a value with no JSON form is a TypeError. `get` parses with JS_ParseJSON, never JS_ReadObject:
+// bytes a skill stored are never read as bytecode.
 #include "bindings/store.h"
 
+#include <cmath>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -48,29 +50,81 @@ JSValue js_store_get(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValu
   return JS_ParseJSON(ctx, text.c_str(), text.size(), "store");
 }
 
+/// The JSON text of argument `index` (`what` in messages), as JSON.stringify makes it in the skill's
+/// realm (toJSON, getters and Proxy traps run as skill code under the step limit). A value with no
+/// JSON form is a TypeError. False with an exception pending when it failed.
+bool json_argument(JSContext* ctx, const Args& args, int index, const char* what, std::string& out) {
+  Value json(ctx, JS_JSONStringify(ctx, args[index], JS_UNDEFINED, JS_UNDEFINED));
+  if (json.is_exception()) {
+    Value cause;
+    // A cycle, a BigInt, or an exception from the skill's own toJSON/getter/Proxy trap. The uncatchable
+    // exception of an interrupted run stays pending unchanged.
+    if (!take_catchable_exception(ctx, &cause)) return false;
+    (void)throw_type_error(
+        ctx,
+        std::string(args.where(what).function) + ": " + what + " cannot be stored as JSON (see the cause)",
+        std::move(cause));
+    return false;
+  }
+  if (!json.is_string()) {  // undefined, a function or a symbol: JSON.stringify gives undefined
+    (void)throw_wrong_type(ctx, args.where(what), "a value JSON can represent", args[index]);
+    return false;
+  }
+  return to_string(ctx, json.get(), args.where(what), out);
+}
+
 JSValue js_store_set(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
   const Args args(ctx, "store.set", argc, argv);
   bus::StoreSetRequest request;
   if (!args.require(2) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
   // The one conversion of the value: JSON.stringify semantics, in the skill's realm.
-  Value json(ctx, JS_JSONStringify(ctx, args[1], JS_UNDEFINED, JS_UNDEFINED));
-  if (json.is_exception()) {
-    Value cause;
-    // A cycle, a BigInt, or an exception from the skill's own toJSON/getter/Proxy trap. The uncatchable
-    // exception of an interrupted run stays pending unchanged.
-    if (!take_catchable_exception(ctx, &cause)) return JS_EXCEPTION;
-    return throw_type_error(ctx, "store.set: value cannot be stored as JSON (see the cause)",
-                            std::move(cause));
-  }
-  if (!json.is_string())  // undefined, a function or a symbol: JSON.stringify gives undefined
-    return throw_wrong_type(ctx, args.where("value"), "a value JSON can represent", args[1]);
-  const bool ok = to_string(ctx, json.get(), args.where("value"), request.value_json);
-  json.reset();
-  if (!ok) return JS_EXCEPTION;
+  if (!json_argument(ctx, args, 1, "value", request.value_json)) return JS_EXCEPTION;
   bus::Reply reply = bridge(ctx).call(std::move(request));
   if (thrown(ctx, reply)) return JS_EXCEPTION;
   if (!std::holds_alternative<bus::OkReply>(reply)) return unexpected_reply(ctx, "store.set");
   return JS_UNDEFINED;
+}
+
+// store.increment(key, delta = 1): no conversion of delta (a string "1" would make `+` concatenate in
+// the skill's own code; here it is a TypeError); NaN and the infinities are a RangeError.
+JSValue js_store_increment(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.increment", argc, argv);
+  bus::StoreIncrementRequest request;
+  if (!args.require(1) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
+  if (args.present(1)) {
+    if (!JS_IsNumber(args[1])) return throw_wrong_type(ctx, args.where("delta"), "a number", args[1]);
+    if (JS_ToFloat64(ctx, &request.delta, args[1]) < 0) return JS_EXCEPTION;
+    if (!std::isfinite(request.delta))
+      return throw_range_error(ctx, "store.increment: delta must be a finite number");
+  }
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  const auto* sum = std::get_if<bus::NumberReply>(&reply);
+  if (sum == nullptr) return unexpected_reply(ctx, "store.increment");
+  return JS_NewFloat64(ctx, sum->value);
+}
+
+// store.compareAndSet(key, expected, value): `undefined` as expected means "the key must not exist",
+// as value "delete the key". All three arguments must be passed, so that a delete is always spelled.
+JSValue js_store_compare_and_set(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
+  const Args args(ctx, "store.compareAndSet", argc, argv);
+  bus::StoreCompareAndSetRequest request;
+  if (!args.require(3) || !args.string(0, "key", request.key)) return JS_EXCEPTION;
+  if (args.present(1)) {
+    std::string expected;
+    if (!json_argument(ctx, args, 1, "expected", expected)) return JS_EXCEPTION;
+    request.expected_json = std::move(expected);
+  }
+  if (args.present(2)) {
+    std::string value;
+    if (!json_argument(ctx, args, 2, "value", value)) return JS_EXCEPTION;
+    request.value_json = std::move(value);
+  }
+  bus::Reply reply = bridge(ctx).call(std::move(request));
+  if (thrown(ctx, reply)) return JS_EXCEPTION;
+  const auto* wrote = std::get_if<bus::BoolReply>(&reply);
+  if (wrote == nullptr) return unexpected_reply(ctx, "store.compareAndSet");
+  return JS_NewBool(ctx, wrote->value);
 }
 
 JSValue js_store_delete(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst* argv) {
@@ -107,6 +161,8 @@ const JSCFunctionListEntry kStoreFunctions[] = {
     list_function("set", 2, js_store_set),
     list_function("delete", 1, js_store_delete),
     list_function("keys", 0, js_store_keys),
+    list_function("increment", 1, js_store_increment),
+    list_function("compareAndSet", 3, js_store_compare_and_set),
 };
 
 }  // namespace

@@ -34,8 +34,8 @@ constexpr size_t kFrameFields = 5;  // [version, kind, id, tag, body]
 
 // A new Request/Reply alternative needs a fields() list and a name below and a kFrameVersion bump;
 // these asserts make forgetting the list impossible to miss.
-static_assert(std::variant_size_v<Request> == 19, "update fields()/kName and bump kFrameVersion");
-static_assert(std::variant_size_v<Reply> == 9, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Request> == 21, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Reply> == 10, "update fields()/kName and bump kFrameVersion");
 
 // ---- the last enumerator of each enum (decode refuses anything beyond) ---------------------------
 
@@ -127,6 +127,15 @@ void fields(auto& v, Is<StoreDeleteRequest> auto& s) {
 void fields(auto& v, Is<StoreKeysRequest> auto& s) {
   v("prefix", s.prefix);
 }
+void fields(auto& v, Is<StoreIncrementRequest> auto& s) {
+  v("key", s.key);
+  v("delta", s.delta);
+}
+void fields(auto& v, Is<StoreCompareAndSetRequest> auto& s) {
+  v("key", s.key);
+  v("expected_json", s.expected_json);
+  v("value_json", s.value_json);
+}
 void fields(auto& v, Is<EnvGetRequest> auto& s) {
   v("name", s.name);
 }
@@ -176,6 +185,9 @@ void fields(auto& v, Is<HttpResponseReply> auto& s) {
   v("url", s.url);
 }
 void fields(auto& v, Is<OptionalStringReply> auto& s) {
+  v("value", s.value);
+}
+void fields(auto& v, Is<NumberReply> auto& s) {
   v("value", s.value);
 }
 void fields(auto& v, Is<StringListReply> auto& s) {
@@ -256,6 +268,10 @@ constexpr std::string_view kName<StoreDeleteRequest> = "StoreDeleteRequest";
 template <>
 constexpr std::string_view kName<StoreKeysRequest> = "StoreKeysRequest";
 template <>
+constexpr std::string_view kName<StoreIncrementRequest> = "StoreIncrementRequest";
+template <>
+constexpr std::string_view kName<StoreCompareAndSetRequest> = "StoreCompareAndSetRequest";
+template <>
 constexpr std::string_view kName<EnvGetRequest> = "EnvGetRequest";
 template <>
 constexpr std::string_view kName<EventRequest> = "EventRequest";
@@ -281,6 +297,8 @@ template <>
 constexpr std::string_view kName<HttpResponseReply> = "HttpResponseReply";
 template <>
 constexpr std::string_view kName<OptionalStringReply> = "OptionalStringReply";
+template <>
+constexpr std::string_view kName<NumberReply> = "NumberReply";
 template <>
 constexpr std::string_view kName<StringListReply> = "StringListReply";
 template <>

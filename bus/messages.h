@@ -142,6 +142,24 @@ struct StoreKeysRequest {
 
   bool operator==(const StoreKeysRequest&) const = default;
 };
+/// `store.increment(key, delta)`: adds `delta` (finite) to the number stored under `key` (0 when the key
+/// does not exist) in one transaction. Reply: NumberReply with the new value, or an ErrorReply.
+struct StoreIncrementRequest {
+  std::string key;
+  double delta = 1;
+
+  bool operator==(const StoreIncrementRequest&) const = default;
+};
+/// `store.compareAndSet(key, expected, value)`: in one transaction, when the stored value equals
+/// `expected_json` as a JSON value (nullopt: the key must not exist), stores `value_json` (nullopt:
+/// deletes the key). Both are JSON text produced by the binding. Reply: BoolReply (whether it wrote).
+struct StoreCompareAndSetRequest {
+  std::string key;
+  std::optional<std::string> expected_json;
+  std::optional<std::string> value_json;
+
+  bool operator==(const StoreCompareAndSetRequest&) const = default;
+};
 
 // ---- env ------------------------------------------------------------------------------------------
 
@@ -202,11 +220,11 @@ struct CredentialRequest {
   bool operator==(const CredentialRequest&) const = default;
 };
 
-using Request =
-    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
-                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
-                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest, EnvGetRequest,
-                 EventRequest, DbRequest, CredentialRequest, DbOpenRequest>;
+using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
+                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
+                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
+                             StoreKeysRequest, StoreIncrementRequest, StoreCompareAndSetRequest,
+                             EnvGetRequest, EventRequest, DbRequest, CredentialRequest, DbOpenRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 
@@ -230,7 +248,7 @@ struct BytesReply {
 
   bool operator==(const BytesReply&) const = default;
 };
-/// exists, store.delete (whether the key existed).
+/// exists, store.delete (whether the key existed), store.compareAndSet (whether it wrote).
 struct BoolReply {
   bool value = false;
 
@@ -280,6 +298,12 @@ struct OptionalStringReply {
 
   bool operator==(const OptionalStringReply&) const = default;
 };
+/// store.increment: the value after the addition (finite).
+struct NumberReply {
+  double value = 0;
+
+  bool operator==(const NumberReply&) const = default;
+};
 /// store.keys, sorted.
 struct StringListReply {
   std::vector<std::string> values;
@@ -288,7 +312,7 @@ struct StringListReply {
 };
 
 using Reply = std::variant<ErrorReply, OkReply, BytesReply, BoolReply, FsReaddirReply, FsStatReply,
-                           HttpResponseReply, OptionalStringReply, StringListReply>;
+                           HttpResponseReply, OptionalStringReply, NumberReply, StringListReply>;
 
 /// Name ("PermissionDenied") and code ("EACCES") of an ErrorCode, as skills see them.
 const char* error_name(ErrorCode code);

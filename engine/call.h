@@ -29,11 +29,11 @@ struct Call {
 
 /// The usage counters the engine measures itself (the others of skillbox::Usage are the host's).
 struct SessionUsage {
-  uint64_t wall_ms = 0;          // from SessionParams::start (or the session's start) to disposal
-  uint64_t cpu_ms = 0;           // CPU time of the thread that ran the session
-  uint64_t steps = 0;            // steps counted, see docs/limits.md
-  uint64_t heap_peak_bytes = 0;  // peak footprint of the runtime's arena
-  uint64_t timers_dropped = 0;   // timers still pending when the run ended
+  uint64_t wall_ms = 0;               // from SessionParams::start (or the session's start) to disposal
+  uint64_t cpu_ms = 0;                // CPU time of the thread that ran the session
+  uint64_t steps = 0;                 // steps counted, see docs/limits.md
+  uint64_t heap_peak_bytes = 0;       // peak footprint of the runtime's arena
+  uint64_t timers_dropped = 0;        // timers still pending when the run ended
   uint64_t unhandled_rejections = 0;  // as skillbox::Usage::unhandled_rejections
 };
 

@@ -17,6 +17,7 @@
 #include "runner/credential_vault.h"
 #include "state/binding_registry.h"
 #include "state/db_backend.h"
+#include "state/store_backend.h"
 #include "state/workspace_backend.h"
 
 namespace skillbox::runner {
@@ -33,6 +34,10 @@ struct PayloadSize {
     return n;
   }
   uint64_t operator()(const bus::StoreSetRequest& r) const { return r.key.size() + r.value_json.size(); }
+  uint64_t operator()(const bus::StoreCompareAndSetRequest& r) const {
+    return r.key.size() + (r.expected_json ? r.expected_json->size() : 0) +
+           (r.value_json ? r.value_json->size() : 0);
+  }
   uint64_t operator()(const auto& /*small*/) const { return 0; }
 };
 
@@ -141,11 +146,19 @@ struct HostEndpoint::Router {
                                                             ctx().policy.fs, self.stop_, self.budget_);
     return *caps().fs;
   }
-  capabilities::StoreCapability& store() const {
-    if (!caps().store)
+  // Every store request: the identity check, then the tenant's store backend (made lazily; a tenant
+  // without one is refused).
+  template <class StoreRequest>
+  std::optional<bus::Reply> store(const StoreRequest& r) const {
+    if (auto refused = identity()) return *refused;
+    if (!caps().store) {
+      if (!ctx().state->store)
+        return bus::ErrorReply{bus::ErrorCode::IoError,
+                               "the tenant has no store backend: store.* is unavailable"};
       caps().store = std::make_unique<capabilities::StoreCapability>(
-          ctx().data_dir, ctx().skill_id, ctx().policy.store, self.stop_, self.budget_);
-    return *caps().store;
+          ctx().state->store, ctx().skill_id, ctx().policy.store, self.stop_, self.budget_);
+    }
+    return caps().store->handle(r);
   }
 
   std::optional<bus::Reply> operator()(bus::LogRequest& r) const { return caps().log.handle(r); }
@@ -308,22 +321,12 @@ struct HostEndpoint::Router {
     return caps().vault.handle(r);
   }
 
-  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const {
-    if (auto refused = identity()) return *refused;
-    return store().handle(r);
-  }
-  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const {
-    if (auto refused = identity()) return *refused;
-    return store().handle(r);
-  }
-  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const {
-    if (auto refused = identity()) return *refused;
-    return store().handle(r);
-  }
-  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const {
-    if (auto refused = identity()) return *refused;
-    return store().handle(r);
-  }
+  std::optional<bus::Reply> operator()(bus::StoreGetRequest& r) const { return store(r); }
+  std::optional<bus::Reply> operator()(bus::StoreSetRequest& r) const { return store(r); }
+  std::optional<bus::Reply> operator()(bus::StoreDeleteRequest& r) const { return store(r); }
+  std::optional<bus::Reply> operator()(bus::StoreKeysRequest& r) const { return store(r); }
+  std::optional<bus::Reply> operator()(bus::StoreIncrementRequest& r) const { return store(r); }
+  std::optional<bus::Reply> operator()(bus::StoreCompareAndSetRequest& r) const { return store(r); }
 
   std::optional<bus::Reply> operator()(bus::EnvGetRequest& r) const {
     if (auto refused = identity()) return *refused;

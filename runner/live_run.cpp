@@ -72,6 +72,10 @@ struct Describe {
   std::string operator()(const bus::StoreSetRequest& r) const { return "store.set " + r.key; }
   std::string operator()(const bus::StoreDeleteRequest& r) const { return "store.delete " + r.key; }
   std::string operator()(const bus::StoreKeysRequest& r) const { return "store.keys " + r.prefix; }
+  std::string operator()(const bus::StoreIncrementRequest& r) const { return "store.increment " + r.key; }
+  std::string operator()(const bus::StoreCompareAndSetRequest& r) const {
+    return "store.compareAndSet " + r.key;
+  }
   std::string operator()(const bus::EnvGetRequest& r) const { return "env.get " + r.name; }
   // OpenHuman bundles (compat/): the event type, the statement kind and the credential kind only; SQL
   // text and event data can carry the skill's data and are left out.

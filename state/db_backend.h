@@ -57,8 +57,8 @@ class DbBackend {
 
   /// Waits for the lease of `skill_id`'s database, until `stop` is requested (its deadline included):
   /// then Timeout, nothing held. IoError for an invalid skill id or storage that cannot be reached.
-  [[nodiscard]] virtual Result<std::unique_ptr<DbLease>, bus::ErrorReply> acquire(std::string_view skill_id,
-                                                                                  const bus::StopToken& stop) = 0;
+  [[nodiscard]] virtual Result<std::unique_ptr<DbLease>, bus::ErrorReply> acquire(
+      std::string_view skill_id, const bus::StopToken& stop) = 0;
 };
 
 /// The local backend of `layout` (see above). Folders are created 0700, files 0600, never through a

@@ -7,6 +7,7 @@
 #include "state/binding_registry.h"
 #include "state/credential_vault.h"
 #include "state/db_backend.h"
+#include "state/store_backend.h"
 #include "state/workspace_backend.h"
 
 namespace skillbox::state {
@@ -17,6 +18,7 @@ std::shared_ptr<Backends> make_local_backends(const DataLayout& layout,
   backends->local_root = layout.root();
   backends->workspace = make_local_workspace_backend(layout);
   backends->db = make_local_db_backend(layout);
+  backends->store = make_local_store_backend(layout);
   backends->bindings = make_local_binding_registry(layout);
   backends->credentials = make_memory_credential_vault(std::move(credentials));
   return backends;

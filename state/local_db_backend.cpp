@@ -91,7 +91,8 @@ class LocalDbLease final : public DbLease {
 
   Result<void, ErrorReply> replace_image(std::span<const uint8_t> image) override {
     if (!looks_like_sqlite(image))
-      return ErrorReply{ErrorCode::InvalidArgument, "db: the new image is not a SQLite database; nothing was stored"};
+      return ErrorReply{ErrorCode::InvalidArgument,
+                        "db: the new image is not a SQLite database; nothing was stored"};
     // The temporary has a fixed name: only the lease holder writes it, and a leftover of a crashed
     // writer is truncated here.
     base::UniqueFd fd(::openat(dir_.get(), DataLayout::kBundleDbTemp,
@@ -125,7 +126,8 @@ class LocalDbBackend final : public DbBackend {
 
   Result<std::unique_ptr<DbLease>, ErrorReply> acquire(std::string_view skill_id,
                                                        const bus::StopToken& stop) override {
-    if (!base::is_valid_skill_id(skill_id)) return io_error("open the database: the skill id is not a valid folder name");
+    if (!base::is_valid_skill_id(skill_id))
+      return io_error("open the database: the skill id is not a valid folder name");
     const std::string id(skill_id);
     base::UniqueFd data;
     base::UniqueFd skills;
@@ -134,8 +136,8 @@ class LocalDbBackend final : public DbBackend {
     if (!err) err = file_io::ensure_directory(data.get(), DataLayout::kSkillsFolder, skills);
     if (!err) err = file_io::ensure_directory(skills.get(), id.c_str(), dir);
     if (err) return io_error("create the skill's data folder", err);
-    base::UniqueFd lock(::openat(dir.get(), DataLayout::kBundleDbLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                                 file_io::kFileMode));
+    base::UniqueFd lock(::openat(dir.get(), DataLayout::kBundleDbLock,
+                                 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, file_io::kFileMode));
     if (!lock) return io_error("open the database's lock file", errno);
     // The lease: one invocation of the skill at a time holds its database, from its first db call to
     // the end of the run. A waiter gives up at its own deadline or limit (with backoff: 1 ms doubling
@@ -152,7 +154,8 @@ class LocalDbBackend final : public DbBackend {
     }
     // A temporary left by a writer that crashed before its rename: never part of the database.
     ::unlinkat(dir.get(), DataLayout::kBundleDbTemp, 0);
-    return std::unique_ptr<DbLease>(std::make_unique<LocalDbLease>(layout_, id, std::move(dir), std::move(lock)));
+    return std::unique_ptr<DbLease>(
+        std::make_unique<LocalDbLease>(layout_, id, std::move(dir), std::move(lock)));
   }
 
  private:

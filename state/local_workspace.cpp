@@ -120,7 +120,8 @@ WorkspaceResult<void> LocalWorkspaceSession::read_file(std::string_view path,
   size_t done = 0;
   while (done < out.size()) {
     if (stop_.stop_requested()) return error(WorkspaceErrc::stopped);
-    const ssize_t n = ::read(fd.get(), out.data() + done, std::min(out.size() - done, file_io::kIoChunkBytes));
+    const ssize_t n =
+        ::read(fd.get(), out.data() + done, std::min(out.size() - done, file_io::kIoChunkBytes));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno_to_workspace_error(errno);
@@ -140,7 +141,8 @@ WorkspaceResult<std::vector<bus::FsDirEntry>> LocalWorkspaceSession::list(std::s
   if (int err = open_beneath(root_.get(), rel.c_str(), O_RDONLY | O_DIRECTORY, fd)) {
     if (err == ENOTDIR) {
       base::UniqueFd probe;
-      if (open_beneath(root_.get(), rel.c_str(), O_PATH, probe) == 0) return error(WorkspaceErrc::not_directory);
+      if (open_beneath(root_.get(), rel.c_str(), O_PATH, probe) == 0)
+        return error(WorkspaceErrc::not_directory);
     }
     return errno_to_workspace_error(err);
   }
@@ -321,7 +323,8 @@ WorkspaceResult<void> LocalWorkspaceSession::mkdir(std::string_view path, bool r
       err = open_beneath(dir, component, O_RDONLY | O_DIRECTORY, next);
     }
     if (err == ENOTDIR)
-      return error(i + 1 == components.size() ? WorkspaceErrc::not_directory : WorkspaceErrc::not_a_directory);
+      return error(i + 1 == components.size() ? WorkspaceErrc::not_directory
+                                              : WorkspaceErrc::not_a_directory);
     if (err) return errno_to_workspace_error(err);
     current = std::move(next);
     dir = current.get();

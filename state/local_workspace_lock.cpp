@@ -88,21 +88,46 @@ std::shared_ptr<WorkspaceBackend> make_local_workspace_backend(const DataLayout&
 WorkspaceError errno_to_workspace_error(int err, bool second) {
   WorkspaceErrc code = WorkspaceErrc::io;
   switch (err) {
-    case ENOENT: code = WorkspaceErrc::not_found; break;
-    case ENOTDIR: code = WorkspaceErrc::not_a_directory; break;
-    case ELOOP: code = WorkspaceErrc::symlink; break;
-    case EXDEV: code = WorkspaceErrc::outside; break;
+    case ENOENT:
+      code = WorkspaceErrc::not_found;
+      break;
+    case ENOTDIR:
+      code = WorkspaceErrc::not_a_directory;
+      break;
+    case ELOOP:
+      code = WorkspaceErrc::symlink;
+      break;
+    case EXDEV:
+      code = WorkspaceErrc::outside;
+      break;
     case EACCES:
-    case EPERM: code = WorkspaceErrc::denied; break;
-    case EISDIR: code = WorkspaceErrc::is_directory; break;
-    case ENOTEMPTY: code = WorkspaceErrc::not_empty; break;
-    case EEXIST: code = WorkspaceErrc::exists; break;
-    case ENAMETOOLONG: code = WorkspaceErrc::name_too_long; break;
+    case EPERM:
+      code = WorkspaceErrc::denied;
+      break;
+    case EISDIR:
+      code = WorkspaceErrc::is_directory;
+      break;
+    case ENOTEMPTY:
+      code = WorkspaceErrc::not_empty;
+      break;
+    case EEXIST:
+      code = WorkspaceErrc::exists;
+      break;
+    case ENAMETOOLONG:
+      code = WorkspaceErrc::name_too_long;
+      break;
     case ENOSPC:
-    case EDQUOT: code = WorkspaceErrc::no_space; break;
-    case EFBIG: code = WorkspaceErrc::too_big; break;
-    case ECANCELED: code = WorkspaceErrc::stopped; break;
-    default: break;
+    case EDQUOT:
+      code = WorkspaceErrc::no_space;
+      break;
+    case EFBIG:
+      code = WorkspaceErrc::too_big;
+      break;
+    case ECANCELED:
+      code = WorkspaceErrc::stopped;
+      break;
+    default:
+      break;
   }
   WorkspaceError e{code, 0, err};
   e.second = second;
@@ -120,9 +145,10 @@ WorkspaceResult<void> LocalWorkspaceSession::acquire() {
   // The wait ends at kLockWaitMs or at the invocation's deadline, whichever comes first: a lock held
   // elsewhere must not keep a run past its deadline (SECURITY-CASES "Waits are bounded by the deadline").
   const auto started = std::chrono::steady_clock::now();
-  const auto give_up = std::min(stop_.deadline() - started,
-                                std::chrono::steady_clock::duration(std::chrono::milliseconds(WorkspaceBackend::kLockWaitMs))) +
-                       started;
+  const auto give_up =
+      std::min(stop_.deadline() - started, std::chrono::steady_clock::duration(
+                                               std::chrono::milliseconds(WorkspaceBackend::kLockWaitMs))) +
+      started;
   for (int step_us = 100;; step_us = std::min(step_us * 2, 20'000)) {
     if (flock(lock_.get(), LOCK_EX | LOCK_NB) == 0) break;
     if (errno == EINTR) continue;
@@ -172,7 +198,8 @@ WorkspaceResult<void> LocalWorkspaceSession::begin_change() {
 
 WorkspaceResult<void> LocalWorkspaceSession::check_quota(const WorkspaceQuota& quota, uint64_t bytes,
                                                          uint64_t entries) const {
-  if (bytes > usage_->bytes && bytes > quota.quota_bytes) return WorkspaceError{WorkspaceErrc::quota_bytes, bytes};
+  if (bytes > usage_->bytes && bytes > quota.quota_bytes)
+    return WorkspaceError{WorkspaceErrc::quota_bytes, bytes};
   if (entries > usage_->entries && entries > quota.max_files)
     return WorkspaceError{WorkspaceErrc::quota_entries, entries};
   return {};

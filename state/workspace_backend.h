@@ -46,38 +46,38 @@ inline constexpr size_t kMaxWorkspaceNameBytes = 255;
 
 /// Why a workspace operation failed. The capability maps each to an error code and a message.
 enum class WorkspaceErrc : uint8_t {
-  invalid_path,        // not a workspace path (is_workspace_path), or the root where it has no meaning
-  invalid_skill_id,    // the skill id is not a valid folder name (base/skill_id.h)
-  unavailable,         // the workspace could not be opened (sys: the errno)
-  not_found,           // the path does not exist
-  parent_missing,      // the parent of the path does not exist
-  not_a_directory,     // a component of the path (not the last) is not a directory
-  not_directory,       // the path exists but is not a directory (readdir, recursive mkdir)
-  is_directory,        // the path is a directory where a file was expected
-  not_regular,         // neither a regular file nor a directory
-  symlink,             // the path goes through a symbolic link (refused, never followed)
-  outside,             // resolution would leave the workspace
-  denied,              // the storage denied access
-  exists,              // the path already exists
-  not_empty,           // a directory that is not empty
-  name_too_long,       // the storage refused the name's length
-  file_over_directory, // rename: a file cannot replace a directory
-  directory_over_file, // rename: a directory cannot replace a non-directory
-  into_itself,         // rename: a directory cannot move into itself
-  quota_bytes,         // value: the bytes the workspace would hold (WorkspaceQuota::quota_bytes)
-  quota_entries,       // value: the entries the workspace would hold (WorkspaceQuota::max_files)
-  file_too_large,      // value: the bytes the file would hold (WorkspaceQuota::max_file_bytes)
-  refused,             // read_file: the caller's admit() said no
-  busy,                // another invocation held the lock for more than `value` milliseconds
-  stopped_waiting,     // the stop token was requested while waiting for the lock; nothing changed
-  stopped_counting,    // the stop token was requested while counting usage; nothing changed
-  stopped,             // the stop token was requested; nothing was changed (or read, or listed)
-  stopped_partway,     // remove: stopped part-way; what is left is a valid, partly removed tree
-  stopped_emptied,     // remove: stopped after emptying the directory, before removing it
-  scan_failed,         // usage could not be counted (sys: the errno)
-  no_space,            // the storage is full (ENOSPC, EDQUOT)
-  too_big,             // the storage refused the file's size (EFBIG)
-  io,                  // anything else (sys: the errno when there is one, else `detail`)
+  invalid_path,         // not a workspace path (is_workspace_path), or the root where it has no meaning
+  invalid_skill_id,     // the skill id is not a valid folder name (base/skill_id.h)
+  unavailable,          // the workspace could not be opened (sys: the errno)
+  not_found,            // the path does not exist
+  parent_missing,       // the parent of the path does not exist
+  not_a_directory,      // a component of the path (not the last) is not a directory
+  not_directory,        // the path exists but is not a directory (readdir, recursive mkdir)
+  is_directory,         // the path is a directory where a file was expected
+  not_regular,          // neither a regular file nor a directory
+  symlink,              // the path goes through a symbolic link (refused, never followed)
+  outside,              // resolution would leave the workspace
+  denied,               // the storage denied access
+  exists,               // the path already exists
+  not_empty,            // a directory that is not empty
+  name_too_long,        // the storage refused the name's length
+  file_over_directory,  // rename: a file cannot replace a directory
+  directory_over_file,  // rename: a directory cannot replace a non-directory
+  into_itself,          // rename: a directory cannot move into itself
+  quota_bytes,          // value: the bytes the workspace would hold (WorkspaceQuota::quota_bytes)
+  quota_entries,        // value: the entries the workspace would hold (WorkspaceQuota::max_files)
+  file_too_large,       // value: the bytes the file would hold (WorkspaceQuota::max_file_bytes)
+  refused,              // read_file: the caller's admit() said no
+  busy,                 // another invocation held the lock for more than `value` milliseconds
+  stopped_waiting,      // the stop token was requested while waiting for the lock; nothing changed
+  stopped_counting,     // the stop token was requested while counting usage; nothing changed
+  stopped,              // the stop token was requested; nothing was changed (or read, or listed)
+  stopped_partway,      // remove: stopped part-way; what is left is a valid, partly removed tree
+  stopped_emptied,      // remove: stopped after emptying the directory, before removing it
+  scan_failed,          // usage could not be counted (sys: the errno)
+  no_space,             // the storage is full (ENOSPC, EDQUOT)
+  too_big,              // the storage refused the file's size (EFBIG)
+  io,                   // anything else (sys: the errno when there is one, else `detail`)
 };
 
 struct WorkspaceError {

@@ -67,6 +67,20 @@ declare namespace Skillbox {
     delete(key: string): boolean;
     /** Keys starting with `prefix` (default: all), sorted by UTF-8 bytes. */
     keys(prefix?: string): string[];
+    /**
+     * Atomically adds `delta` (a finite number, default 1) to the number stored under `key` (0 when the
+     * key does not exist) and returns the new value; concurrent runs never lose an increment. Double
+     * arithmetic, as `+`. Throws TypeError (delta not a number), RangeError (NaN, Infinity),
+     * InvalidArgument (the key holds something other than a number, or the sum overflows), QuotaExceeded.
+     */
+    increment(key: string, delta?: number): number;
+    /**
+     * Atomically stores `value` only if the key currently holds `expected` (compared as JSON values:
+     * object member order and `1` vs `1.0` do not matter) and returns whether it did. `expected`
+     * undefined: the key must not exist. `value` undefined: delete the key. All three arguments are
+     * required. Throws like `set`.
+     */
+    compareAndSet(key: string, expected: JsonInput | undefined, value: JsonInput | undefined): boolean;
   }
 
   // ---- env -------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
+// capabilities/store/store_capability.cpp — store requests to the tenant's StoreBackend, errors to replies.
 #include "capabilities/store/store_capability.h"
 
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -28,34 +30,32 @@ bus::ErrorReply to_reply(const StoreError& e) {
 }  // namespace
 
 struct StoreCapability::Impl {
-  std::filesystem::path data_dir;
+  std::shared_ptr<state::StoreBackend> backend;
   std::string skill_id;
   StorePolicy policy;
   const bus::StopToken* stop = &bus::StopToken::never();
   bus::MemoryBudget* memory = nullptr;
-  std::optional<SkillStore> store;
+  std::unique_ptr<state::StoreSession> session;
 
-  // The skill's view of the database, opened on first use. A failed open is not remembered: the next
-  // request tries again (the failure may have been a busy lock).
-  StoreResult<SkillStore*> open() {
-    if (!store) {
+  // The skill's session, opened on first use. A failed open is not remembered: the next request tries
+  // again (the failure may have been a busy lock).
+  StoreResult<state::StoreSession*> open() {
+    if (!session) {
       StoreOpenOptions options;
       options.wait_until = stop->deadline();
       options.stop_requested = [token = stop] { return token->stop_requested(); };
-      auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir), options);
-      if (!db) return db.error();
-      auto view = db->skill(skill_id, policy);  // keeps the connection alive
-      if (!view) return view.error();
-      store.emplace(std::move(*view));
+      auto opened = backend->open_skill(skill_id, policy, options);
+      if (!opened) return opened.error();
+      session = std::move(*opened);
     }
-    return &*store;
+    return session.get();
   }
 };
 
-StoreCapability::StoreCapability(std::filesystem::path data_dir, std::string skill_id, StorePolicy policy,
-                                 const bus::StopToken& stop, bus::MemoryBudget* memory)
+StoreCapability::StoreCapability(std::shared_ptr<state::StoreBackend> backend, std::string skill_id,
+                                 StorePolicy policy, const bus::StopToken& stop, bus::MemoryBudget* memory)
     : impl_(std::make_unique<Impl>(
-          Impl{std::move(data_dir), std::move(skill_id), policy, &stop, memory, std::nullopt})) {}
+          Impl{std::move(backend), std::move(skill_id), policy, &stop, memory, nullptr})) {}
 
 StoreCapability::~StoreCapability() = default;
 
@@ -97,6 +97,22 @@ bus::Reply StoreCapability::handle(const bus::StoreKeysRequest& r) {
   auto keys = (*s)->keys(r.prefix);
   if (!keys) return to_reply(keys.error());
   return bus::StringListReply{std::move(*keys)};
+}
+
+bus::Reply StoreCapability::handle(const bus::StoreIncrementRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto sum = (*s)->increment(r.key, r.delta);
+  if (!sum) return to_reply(sum.error());
+  return bus::NumberReply{*sum};
+}
+
+bus::Reply StoreCapability::handle(const bus::StoreCompareAndSetRequest& r) {
+  auto s = impl_->open();
+  if (!s) return to_reply(s.error());
+  auto wrote = (*s)->compare_and_set(r.key, r.expected_json, r.value_json);
+  if (!wrote) return to_reply(wrote.error());
+  return bus::BoolReply{*wrote};
 }
 
 }  // namespace skillbox::capabilities

@@ -2,9 +2,10 @@
 //
 // A fresh runtime per invocation means this store is the only state that survives between runs of a
 // skill, so it must never lose a write it acknowledged. The same code serves three callers: the store
-// capability behind `store.get/set/delete/keys` (capabilities/store/), the operators' `skillbox store`
-// command (cli/store_command.cpp), and embedders or a future server that keep a connection open across
-// invocations. See docs/store.md for the file format, durability settings and quota accounting.
+// capability behind `store.get/set/delete/keys/increment/compareAndSet` (capabilities/store/, through
+// the local state::StoreBackend), the operators' `skillbox store` command (cli/store_command.cpp), and
+// embedders that keep a connection open across invocations. The implementation is state/sqlite_store.cpp.
+// See docs/store.md for the file format, durability settings, quota accounting and concurrency.
 //
 // Shape:
 //   auto db = skillbox::StoreDatabase::open(skillbox::StoreDatabase::path_in(data_dir));
@@ -123,7 +124,7 @@ class SkillStore;
 /// One connection to a store database file.
 class StoreDatabase {
  public:
-  /// The store file of a data directory: `data_dir/store.sqlite`.
+  /// The store file of a data directory (`data_dir/store.sqlite`; the local state backends' layout).
   [[nodiscard]] static std::filesystem::path path_in(const std::filesystem::path& data_dir);
 
   /// Opens the store at `file`. A missing file is created (when options.create) fully initialised and
@@ -199,6 +200,29 @@ class SkillStore {
   /// Deletes `key`. Returns whether it existed. Always allowed (it never increases usage).
   StoreResult<bool> remove(std::string_view key);
 
+  /// Atomically adds `delta` to the number stored under `key` and returns the sum, which is stored as
+  /// JSON text spelled as JSON.stringify spells that number. A missing key counts as 0 (and is created);
+  /// the read, the addition and the write are one IMMEDIATE transaction, so concurrent increments from any
+  /// number of connections, threads or processes never lose one (docs/store.md "Concurrency").
+  /// Arithmetic is IEEE-754 double, as JavaScript's `+`: integers are exact up to 2^53, fractions round
+  /// (0.1 + 0.2 stores 0.30000000000000004). Errors, nothing changed: invalid_argument when `delta` is
+  /// NaN or infinite, when the stored value is not a JSON number (the message names the key and what it
+  /// holds), or when the sum is not finite; the key rules and quotas of set() (quota_exceeded).
+  StoreResult<double> increment(std::string_view key, double delta);
+
+  /// Atomically stores `value_json` under `key` only if the key currently holds `expected_json`, and
+  /// returns whether it did. `expected_json` nullopt means "the key must not exist"; `value_json`
+  /// nullopt deletes the key instead of storing a value. Equality is JSON value equality (the rule of
+  /// PostgreSQL's jsonb `=`): same type; numbers by numeric value (1 equals 1.0); strings by their
+  /// characters; arrays element by element; objects by their set of members, whatever the order in
+  /// which they were written. The compare and the write are one IMMEDIATE transaction. Errors, nothing
+  /// changed: invalid_argument (bad key, `expected_json` or `value_json` not JSON text); the key and
+  /// value rules of set() (key length, max_value_bytes: quota_exceeded), checked before the comparison;
+  /// the totals (max_keys, quota_bytes: quota_exceeded), checked only when it matched. A stored value
+  /// that is not valid JSON is StoreErrc::corrupt.
+  StoreResult<bool> compare_and_set(std::string_view key, const std::optional<std::string>& expected_json,
+                                    const std::optional<std::string>& value_json);
+
   /// Keys starting with `prefix` (empty: all), sorted by UTF-8 bytes. `prefix` follows the key rules
   /// except that it may be empty.
   [[nodiscard]] StoreResult<std::vector<std::string>> keys(std::string_view prefix = {}) const;
@@ -219,6 +243,10 @@ class SkillStore {
 
  private:
   friend class StoreDatabase;
+  // Writes `value_json` under `key` inside the caller's write transaction after checking the totals
+  // against the policy; `old_value_bytes` is the size of the value it replaces (nullopt: a new key).
+  StoreResult<StoreOk> write_checked(std::string_view key, std::string_view value_json,
+                                     std::optional<uint64_t> old_value_bytes);
   SkillStore(std::shared_ptr<StoreDatabase::Impl> db, std::string skill_id, const StorePolicy& policy)
       : db_(std::move(db)), skill_id_(std::move(skill_id)), policy_(policy) {}
 

@@ -60,6 +60,11 @@ std::vector<Request> sample_requests() {
       StoreSetRequest{"k", R"({"a":[1,2,{"b":null}]})"},
       StoreDeleteRequest{"k"},
       StoreKeysRequest{""},
+      StoreIncrementRequest{"counter", 1},
+      StoreIncrementRequest{"k\0"s, -0.25},
+      StoreCompareAndSetRequest{"k", std::nullopt, "[1]"},
+      StoreCompareAndSetRequest{"k", R"({"a":1})", std::nullopt},
+      StoreCompareAndSetRequest{"k", "", ""},
       EnvGetRequest{"WEATHER_API_KEY"},
       EventRequest{"notify", R"({"title":"t\u0000","body":""})"},
       DbRequest{DbOp::all, "SELECT * FROM t WHERE a = ?", "[1,\"x\",null]"},
@@ -94,6 +99,9 @@ std::vector<Reply> sample_replies() {
       OptionalStringReply{std::nullopt},
       OptionalStringReply{""},
       OptionalStringReply{"{\"v\":1}"},
+      NumberReply{0},
+      NumberReply{-2.5},
+      NumberReply{9007199254740992.0},
       StringListReply{{"a", "", "b\0"s}},
       StringListReply{{}},
   };
@@ -224,7 +232,7 @@ TEST(Codec, EnvelopeErrorsAreReported) {
   expect_request_error(encode_reply(1, OkReply{}), "is not a request");
   expect_reply_error(encode_request(1, FsStatRequest{"x"}), "is not a reply");
   json r = json::array({kFrameVersion, 1, 1, std::variant_size_v<Reply>, json::array()});
-  expect_reply_error(raw(r), "unknown tag 9");
+  expect_reply_error(raw(r), "unknown tag " + std::to_string(std::variant_size_v<Reply>));
 }
 
 TEST(Codec, BodyFieldErrorsNameTheField) {

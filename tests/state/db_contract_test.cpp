@@ -251,7 +251,8 @@ TEST_P(DbContract, ConcurrentWritersAreSerialisedByTheLease) {
   EXPECT_EQ(tag_of(image()), 50);
 }
 
-// ---- durability --------------------------------------------------------------------------------------------
+// ---- durability
+// --------------------------------------------------------------------------------------------
 
 TEST_P(DbContract, ASigkilledWriterLeavesTheOldOrTheNewImage) {
   const bus::Bytes acked = make_image(1, 100, 1000);
@@ -350,11 +351,11 @@ std::string kind_name(const ::testing::TestParamInfo<DbBackendKind>& info) {
   return info.param.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Local, DbContract,
-                         ::testing::Values(DbBackendKind{
-                             "local", [](const fs::path& scratch) { return make_local_db_backend(DataLayout(scratch)); },
-                             true}),
-                         kind_name);
+INSTANTIATE_TEST_SUITE_P(
+    Local, DbContract,
+    ::testing::Values(DbBackendKind{
+        "local", [](const fs::path& scratch) { return make_local_db_backend(DataLayout(scratch)); }, true}),
+    kind_name);
 
 }  // namespace
 }  // namespace skillbox::state

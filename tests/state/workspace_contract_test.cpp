@@ -79,7 +79,8 @@ class WorkspaceContract : public ::testing::TestWithParam<WorkspaceBackendKind> 
 
   static std::string read(WorkspaceSession& s, std::string_view path) {
     bus::Bytes out;
-    auto r = s.read_file(path, [](uint64_t) { return true; }, out);
+    auto r = s.read_file(
+        path, [](uint64_t) { return true; }, out);
     if (!r) return "<error " + std::to_string(static_cast<int>(r.error().code)) + ">";
     return std::string(out.begin(), out.end());
   }
@@ -131,7 +132,10 @@ TEST_P(WorkspaceContract, WritesReadsListsAndStats) {
   EXPECT_FALSE(*s->exists("d/nope"));
   EXPECT_FALSE(*s->exists("b.txt/below"));  // a component that is a file: absent, not an error
 
-  EXPECT_EQ(s->read_file("d", [](uint64_t) { return true; }, *std::make_unique<bus::Bytes>()).error().code,
+  EXPECT_EQ(s->read_file(
+                 "d", [](uint64_t) { return true; }, *std::make_unique<bus::Bytes>())
+                .error()
+                .code,
             WorkspaceErrc::is_directory);
   EXPECT_EQ(s->list("b.txt").error().code, WorkspaceErrc::not_directory);
   EXPECT_EQ(s->stat("nope").error().code, WorkspaceErrc::not_found);
@@ -155,7 +159,13 @@ TEST_P(WorkspaceContract, ReadAsksBeforeItReads) {
   write_ok(*s, "f", "12345");
   uint64_t asked = 0;
   bus::Bytes out;
-  auto r = s->read_file("f", [&](uint64_t size) { asked = size; return false; }, out);
+  auto r = s->read_file(
+      "f",
+      [&](uint64_t size) {
+        asked = size;
+        return false;
+      },
+      out);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, WorkspaceErrc::refused);
   EXPECT_EQ(asked, 5u);
@@ -191,14 +201,30 @@ TEST_P(WorkspaceContract, RefusesPathsThatAreNotNormalized) {
   ASSERT_TRUE(s);
   write_ok(*s, "ok", "x");
   ASSERT_TRUE(s->mkdir("dir", false, kRoomy));
-  const std::vector<std::string> bad = {"",      "/etc/passwd", "/", "..",       "../x",        "dir/..",
-                                        "a//b",  "./ok",        "ok/", "dir/./ok", "dir/../ok", ".skillbox-tmp-1",
-                                        "dir/.skillbox-x", std::string("ok\0x", 4), std::string(256, 'n')};
+  const std::vector<std::string> bad = {"",
+                                        "/etc/passwd",
+                                        "/",
+                                        "..",
+                                        "../x",
+                                        "dir/..",
+                                        "a//b",
+                                        "./ok",
+                                        "ok/",
+                                        "dir/./ok",
+                                        "dir/../ok",
+                                        ".skillbox-tmp-1",
+                                        "dir/.skillbox-x",
+                                        std::string("ok\0x", 4),
+                                        std::string(256, 'n')};
   for (const std::string& p : bad) {
     SCOPED_TRACE("path \"" + p + "\"");
     EXPECT_FALSE(is_workspace_path(p));
     bus::Bytes out;
-    EXPECT_EQ(s->read_file(p, [](uint64_t) { return true; }, out).error().code, WorkspaceErrc::invalid_path);
+    EXPECT_EQ(s->read_file(
+                   p, [](uint64_t) { return true; }, out)
+                  .error()
+                  .code,
+              WorkspaceErrc::invalid_path);
     EXPECT_EQ(write_error(*s, p, "x"), WorkspaceErrc::invalid_path);
     EXPECT_EQ(s->list(p).error().code, WorkspaceErrc::invalid_path);
     EXPECT_EQ(s->stat(p).error().code, WorkspaceErrc::invalid_path);
@@ -229,7 +255,11 @@ TEST_P(WorkspaceContract, NeverFollowsASymlinkOutOfTheWorkspace) {
   std::ofstream(outside / "secret") << "secret";
   fs::create_directory_symlink(outside, ws / "link");
   bus::Bytes out;
-  EXPECT_EQ(s->read_file("link/secret", [](uint64_t) { return true; }, out).error().code, WorkspaceErrc::symlink);
+  EXPECT_EQ(s->read_file(
+                 "link/secret", [](uint64_t) { return true; }, out)
+                .error()
+                .code,
+            WorkspaceErrc::symlink);
   EXPECT_EQ(write_error(*s, "link/secret", "pwned"), WorkspaceErrc::symlink);
   EXPECT_EQ(s->exists("link").error().code, WorkspaceErrc::symlink);
   EXPECT_EQ(s->remove("link", true).error().code, WorkspaceErrc::symlink);
@@ -239,7 +269,8 @@ TEST_P(WorkspaceContract, NeverFollowsASymlinkOutOfTheWorkspace) {
   EXPECT_EQ(file_text(outside / "secret"), "secret");
 }
 
-// ---- quotas ------------------------------------------------------------------------------------------------
+// ---- quotas
+// ------------------------------------------------------------------------------------------------
 
 TEST_P(WorkspaceContract, EnforcesQuotasAndChangesNothingWhenOneIsHit) {
   auto s = open();
@@ -358,8 +389,10 @@ TEST_P(WorkspaceContract, ConcurrentWritersNeverOvershootTheQuotaThreads) {
       auto s = backend_->open("contract", true, bus::StopToken::never());
       if (!s) return;
       auto r = (*s)->write_file("f" + std::to_string(t), bytes_of(std::string(1000, 'x')), false, q);
-      if (r) ++won;
-      else if (r.error().code == WorkspaceErrc::quota_entries) ++refused;
+      if (r)
+        ++won;
+      else if (r.error().code == WorkspaceErrc::quota_entries)
+        ++refused;
     });
   }
   for (auto& t : threads) t.join();
@@ -472,7 +505,8 @@ TEST_P(WorkspaceContract, AnAcknowledgedWriteSurvivesSigkill) {
   EXPECT_EQ(names(*s), (std::vector<std::string>{"d", "g"}));
 }
 
-// ---- a full disk ---------------------------------------------------------------------------------------------
+// ---- a full disk
+// ---------------------------------------------------------------------------------------------
 
 // RLIMIT_FSIZE makes the kernel refuse to grow a file past the limit with EFBIG (SIGXFSZ ignored), as
 // a full disk would: the write fails typed, the file keeps its old content, no temporary is left.
@@ -507,7 +541,8 @@ TEST_P(WorkspaceContract, AWriteRefusedByTheDiskChangesNothing) {
   EXPECT_EQ(names(*s), std::vector<std::string>{"data"});
 }
 
-// ---- stopping ------------------------------------------------------------------------------------------------
+// ---- stopping
+// ------------------------------------------------------------------------------------------------
 
 TEST_P(WorkspaceContract, AStoppedSessionChangesNothing) {
   {
@@ -534,7 +569,8 @@ TEST_P(WorkspaceContract, AMissingWorkspaceIsCreatedEmpty) {
   auto s = open();
   ASSERT_TRUE(s);
   EXPECT_EQ(names(*s), std::vector<std::string>{});
-  EXPECT_EQ(read(*s, "nothing"), "<" + std::string("error ") + std::to_string(int(WorkspaceErrc::not_found)) + ">");
+  EXPECT_EQ(read(*s, "nothing"),
+            "<" + std::string("error ") + std::to_string(int(WorkspaceErrc::not_found)) + ">");
 }
 
 TEST_P(WorkspaceContract, AWorkspaceReplacedByAFileOrALinkIsUnavailable) {
@@ -571,12 +607,12 @@ std::string kind_name(const ::testing::TestParamInfo<WorkspaceBackendKind>& info
   return info.param.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Local, WorkspaceContract,
-                         ::testing::Values(WorkspaceBackendKind{
-                             "local",
-                             [](const fs::path& scratch) { return make_local_workspace_backend(DataLayout(scratch)); },
-                             true}),
-                         kind_name);
+INSTANTIATE_TEST_SUITE_P(
+    Local, WorkspaceContract,
+    ::testing::Values(WorkspaceBackendKind{
+        "local", [](const fs::path& scratch) { return make_local_workspace_backend(DataLayout(scratch)); },
+        true}),
+    kind_name);
 
 }  // namespace
 }  // namespace skillbox::state

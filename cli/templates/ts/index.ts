@@ -23,8 +23,7 @@ const greet: Skillbox.Handler<Input | null, Output> = (input) => {
     throw new TypeError('name: expected a non-empty string');
   }
   const key = 'visits:' + name.trim().toLowerCase();
-  const visits = Number(store.get(key) ?? 0) + 1;
-  store.set(key, visits);
+  const visits = store.increment(key);  // atomic: runs at the same time never lose a visit
   log(`greeting ${name.trim()} (visit ${visits})`);
   return { greeting: `Hello, ${name.trim()}!`, visits };
 };

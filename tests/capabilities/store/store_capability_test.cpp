@@ -8,6 +8,7 @@
 
 #include "capabilities/store/store_test_util.h"
 #include "skillbox/store.h"
+#include "state/store_backend.h"
 
 namespace skillbox::capabilities {
 namespace {
@@ -23,6 +24,10 @@ const T& as(const bus::Reply& reply) {
   return v != nullptr ? *v : empty;
 }
 
+std::shared_ptr<state::StoreBackend> local_store(const TempDir& dir) {
+  return state::make_local_store_backend(state::DataLayout(dir.path()));
+}
+
 bus::ErrorReply error_of(const bus::Reply& reply) {
   const auto* e = std::get_if<bus::ErrorReply>(&reply);
   if (e == nullptr) {
@@ -34,7 +39,7 @@ bus::ErrorReply error_of(const bus::Reply& reply) {
 
 TEST(StoreCapabilityTest, RequestsAndReplies) {
   TempDir dir;
-  StoreCapability cap(dir.path(), "notes", {});
+  StoreCapability cap(local_store(dir), "notes", {});
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "store.sqlite")) << "opened lazily, on the first request";
 
   EXPECT_EQ(as<bus::OptionalStringReply>(cap.handle(bus::StoreGetRequest{"a"})).value, std::nullopt);
@@ -50,9 +55,9 @@ TEST(StoreCapabilityTest, RequestsAndReplies) {
   EXPECT_FALSE(as<bus::BoolReply>(cap.handle(bus::StoreDeleteRequest{"a"})).value);
 
   // A second invocation of the same skill sees the data; another skill does not.
-  StoreCapability next(dir.path(), "notes", {});
+  StoreCapability next(local_store(dir), "notes", {});
   EXPECT_EQ(as<bus::OptionalStringReply>(next.handle(bus::StoreGetRequest{"b/1"})).value, "2");
-  StoreCapability other(dir.path(), "other", {});
+  StoreCapability other(local_store(dir), "other", {});
   EXPECT_EQ(as<bus::OptionalStringReply>(other.handle(bus::StoreGetRequest{"b/1"})).value, std::nullopt);
   EXPECT_TRUE(as<bus::StringListReply>(other.handle(bus::StoreKeysRequest{""})).values.empty());
 }
@@ -61,7 +66,7 @@ TEST(StoreCapabilityTest, ErrorCodesSkillsSee) {
   TempDir dir;
   StorePolicy policy;
   policy.max_keys = 1;
-  StoreCapability cap(dir.path(), "q", policy);
+  StoreCapability cap(local_store(dir), "q", policy);
   EXPECT_EQ(error_of(cap.handle(bus::StoreSetRequest{std::string("a\0b", 3), "1"})).code,
             bus::ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of(cap.handle(bus::StoreGetRequest{std::string("a\0b", 3)})).code,
@@ -85,7 +90,7 @@ TEST(StoreCapabilityTest, ErrorCodesSkillsSee) {
 TEST(StoreCapabilityTest, DamagedDatabaseIsAnIoErrorWithoutHostPaths) {
   TempDir dir;
   write_bytes(dir.path() / "store.sqlite", std::string(4096, 'Z'));
-  StoreCapability cap(dir.path(), "notes", {});
+  StoreCapability cap(local_store(dir), "notes", {});
   for (const bus::Reply& reply :
        {cap.handle(bus::StoreGetRequest{"a"}), cap.handle(bus::StoreSetRequest{"a", "1"}),
         cap.handle(bus::StoreKeysRequest{""})}) {
@@ -98,9 +103,30 @@ TEST(StoreCapabilityTest, DamagedDatabaseIsAnIoErrorWithoutHostPaths) {
   EXPECT_EQ(skillbox::testing::read_bytes(dir.path() / "store.sqlite"), std::string(4096, 'Z'));
 }
 
+TEST(StoreCapabilityTest, IncrementAndCompareAndSetReplies) {
+  TempDir dir;
+  StorePolicy policy;
+  policy.max_keys = 2;
+  StoreCapability cap(local_store(dir), "notes", policy);
+  EXPECT_EQ(as<bus::NumberReply>(cap.handle(bus::StoreIncrementRequest{"n", 1})).value, 1);
+  EXPECT_EQ(as<bus::NumberReply>(cap.handle(bus::StoreIncrementRequest{"n", -3.5})).value, -2.5);
+  EXPECT_EQ(as<bus::OptionalStringReply>(cap.handle(bus::StoreGetRequest{"n"})).value, "-2.5");
+  EXPECT_FALSE(as<bus::BoolReply>(cap.handle(bus::StoreCompareAndSetRequest{"n", "1", "2"})).value);
+  EXPECT_TRUE(as<bus::BoolReply>(cap.handle(bus::StoreCompareAndSetRequest{"n", "-2.5", "{}"})).value);
+  EXPECT_TRUE(as<bus::BoolReply>(cap.handle(bus::StoreCompareAndSetRequest{"c", std::nullopt, "1"})).value);
+  const auto not_number = error_of(cap.handle(bus::StoreIncrementRequest{"n", 1}));
+  EXPECT_EQ(not_number.code, bus::ErrorCode::InvalidArgument);
+  EXPECT_NE(not_number.message.find("\"n\" holds an object"), std::string::npos) << not_number.message;
+  EXPECT_EQ(error_of(cap.handle(bus::StoreIncrementRequest{"third", 1})).code, bus::ErrorCode::QuotaExceeded);
+  EXPECT_EQ(error_of(cap.handle(bus::StoreCompareAndSetRequest{"third", std::nullopt, "1"})).code,
+            bus::ErrorCode::QuotaExceeded);
+  EXPECT_TRUE(as<bus::BoolReply>(cap.handle(bus::StoreCompareAndSetRequest{"c", "1", std::nullopt})).value);
+  EXPECT_EQ(as<bus::OptionalStringReply>(cap.handle(bus::StoreGetRequest{"c"})).value, std::nullopt);
+}
+
 TEST(StoreCapabilityTest, InvalidSkillIdIsRefused) {
   TempDir dir;
-  StoreCapability cap(dir.path(), "../escape", {});
+  StoreCapability cap(local_store(dir), "../escape", {});
   EXPECT_EQ(error_of(cap.handle(bus::StoreGetRequest{"a"})).code, bus::ErrorCode::InvalidArgument);
 }
 

@@ -1,4 +1,4 @@
-// capabilities/store/sqlite_store.cpp — the SQLite store behind skillbox/store.h.
+// state/sqlite_store.cpp — the SQLite store behind skillbox/store.h (the local state::StoreBackend).
 //
 // File layout (schema version 2, docs/store.md):
 //   entries(id, skill, key, value_bytes, value)  a rowid table: one row per entry, the value last
@@ -20,6 +20,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <compare>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,8 @@
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "skillbox/store.h"
+#include "state/data_layout.h"
+#include "state/store_values.h"
 
 namespace skillbox {
 
@@ -499,6 +502,22 @@ struct StoreDatabase::Impl {
     return std::optional<uint64_t>();
   }
 
+  // The stored JSON text of (skill, key), or nullopt when the key does not exist. Like SkillStore::get,
+  // a value that is not JSON is reported as corrupt.
+  StoreResult<std::optional<std::string>> value(std::string_view skill, std::string_view key) {
+    auto s = stmt(kGet);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill);
+    use.text(2, key);
+    const int rc = use.step();
+    if (rc == SQLITE_DONE) return std::optional<std::string>();
+    if (rc != SQLITE_ROW) return sqlite_error(db, rc, "reading a value");
+    std::string text = use.column_text(0);
+    if (!base::json_text::check(text).ok()) return corrupt_error("a stored value is not valid JSON");
+    return std::optional<std::string>(std::move(text));
+  }
+
   StoreResult<StoreOk> upsert(std::string_view skill, std::string_view key, std::string_view value) {
     auto s = stmt(kUpsert);
     if (!s) return s.error();
@@ -602,6 +621,28 @@ Result<void, StoreError> check_quota(const StoreUsage& before, const StoreUsage&
 
 uint64_t entry_cost(std::string_view key, uint64_t value_bytes) {
   return key.size() + value_bytes + kStoreEntryOverheadBytes;
+}
+
+// What a stored value is, for messages: "a string", "an object", ...
+std::string describe_json(std::string_view json) {
+  switch (base::json_text::check(json).kind) {
+    case base::json_text::Kind::null:
+      return "null";
+    case base::json_text::Kind::boolean:
+      return "a boolean";
+    case base::json_text::Kind::number:
+      return "a number beyond the range of a double";
+    case base::json_text::Kind::string:
+      return "a string";
+    case base::json_text::Kind::array:
+      return "an array";
+    case base::json_text::Kind::object:
+      return "an object";
+    case base::json_text::Kind::invalid:
+    case base::json_text::Kind::too_deep:
+      break;
+  }
+  return "a value that is not JSON";
 }
 
 // The busy handler of connections opened with a wait_until: sleeps with backoff (100 us doubling to
@@ -842,7 +883,7 @@ std::string_view to_string(StoreErrc code) {
 // ---- StoreDatabase ------------------------------------------------------------------------------------
 
 std::filesystem::path StoreDatabase::path_in(const std::filesystem::path& data_dir) {
-  return data_dir / "store.sqlite";
+  return state::DataLayout(data_dir).store_database();
 }
 
 StoreResult<StoreDatabase> StoreDatabase::open(const std::filesystem::path& file,
@@ -963,18 +1004,8 @@ StoreResult<StoreInfo> StoreDatabase::info() const {
 
 StoreResult<std::optional<std::string>> SkillStore::get(std::string_view key) const {
   if (auto ok = check_key(key, "key", false, false); !ok) return ok.error();
-  auto s = db_->stmt(kGet);
-  if (!s) return s.error();
-  Use use(*s);
-  use.text(1, skill_id_);
-  use.text(2, key);
-  const int rc = use.step();
-  if (rc == SQLITE_DONE) return std::optional<std::string>();
-  if (rc != SQLITE_ROW) return sqlite_error(db_->db, rc, "reading a value");
-  std::string value = use.column_text(0);
-  // Never trust the file: whatever is read back must be JSON before a binding parses it.
-  if (!base::json_text::check(value).ok()) return corrupt_error("a stored value is not valid JSON");
-  return std::optional<std::string>(std::move(value));
+  // Never trust the file: whatever is read back must be JSON before a binding parses it (value()).
+  return db_->value(skill_id_, key);
 }
 
 StoreResult<StoreOk> SkillStore::set(std::string_view key, std::string_view value_json) {
@@ -982,20 +1013,87 @@ StoreResult<StoreOk> SkillStore::set(std::string_view key, std::string_view valu
   if (auto ok = check_value(value_json, policy_); !ok) return ok.error();
   WriteTransaction tx(*db_);
   if (auto r = tx.begin(); !r) return r;
-  auto before = db_->usage_of(skill_id_);
-  if (!before) return before.error();
   auto old = db_->value_bytes(skill_id_, key);
   if (!old) return old.error();
-  StoreUsage after = *before;
+  if (auto r = write_checked(key, value_json, *old); !r) return r;
+  return tx.commit();
+}
+
+StoreResult<double> SkillStore::increment(std::string_view key, double delta) {
+  if (auto ok = check_key(key, "key", false, true); !ok) return ok.error();
+  if (!std::isfinite(delta))
+    return make_error(StoreErrc::invalid_argument, "store.increment: delta must be a finite number");
+  WriteTransaction tx(*db_);
+  if (auto r = tx.begin(); !r) return r.error();
+  auto old = db_->value(skill_id_, key);
+  if (!old) return old.error();
+  double sum = delta;
   if (old->has_value()) {
-    after.bytes -= std::min(after.bytes, entry_cost(key, **old));  // overwrite: the old value stops counting
+    const std::optional<double> current = state::json_number_value(**old);
+    if (!current)
+      return make_error(StoreErrc::invalid_argument,
+                        "store.increment: key \"" + base::escape_text_capped(key, 160, "...") + "\" holds " +
+                            describe_json(**old) + ", not a number; nothing was changed");
+    sum = *current + delta;
+  }
+  if (!std::isfinite(sum))
+    return make_error(StoreErrc::invalid_argument,
+                      "store.increment: the sum is beyond the range of a double; nothing was changed");
+  std::string text = state::json_number_text(sum);
+  if (auto ok = check_value(text, policy_); !ok) return ok.error();
+  if (auto r =
+          write_checked(key, text, old->has_value() ? std::optional<uint64_t>((*old)->size()) : std::nullopt);
+      !r)
+    return r.error();
+  if (auto r = tx.commit(); !r) return r.error();
+  return sum == 0 ? 0.0 : sum;  // -0 is stored as "0": return what a later get() reads
+}
+
+StoreResult<bool> SkillStore::compare_and_set(std::string_view key,
+                                              const std::optional<std::string>& expected_json,
+                                              const std::optional<std::string>& value_json) {
+  if (auto ok = check_key(key, "key", false, value_json.has_value()); !ok) return ok.error();
+  if (expected_json && !base::json_text::check(*expected_json).ok())
+    return make_error(StoreErrc::invalid_argument, "store expected value is not valid JSON text");
+  if (value_json) {
+    if (auto ok = check_value(*value_json, policy_); !ok) return ok.error();
+  }
+  WriteTransaction tx(*db_);
+  if (auto r = tx.begin(); !r) return r.error();
+  auto old = db_->value(skill_id_, key);
+  if (!old) return old.error();
+  const bool matches =
+      expected_json ? old->has_value() && state::json_values_equal(**old, *expected_json) : !old->has_value();
+  if (!matches) return false;  // the transaction rolls back: nothing was written
+  const std::optional<uint64_t> old_bytes =
+      old->has_value() ? std::optional<uint64_t>((*old)->size()) : std::nullopt;
+  if (value_json) {
+    if (auto r = write_checked(key, *value_json, old_bytes); !r) return r.error();
+  } else if (old->has_value()) {
+    auto s = db_->stmt(kDelete);
+    if (!s) return s.error();
+    Use use(*s);
+    use.text(1, skill_id_);
+    use.text(2, key);
+    if (const int rc = use.step(); rc != SQLITE_DONE) return sqlite_error(db_->db, rc, "deleting a value");
+  }
+  if (auto r = tx.commit(); !r) return r.error();
+  return true;
+}
+
+StoreResult<StoreOk> SkillStore::write_checked(std::string_view key, std::string_view value_json,
+                                               std::optional<uint64_t> old_value_bytes) {
+  auto before = db_->usage_of(skill_id_);
+  if (!before) return before.error();
+  StoreUsage after = *before;
+  if (old_value_bytes) {
+    after.bytes -= std::min(after.bytes, entry_cost(key, *old_value_bytes));  // the old value stops counting
   } else {
     after.keys += 1;
   }
   after.bytes += entry_cost(key, value_json.size());
   if (auto ok = check_quota(*before, after, policy_); !ok) return ok.error();
-  if (auto r = db_->upsert(skill_id_, key, value_json); !r) return r;
-  return tx.commit();
+  return db_->upsert(skill_id_, key, value_json);
 }
 
 StoreResult<bool> SkillStore::remove(std::string_view key) {
