@@ -32,7 +32,6 @@ TEST(HostEndpoint, ARequestWithoutATypeIsAnInternalErrorServedByNoCapability) {
   HostEndpoint endpoint(InvocationContext{.skill_id = "test",
                                           .policy = {},
                                           .state = {},
-                                          .data_dir = {},
                                           .env = {},
                                           .extra_ca_file = {},
                                           .credentials = {},
@@ -88,7 +87,6 @@ InvocationContext stop_context(const std::filesystem::path& data_dir) {
   c.policy.env = {"GRANTED"};
   c.env = {{"GRANTED", "value"}};
   c.state = state::make_local_backends(state::DataLayout(data_dir), {});
-  c.data_dir = data_dir;
   return c;
 }
 
@@ -180,7 +178,6 @@ TEST(HostEndpoint, RequestsOfTheBundleApiAreRefusedForAPlainSkill) {
   InvocationContext context;
   context.skill_id = "plain";
   context.state = state::make_local_backends(state::DataLayout(tmp), {});
-  context.data_dir = tmp;
   HostEndpoint endpoint(std::move(context), sink);
   const auto code_of = [](const std::optional<bus::Reply>& reply) {
     const auto* e = reply ? std::get_if<bus::ErrorReply>(&*reply) : nullptr;
@@ -206,7 +203,6 @@ TEST(HostEndpoint, AWorkersDbStatementIsRefusedAndItsDatabaseIsOpenedOnce) {
   InvocationContext context;
   context.skill_id = "bundle";
   context.state = state::make_local_backends(state::DataLayout(tmp), {});
-  context.data_dir = tmp;
   context.format = SkillFormat::openhuman;
   HostEndpoint endpoint(std::move(context), sink);
   endpoint.serve_db_in_worker();

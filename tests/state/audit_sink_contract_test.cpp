@@ -68,14 +68,6 @@ TEST_P(AuditSinkContract, ConcurrentWritersInThreadsAndProcessesLoseAndMixNothin
   constexpr int kThreads = 4;
   constexpr int kProcesses = 3;
   constexpr int kEach = 50;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto sink = GetParam().make(root());
-      for (int i = 0; i < kEach; ++i)
-        ASSERT_TRUE(sink->record(record_of("t" + std::to_string(t), Outcome::ok)));
-    });
-  }
   std::vector<pid_t> children;
   for (int p = 0; p < kProcesses; ++p) {
     const pid_t pid = fork();
@@ -87,6 +79,16 @@ TEST_P(AuditSinkContract, ConcurrentWritersInThreadsAndProcessesLoseAndMixNothin
       _exit(0);
     }
     children.push_back(pid);
+  }
+  // Threads only once every child is forked: a fork while another thread holds a lock (malloc's)
+  // would leave the child stuck on it.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto sink = GetParam().make(root());
+      for (int i = 0; i < kEach; ++i)
+        ASSERT_TRUE(sink->record(record_of("t" + std::to_string(t), Outcome::ok)));
+    });
   }
   for (std::thread& t : threads) t.join();
   for (pid_t pid : children) {

@@ -92,15 +92,6 @@ TEST_P(BindingRegistryContract, BadIdsAndMissingFoldersAreRefusedAndLeaveNoTrace
 
 TEST_P(BindingRegistryContract, ConcurrentFirstBindingsInThreadsAndProcessesMakeExactlyOneOwner) {
   for (const char* name : {"a", "b", "c", "d"}) fs::create_directories(folder(name));
-  std::vector<std::thread> threads;
-  std::vector<int> won(4, 0);
-  for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] {
-      auto registry = make();
-      won[static_cast<size_t>(i)] =
-          registry->bind("raced", folder(std::string(1, static_cast<char>('a' + i)))) ? 1 : 0;
-    });
-  }
   std::vector<pid_t> children;
   for (int i = 0; i < 3; ++i) {
     const pid_t pid = fork();
@@ -110,6 +101,17 @@ TEST_P(BindingRegistryContract, ConcurrentFirstBindingsInThreadsAndProcessesMake
       _exit(bound ? 0 : 1);
     }
     children.push_back(pid);
+  }
+  // Threads only once every child is forked: a fork while another thread holds a lock (malloc's)
+  // would leave the child stuck on it.
+  std::vector<std::thread> threads;
+  std::vector<int> won(4, 0);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto registry = make();
+      won[static_cast<size_t>(i)] =
+          registry->bind("raced", folder(std::string(1, static_cast<char>('a' + i)))) ? 1 : 0;
+    });
   }
   for (std::thread& t : threads) t.join();
   int process_wins = 0;
