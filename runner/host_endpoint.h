@@ -37,7 +37,6 @@ struct InvocationContext {
   std::string skill_id;
   Policy policy;
   std::shared_ptr<const state::Backends> state;  // the tenant's state (TenantContext::state), never null
-  std::filesystem::path data_dir;                // TRANSITIONAL: state->local_root
   std::map<std::string, std::string> env;        // values env.get may return (only granted names)
   std::filesystem::path extra_ca_file;           // tests only: additional trusted CA (PEM)
   // OpenHuman bundles (docs/openhuman.md): the operator's credentials for this skill, and the bundle's

@@ -109,7 +109,6 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
   c.skill_id = skill.manifest().id;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.state = tenant.state;
-  c.data_dir = tenant.state->local_root;
   c.format = skill.manifest().format;
   c.memory_bytes = effective_limits(invocation, tenant).memory_bytes;
   c.extra_ca_file = options.extra_ca_file;

@@ -15,5 +15,5 @@ if ! [[ "$n" =~ ^[0-9]+$ ]] || ((n < 100 || n > 10000000)); then
   exit 2
 fi
 cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target skillbox_tests skillbox_worker_wall_test
-SKILLBOX_SOAK_N="$n" scripts/hermetic.sh build/tests/skillbox_tests --gtest_filter='WorkerSoak.*'
+cmake --build --preset default -j "$(nproc)" --target skillbox_tests_runner
+SKILLBOX_SOAK_N="$n" scripts/hermetic.sh build/tests/skillbox_tests_runner --gtest_filter='WorkerSoak.*'

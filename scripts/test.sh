@@ -34,12 +34,18 @@ jobs=$(nproc)
 slow=OFF
 [[ "${SKILLBOX_TEST_SLOW:-off}" == on ]] && slow=ON
 cmake --preset default -DSKILLBOX_SLOW_TESTS=$slow
+# The unit tests first (label `unit`: the layers' quick in-process tests), built and run before the rest
+# is built, so that a broken layer fails in minutes rather than at the end; the later ctest runs the rest.
+cmake --build --preset default -j "$jobs" --target skillbox_tests_unit
+phase_done "default: build unit tests"
+scripts/hermetic.sh ctest --preset default -j "$jobs" -L unit
+phase_done "default: unit tests"
 cmake --build --preset default -j "$jobs"
 bash scripts/typecheck.sh --fetch     # the hermetic runs below have no network
 bash scripts/build-bundles.sh --fetch # (the build above already fetched these; a no-op then)
 phase_done "default: build"
-scripts/hermetic.sh ctest --preset default -j "$jobs"
-phase_done "default: tests"
+scripts/hermetic.sh ctest --preset default -j "$jobs" -LE unit
+phase_done "default: other tests"
 
 if [[ "${SKILLBOX_TEST_SANITIZERS:-on}" != off ]]; then
   cmake --preset asan
@@ -49,7 +55,7 @@ if [[ "${SKILLBOX_TEST_SANITIZERS:-on}" != off ]]; then
   phase_done "asan+ubsan: tests"
 
   cmake --preset tsan
-  cmake --build --preset tsan -j "$jobs" --target skillbox_tests
+  cmake --build --preset tsan -j "$jobs" --target skillbox_tests_threaded
   phase_done "tsan: build"
   scripts/hermetic.sh ctest --preset tsan -j "$jobs"
   phase_done "tsan: tests"

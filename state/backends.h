@@ -10,7 +10,6 @@
 // and processes at once).
 #pragma once
 
-#include <filesystem>
 #include <memory>
 
 namespace skillbox::state {
@@ -31,9 +30,6 @@ struct Backends {
   std::shared_ptr<BindingRegistry> bindings;
   std::shared_ptr<CredentialVault> credentials;
   std::shared_ptr<AuditSink> audit;
-  // TRANSITIONAL (issue 26 in progress): the data directory of the local backends, for the capabilities
-  // not yet behind an interface. Removed when the last one is.
-  std::filesystem::path local_root;
 };
 
 }  // namespace skillbox::state

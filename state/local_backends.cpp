@@ -15,7 +15,6 @@ namespace skillbox::state {
 std::shared_ptr<Backends> make_local_backends(const DataLayout& layout,
                                               std::map<std::string, SkillCredentials> credentials) {
   auto backends = std::make_shared<Backends>();
-  backends->local_root = layout.root();
   backends->workspace = make_local_workspace_backend(layout);
   backends->db = make_local_db_backend(layout);
   backends->store = make_local_store_backend(layout);
