@@ -25,11 +25,15 @@
 
 #include "capabilities/store/store_test_util.h"
 #include "skillbox/store.h"
+#include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/store_backend.h"
 
 namespace skillbox::state {
 namespace {
+
+using testing::Child;
+using testing::patient;
 
 namespace fs = std::filesystem;
 
@@ -82,55 +86,6 @@ StoreBackendKind local_kind() {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------------
-
-// Generous: the CI machine is small and shared.
-StoreOpenOptions patient() {
-  StoreOpenOptions o;
-  o.busy_timeout = std::chrono::milliseconds(60'000);
-  return o;
-}
-
-// A forked child running `body` (its result is the exit status; 99 when it threw). Killed and reaped
-// when the object dies first, so no test leaves a process behind.
-class Child {
- public:
-  explicit Child(const std::function<int()>& body) : pid_(::fork()) {
-    if (pid_ == 0) {
-      int rc = 99;
-      try {
-        rc = body();
-      } catch (...) {
-      }
-      ::_exit(rc);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      (void)wait();
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  Child(Child&& other) noexcept : pid_(other.pid_), reaped_(other.reaped_) { other.pid_ = -1; }
-  Child& operator=(Child&&) = delete;
-
-  [[nodiscard]] bool started() const { return pid_ > 0; }
-  void kill() const { ::kill(pid_, SIGKILL); }
-  /// The exit status, or 1000 + the signal that ended the child.
-  int wait() {
-    int status = 0;
-    if (::waitpid(pid_, &status, 0) != pid_) return -1;
-    reaped_ = true;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 1000 + WTERMSIG(status);
-    return -2;
-  }
-
- private:
-  pid_t pid_;
-  bool reaped_ = false;
-};
 
 class StoreContract : public ::testing::TestWithParam<StoreBackendKind> {
  protected:
