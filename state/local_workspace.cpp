@@ -67,6 +67,18 @@ std::vector<std::string> components_of(std::string_view path) {
   return out;
 }
 
+/// The entry at `rel` beneath `root`, looked at through an O_PATH descriptor, which never opens the file
+/// itself: a FIFO, socket or device (placed by the host; skills cannot create them) is examined without
+/// blocking or side effects. A symlink is refused.
+WorkspaceResult<struct stat> probe_beneath(int root, const std::string& rel) {
+  base::UniqueFd fd;
+  if (int err = open_beneath(root, rel.c_str(), O_PATH, fd)) return errno_to_workspace_error(err);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return errno_to_workspace_error(errno);
+  if (S_ISLNK(st.st_mode)) return error(WorkspaceErrc::symlink);
+  return st;
+}
+
 }  // namespace
 
 bool is_workspace_path(std::string_view path) {
@@ -96,15 +108,11 @@ WorkspaceResult<void> LocalWorkspaceSession::read_file(std::string_view path,
                                                        bus::Bytes& out) {
   if (!is_workspace_path(path)) return error(WorkspaceErrc::invalid_path);
   const std::string rel(path);
-  // First an O_PATH descriptor, which never opens the file itself: a FIFO, socket or device
-  // (placed by the host; skills cannot create them) is refused without blocking or side effects.
-  base::UniqueFd probe;
-  if (int err = open_beneath(root_.get(), rel.c_str(), O_PATH, probe)) return errno_to_workspace_error(err);
-  struct stat probe_st {};
-  if (fstat(probe.get(), &probe_st) != 0) return errno_to_workspace_error(errno);
-  if (S_ISDIR(probe_st.st_mode)) return error(WorkspaceErrc::is_directory);
-  if (S_ISLNK(probe_st.st_mode)) return error(WorkspaceErrc::symlink);
-  if (!S_ISREG(probe_st.st_mode)) return error(WorkspaceErrc::not_regular);
+  // First a look without opening: anything but a regular file is refused before the open below.
+  auto probed = probe_beneath(root_.get(), rel);
+  if (!probed) return probed.error();
+  if (S_ISDIR(probed->st_mode)) return error(WorkspaceErrc::is_directory);
+  if (!S_ISREG(probed->st_mode)) return error(WorkspaceErrc::not_regular);
 
   base::UniqueFd fd;
   if (int err = open_beneath(root_.get(), rel.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY, fd))
@@ -174,11 +182,9 @@ WorkspaceResult<std::vector<bus::FsDirEntry>> LocalWorkspaceSession::list(std::s
 WorkspaceResult<WorkspaceStat> LocalWorkspaceSession::stat(std::string_view path) {
   if (!is_workspace_path(path)) return error(WorkspaceErrc::invalid_path);
   const std::string rel(path);
-  base::UniqueFd fd;
-  if (int err = open_beneath(root_.get(), rel.c_str(), O_PATH, fd)) return errno_to_workspace_error(err);
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0) return errno_to_workspace_error(errno);
-  if (S_ISLNK(st.st_mode)) return error(WorkspaceErrc::symlink);
+  auto probed = probe_beneath(root_.get(), rel);
+  if (!probed) return probed.error();
+  const struct stat& st = *probed;
   if (S_ISREG(st.st_mode))
     return WorkspaceStat{bus::FsEntryType::file, static_cast<uint64_t>(st.st_size), file_io::mtime_ms(st)};
   if (S_ISDIR(st.st_mode)) return WorkspaceStat{bus::FsEntryType::directory, 0, file_io::mtime_ms(st)};
