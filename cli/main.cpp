@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -217,6 +218,19 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** 
   return skillbox::cli::kExitUsage;
 }
 
+/// `skillbox NOSUCHCOMMAND --help`: --help beside a word that is not a command is the same usage error as
+/// without --help (exit 2, did-you-mean), not the help of the command above it. std::nullopt when the
+/// words name a command whose help is shown.
+std::optional<int> unknown_command_beside_help(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* command = selected_command(app);
+  if (command->get_require_subcommand_min() == 0) return std::nullopt;
+  const std::string word = word_after(command, argc, argv);
+  if (word.empty()) return std::nullopt;
+  for (const CLI::App* sub : command->get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(word)) return std::nullopt;
+  return usage_error(app, CLI::RequiredError("A subcommand"), argc, argv);
+}
+
 /// `skillbox help [COMMAND...]` and `skillbox version`: the words many users try first.
 struct HelpCommands {
   bool help = false;
@@ -282,8 +296,10 @@ int run_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    if (std::optional<int> refused = unknown_command_beside_help(app, argc, argv)) return *refused;
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    if (std::optional<int> refused = unknown_command_beside_help(app, argc, argv)) return *refused;
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);

@@ -242,6 +242,24 @@ TEST_F(CliTest, StoreWithoutAKnownSubcommandShowsTheStoreHelp) {
       << flagged.err;
 }
 
+// --help beside a word that is no command is the usage error it is without --help, not some other help.
+TEST_F(CliTest, HelpBesideAnUnknownCommandIsAnErrorWithDidYouMean) {
+  const Exec top = skillbox({"chek", "--help"});
+  EXPECT_EQ(top.exit_code, 2) << top.out;
+  EXPECT_EQ(top.out, "");
+  EXPECT_NE(top.err.find("skillbox: unknown command \"chek\" (did you mean \"check\"?)"), std::string::npos)
+      << top.err;
+  const Exec nested = skillbox({"store", "lsit", "-h"});
+  EXPECT_EQ(nested.exit_code, 2) << nested.out;
+  EXPECT_NE(nested.err.find("unknown store command \"lsit\" (did you mean \"list\"?)"), std::string::npos)
+      << nested.err;
+  // Real commands keep their help, with the word before or after --help.
+  EXPECT_EQ(skillbox({"check", "--help"}).exit_code, 0);
+  EXPECT_EQ(skillbox({"store", "--help", "list"}).exit_code, 0);
+  EXPECT_EQ(skillbox({"store", "list", "--help"}).exit_code, 0);
+  EXPECT_EQ(skillbox({"--help"}).exit_code, 0);
+}
+
 TEST_F(CliTest, CheckHelpWorks) {
   const Exec r = skillbox({"check", "-h"});
   EXPECT_EQ(r.exit_code, 0);
