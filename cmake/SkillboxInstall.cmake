@@ -70,8 +70,17 @@ foreach(layer IN LISTS _skillbox_link_order)
   string(APPEND SKILLBOX_PC_LIBS " -lskillbox_${layer}")
 endforeach()
 string(APPEND SKILLBOX_PC_LIBS " -lquickjs -lm -pthread")
-# The prefix is given at install time (`cmake --install --prefix P`), so the file finds it from its own
-# place: ${pcfiledir} is lib/pkgconfig under the prefix.
-file(RELATIVE_PATH SKILLBOX_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-configure_file("${PROJECT_SOURCE_DIR}/cmake/skillbox.pc.in" "${PROJECT_BINARY_DIR}/packaging/skillbox.pc" @ONLY)
+# The prefix is known only at install time (`cmake --install --prefix P`), so the file is written then,
+# with P spelled out and normalized as pkg-config users expect (`prefix=/usr/local`, not a path through
+# lib/pkgconfig/../..). The configure step fills in everything else and leaves @SKILLBOX_PC_PREFIX@.
+set(SKILLBOX_PC_PREFIX "@SKILLBOX_PC_PREFIX@")
+configure_file("${PROJECT_SOURCE_DIR}/cmake/skillbox.pc.in" "${PROJECT_BINARY_DIR}/packaging/skillbox.pc.in" @ONLY)
+install(CODE "
+  set(SKILLBOX_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  cmake_path(ABSOLUTE_PATH SKILLBOX_PC_PREFIX NORMALIZE)
+  if(SKILLBOX_PC_PREFIX MATCHES \"./$\")
+    string(REGEX REPLACE \"/$\" \"\" SKILLBOX_PC_PREFIX \"\${SKILLBOX_PC_PREFIX}\")
+  endif()
+  configure_file(\"${PROJECT_BINARY_DIR}/packaging/skillbox.pc.in\" \"${PROJECT_BINARY_DIR}/packaging/skillbox.pc\" @ONLY)
+")
 install(FILES "${PROJECT_BINARY_DIR}/packaging/skillbox.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
