@@ -123,6 +123,7 @@ class Session {
   }
 
   [[nodiscard]] bool exists() const { return db_.has_value(); }
+  [[nodiscard]] const std::filesystem::path& file() const { return file_; }
   StoreDatabase& db() { return *db_; }
 
   /// The --skill view; reports a bad id.
@@ -279,11 +280,22 @@ StoreError with_source(StoreError e, const QuotaSource& q, const StoreOptions& o
 int run_list(const StoreOptions& o) {
   Session s("list", o);
   if (!s.open(false)) return s.exit_code;
-  if (!s.exists()) return 0;
+  // Nothing to list is not an error, but stdout stays empty, so stderr says where the store was looked
+  // for: the usual cause is another data folder (--data-dir, $SKILLBOX_HOME).
+  const auto none = [&](const std::string& why) {
+    complain("list",
+             "no keys" + std::string(o.prefix.empty() ? "" : " starting with " + json_string(o.prefix)) +
+                 " for skill \"" + o.skill + "\": " + why +
+                 " (the data folder is --data-dir, else $SKILLBOX_HOME, else $XDG_DATA_HOME/skillbox or "
+                 "~/.local/share/skillbox)");
+    return 0;
+  };
+  if (!s.exists()) return none(s.file().string() + " does not exist");
   auto skill = s.skill();
   if (!skill) return s.exit_code;
   auto keys = skill->keys(o.prefix);
   if (!keys) return s.fail(keys.error()), s.exit_code;
+  if (keys->empty()) return none("looked in " + s.file().string());
   std::string out;
   for (const std::string& k : *keys) out += json_string(k) + "\n";
   emit(stdout, out);

@@ -60,7 +60,12 @@ TEST_F(StoreCli, SetGetListDelete) {
   EXPECT_EQ(ok({"store", "get", "--skill", "notes", "name"}).out, "\"Ada\"\n");
   EXPECT_EQ(ok({"store", "list", "--skill", "notes"}).out, "\"count\"\n\"greeting\"\n\"name\"\n");
   EXPECT_EQ(ok({"store", "list", "--skill", "notes", "--prefix", "n"}).out, "\"name\"\n");
-  EXPECT_EQ(ok({"store", "list", "--skill", "other"}).out, "") << "another skill sees nothing";
+  const Exec other = ok({"store", "list", "--skill", "other"});
+  EXPECT_EQ(other.out, "") << "another skill sees nothing";
+  // An empty answer says where it looked, on stderr (stdout stays a clean list for scripts).
+  EXPECT_NE(other.err.find("no keys for skill \"other\": looked in " + db_file().string()), std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("$SKILLBOX_HOME"), std::string::npos) << other.err;
   ok({"store", "delete", "--skill", "notes", "count"});
 
   const Exec missing = skillbox({"store", "get", "--skill", "notes", "count"});
@@ -108,7 +113,11 @@ TEST_F(StoreCli, BadInputExitsTwoAndSaysWhatToDo) {
 }
 
 TEST_F(StoreCli, ReadsNeverCreateADatabase) {
-  EXPECT_EQ(ok({"store", "list", "--skill", "notes"}).out, "");
+  const Exec nothing = ok({"store", "list", "--skill", "notes"});
+  EXPECT_EQ(nothing.out, "");
+  EXPECT_NE(nothing.err.find("no keys for skill \"notes\": " + db_file().string() + " does not exist"),
+            std::string::npos)
+      << nothing.err;
   EXPECT_EQ(skillbox({"store", "get", "--skill", "notes", "k"}).exit_code, 1);
   EXPECT_EQ(ok({"store", "export", "--skill", "notes"}).out, "");
   EXPECT_EQ(ok({"store", "skills"}).out, "");
