@@ -147,18 +147,15 @@ class Checker {
     }
     const std::string& source = **found;
     state_.message.clear();
-    const std::string_view n = name;
-    bool is_module = !n.ends_with(".cjs");
-    if (is_entry && !n.ends_with(".mjs") && !n.ends_with(".cjs")) {
+    const EntryKind kind = is_entry ? entry_kind(name, source) : EntryKind::module;
+    bool is_module = kind == EntryKind::module && !std::string_view(name).ends_with(".cjs");
+    if (kind == EntryKind::script_else_module) {
       // Session::load_entry's rule: a module if it says so, or if it compiles only as one.
-      is_module = JS_DetectModule(source.c_str(), source.size()) != 0;
-      if (!is_module) {
-        Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
-                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-        if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
-        Value ignored(ctx, JS_GetException(ctx));
-        is_module = true;  // report the module's error if it is not one either
-      }
+      Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
+                                JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+      if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
+      Value ignored(ctx, JS_GetException(ctx));
+      is_module = true;  // report the module's error if it is not one either
     }
     Value compiled(
         ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),

@@ -151,25 +151,17 @@ bool Session::load_entry(Value& exports, bool& is_module) {
     return false;
   }
   const std::string* source = *found;
-  // .mjs is always a module and .cjs always a script. Otherwise the source decides: a module if it
-  // starts with import/export (JS_DetectModule) or if it does not compile as a script but does as a
-  // module (an import or export declaration further down); a classic script otherwise. Compiling never
-  // runs code, so nothing is evaluated twice.
-  const std::string_view n = *name;
+  // A module or a classic script by entry_kind's rule. Compiling never runs code, so nothing is
+  // evaluated twice.
+  const EntryKind kind = entry_kind(*name, *source);
   Value compiled;
-  if (n.ends_with(".mjs")) {
-    is_module = true;
-  } else if (n.ends_with(".cjs")) {
-    is_module = false;
-  } else {
-    is_module = JS_DetectModule(source->c_str(), source->size()) != 0;
-    if (!is_module) {
-      compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
-                                    JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-      if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
-        Value script_error(ctx, JS_GetException(ctx));
-        is_module = true;  // report the module's syntax error if it is not one either
-      }
+  is_module = kind == EntryKind::module;
+  if (kind == EntryKind::script_else_module) {
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+    if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
+      Value script_error(ctx, JS_GetException(ctx));
+      is_module = true;  // report the module's syntax error if it is not one either
     }
   }
   if (is_module) {

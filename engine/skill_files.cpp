@@ -1,5 +1,7 @@
 #include "engine/skill_files.h"
 
+#include <quickjs.h>
+
 #include <string>
 #include <vector>
 
@@ -88,6 +90,13 @@ Result<std::string> resolve_specifier(std::string_view importer, std::string_vie
 
 bool is_module_source_name(std::string_view name) {
   return name.ends_with(".js") || name.ends_with(".mjs") || name.ends_with(".cjs");
+}
+
+EntryKind entry_kind(std::string_view name, const std::string& source) {
+  if (name.ends_with(".mjs")) return EntryKind::module;
+  if (name.ends_with(".cjs")) return EntryKind::script;
+  return JS_DetectModule(source.c_str(), source.size()) != 0 ? EntryKind::module
+                                                             : EntryKind::script_else_module;
 }
 
 std::string quote_source_name(std::string_view name) {

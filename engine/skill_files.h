@@ -34,6 +34,13 @@ Result<std::string> normalize_relative(std::string_view path);
 /// exactly these files of the skill folder up front (runner/skill_reader.h).
 [[nodiscard]] bool is_module_source_name(std::string_view name);
 
+/// How an entry is compiled. `.mjs` is always a module and `.cjs` always a classic script; otherwise a
+/// module when JS_DetectModule says so (it starts with `import` or `export`), else a classic script,
+/// unless it does not compile as one (an import or export declaration further down): then a module.
+/// Session::load_entry, check_code and the host's module requests (engine/module_requests.h) use this.
+enum class EntryKind : uint8_t { module, script, script_else_module };
+[[nodiscard]] EntryKind entry_kind(std::string_view name, const std::string& source);
+
 /// `name` in single quotes for messages, cut after 200 bytes, control characters shown as '?'.
 [[nodiscard]] std::string quote_source_name(std::string_view name);
 
