@@ -114,7 +114,14 @@ class Checker {
         if (name != sources_.entry) check_file(name, /*is_entry=*/false);
       }
     }
-    out.problems = std::move(problems_);
+    // A file that fails to load fails again for every file that imports it, and again when it is
+    // checked itself: each problem is said once, where it was first found.
+    for (CodeProblem& p : problems_) {
+      const bool seen = std::any_of(out.problems.begin(), out.problems.end(), [&](const CodeProblem& q) {
+        return q.file == p.file && q.line == p.line && q.message == p.message;
+      });
+      if (!seen) out.problems.push_back(std::move(p));
+    }
     out.entry_is_module = entry_is_module_;
     out.exports = std::move(exports_);
     if (!out.problems.empty()) out.exports.clear();

@@ -115,7 +115,13 @@ Result<const std::string*> find_module_source(const bus::SkillSources& sources, 
   }
   if (!is_module_source_name(name))
     return error(quote_name(name) + " is not a JavaScript file: modules of a skill end in .js, .mjs or .cjs");
-  return error(quote_name(name) + " does not exist in the skill folder");
+  // The host looked for the entry and for every file imported by a literal specifier, and put the
+  // missing ones in `refused`; any other name can only come from a computed import().
+  if (name == sources.entry) return error(quote_name(name) + " does not exist in the skill folder");
+  // Short: QuickJS cuts a thrown message at 256 bytes, "cannot load module: " and the name included.
+  return error(quote_name(name) +
+               " is not among the skill's sources (the entry and the files it imports by a string literal, "
+               "transitively): import() with a computed specifier loads only those");
 }
 
 }  // namespace skillbox::engine

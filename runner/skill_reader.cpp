@@ -1,6 +1,5 @@
 #include "runner/skill_reader.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -9,13 +8,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "base/errno_text.h"
 #include "base/file_read.h"
 #include "base/unique_fd.h"
-#include "state/beneath.h"
+#include "engine/module_requests.h"
+#include "runner/js_thread_pool.h"
 
 namespace skillbox::runner {
 namespace {
@@ -33,9 +37,8 @@ constexpr uint64_t kFileFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 // that leaves it (EXDEV); magic links (/proc/self/fd/...) are refused outright. Links that stay
 // inside are followed, as a skill may alias its own files.
 constexpr uint64_t kFileResolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-// Folders are walked only through real folders: a link swapped in for a folder between listing and
-// opening is refused (ELOOP) rather than followed (symlink swap race), and a link to "." cannot make
-// the walk loop.
+// The folders above an imported file must be real folders: a link to a folder is refused (ELOOP)
+// rather than followed, as the skill's own files are imported by their own paths.
 constexpr uint64_t kDirFlags = O_RDONLY | O_CLOEXEC | O_DIRECTORY;
 constexpr uint64_t kDirResolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 
@@ -107,98 +110,135 @@ void stamp_fd(std::vector<SourceStamp>* stamps, const std::string& name, bool fo
   stamps->push_back(make_stamp(name, follow, st));
 }
 
-/// Collects the candidate sources below the folder, one folder at a time.
-class SourceWalk {
+/// Reads the entry's module graph breadth first, one file at a time: the order, and so which cap is
+/// hit first, follows the sources alone.
+class GraphRead {
  public:
   /// `out` holds the entry already (its bytes count against the total).
-  SourceWalk(const SkillFiles& files, uint64_t max_file_bytes, bus::SkillSources& out,
-             std::vector<SourceStamp>* stamps)
-      : files_(files), max_file_bytes_(max_file_bytes), out_(out), stamps_(stamps) {
+  GraphRead(const SkillFiles& files, const Limits& limits, bus::SkillSources& out,
+            std::vector<SourceStamp>* stamps)
+      : files_(files), max_file_bytes_(limits.memory_bytes), parser_(limits), out_(out), stamps_(stamps) {
     for (const auto& [name, text] : out.files) total_bytes_ += text.size();
   }
 
-  /// Walks the folder named `prefix` ("" for the skill folder) at nesting `depth`.
-  Result<bool> walk(const std::string& prefix, size_t depth) {
-    UniqueFd dir;
-    if (prefix.empty()) {
-      dir.reset(::fcntl(files_.fd(), F_DUPFD_CLOEXEC, 0));
-      if (!dir) return error(std::string("cannot list the skill folder: ") + base::errno_text(errno));
-    } else {
-      const int fd = files_.openat2_fn()(files_.fd(), prefix.c_str(), kDirFlags, kDirResolve);
-      if (fd < 0) {
-        const int err = errno;
-        if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
-        // The folder went away or was swapped for a link since it was listed: nothing below it loads.
-        return refuse(prefix, open_failure(err));
-      }
-      dir.reset(fd);
-    }
-    stamp_fd(stamps_, prefix, false, dir.get());
-    std::vector<state::DirectoryEntry> entries;
-    if (const int err = state::list_directory(dir.get(), entries); err != 0)
-      return error("cannot list " +
-                   (prefix.empty() ? std::string("the skill folder") : quote_source_name(prefix)) + ": " +
-                   base::errno_text(err));
-    // getdents order differs between file systems; sorted, which cap is hit first is reproducible.
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (const state::DirectoryEntry& e : entries) {
-      const std::string name = prefix.empty() ? e.name : prefix + "/" + e.name;
-      unsigned char type = e.type;
-      if (type == DT_UNKNOWN) {
-        struct stat st {};
-        if (fstatat(dir.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
-        type = static_cast<unsigned char>(S_ISDIR(st.st_mode)   ? DT_DIR
-                                          : S_ISLNK(st.st_mode) ? DT_LNK
-                                          : S_ISREG(st.st_mode) ? DT_REG
-                                                                : DT_FIFO);
-      }
-      Result<bool> r = true;
-      if (type == DT_DIR) {
-        if (depth + 1 > kMaxSourceDepth)
-          return error("the skill folder nests folders more than " + std::to_string(kMaxSourceDepth) +
-                       " levels deep (" + quote_source_name(name) + "); the limit is " +
-                       std::to_string(kMaxSourceDepth));
-        r = walk(name, depth + 1);
-      } else if (type == DT_REG || type == DT_LNK) {
-        r = file(name, type == DT_LNK);
-      } else if (engine::is_module_source_name(name)) {
-        r = refuse(name, "is not a regular file");
-      }
-      if (!r) return r;
+  /// Reads every file the entry imports, directly or not.
+  Result<bool> run() {
+    const std::string& entry = out_.entry;
+    seen_.insert(entry);
+    follow(entry, parser_.entry(entry, out_.files.at(entry)));
+    while (!pending_.empty()) {
+      const std::string name = std::move(pending_.front());
+      pending_.pop_front();
+      if (Result<bool> r = read(name); !r) return r;
     }
     return true;
   }
 
  private:
-  /// A regular file or a symbolic link named `name`.
-  Result<bool> file(const std::string& name, bool link) {
-    if (name == out_.entry) return true;  // read already
-    // A link may lead to a folder or outside, which matters for any name below it; a regular file
-    // matters only when the loader accepts its name.
-    if (!link && !engine::is_module_source_name(name)) return true;
+  enum class Folder : uint8_t { real, missing, refused };
+
+  /// Queues the files that `importer`'s `requests` name, each once. A specifier that does not resolve
+  /// (a bare name, an escape) or names no module file loads nothing from the folder: the loader says
+  /// why when the skill compiles, so nothing is read for it here.
+  void follow(const std::string& importer, const engine::ModuleRequests& requests) {
+    for (const std::string& specifier : requests.specifiers) {
+      auto name = engine::resolve_specifier(importer, specifier);
+      if (!name || !engine::is_module_source_name(*name)) continue;
+      if (seen_.insert(*name).second) pending_.push_back(std::move(*name));
+    }
+  }
+
+  /// Reads the imported file `name`, or records why it cannot be loaded, and queues its imports.
+  Result<bool> read(const std::string& name) {
+    if (static_cast<size_t>(std::count(name.begin(), name.end(), '/')) > kMaxSourceDepth)
+      return error("the skill imports " + quote_source_name(name) + ", which is nested more than " +
+                   std::to_string(kMaxSourceDepth) + " folders deep in the skill folder; the limit is " +
+                   std::to_string(kMaxSourceDepth));
+    // The folders above it, outermost first: real folders, or the name goes with them.
+    for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+      Result<Folder> folder = check_folder(name.substr(0, slash));
+      if (!folder) return folder.error();
+      if (*folder == Folder::refused) return true;  // find_module_source reports the folder's refusal
+      if (*folder == Folder::missing) return missing(name);
+    }
     const int fd = files_.openat2_fn()(files_.fd(), name.c_str(), kFileFlags, kFileResolve);
     if (fd < 0) {
       const int err = errno;
       if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
-      if (err == ENOENT) return true;  // a dangling link: loading it says it does not exist
+      if (err == ENOENT || err == ENOTDIR) return missing(name);  // a dangling link too
       return refuse(name, open_failure(err));
     }
     const UniqueFd file(fd);
     struct stat st {};
     if (fstat(file.get(), &st) != 0)
       return refuse(name, std::string("cannot be read: ") + base::errno_text(errno));
-    if (S_ISDIR(st.st_mode))
-      return refuse(name,
-                    "is a symbolic link to a folder; skillbox does not follow links to folders when it "
-                    "reads a skill's sources, so import the files by their own path");
-    if (!engine::is_module_source_name(name)) return true;
+    if (S_ISDIR(st.st_mode)) {
+      struct stat link {};
+      const bool is_link =
+          fstatat(files_.fd(), name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode);
+      return refuse(name, is_link ? kLinkToFolder : "is not a regular file");
+    }
     if (Result<bool> counted = count(name, st); !counted) return counted;
     std::string text;
     std::string why;
     if (!read_open_file(file.get(), max_file_bytes_, text, why)) return refuse(name, why);
     if (stamps_ != nullptr) stamps_->push_back(make_stamp(name, true, st));
     total_bytes_ += text.size();
-    out_.files.emplace(name, std::move(text));
+    const std::string& kept = out_.files.emplace(name, std::move(text)).first->second;
+    follow(name, parser_.module(name, kept));
+    return true;
+  }
+
+  /// Whether `folder` (a name above an imported file) is a real folder inside the skill folder. A
+  /// symbolic link is refused (to a folder: skillbox does not follow those; outside: like a file); a
+  /// name that does not exist, or is a file or a dangling link, has no files below it.
+  Result<Folder> check_folder(const std::string& folder) {
+    if (auto it = folders_.find(folder); it != folders_.end()) return it->second;
+    Folder state = Folder::real;
+    const int fd = files_.openat2_fn()(files_.fd(), folder.c_str(), kDirFlags, kDirResolve);
+    if (fd >= 0) {
+      const UniqueFd dir(fd);
+      stamp_fd(stamps_, folder, false, dir.get());
+    } else {
+      const int err = errno;
+      if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
+      if (err == ENOENT || err == ENOTDIR) {
+        state = Folder::missing;
+      } else if (err == ELOOP || err == EXDEV) {
+        // A symbolic link (RESOLVE_NO_SYMLINKS): where it leads decides the message.
+        const int target = files_.openat2_fn()(files_.fd(), folder.c_str(), kFileFlags, kFileResolve);
+        const int target_err = errno;
+        const UniqueFd held(target);
+        struct stat st {};
+        if (target >= 0 && fstat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+          state = Folder::refused;
+          if (Result<bool> r = refuse(folder, kLinkToFolder); !r) return r.error();
+        } else if (target >= 0 || target_err == ENOENT || target_err == ENOTDIR) {
+          state = Folder::missing;  // a link to a file, or dangling
+        } else {
+          if (openat2_unavailable(target_err)) return error(openat2_unavailable_message(target_err));
+          state = Folder::refused;
+          if (Result<bool> r = refuse(folder, open_failure(target_err)); !r) return r.error();
+        }
+      } else {
+        state = Folder::refused;
+        if (Result<bool> r = refuse(folder, open_failure(err)); !r) return r.error();
+      }
+    }
+    folders_.emplace(folder, state);
+    return state;
+  }
+
+  /// Records that the imported `name` does not exist; the stamp follows links, so that it changes
+  /// when the file, or the target of a dangling link, appears.
+  Result<bool> missing(const std::string& name) {
+    if (Result<bool> counted = count(name, {}); !counted) return counted;
+    if (stamps_ != nullptr) {
+      struct stat st {};
+      if (fstatat(files_.fd(), name.c_str(), &st, 0) != 0) st = {};
+      stamps_->push_back(make_stamp(name, true, st));
+    }
+    out_.refused.emplace(name, "does not exist in the skill folder");
     return true;
   }
 
@@ -212,13 +252,15 @@ class SourceWalk {
 
   /// Checks the file-count and total-bytes caps before one more file (`st`: its status, if known).
   Result<bool> count(const std::string& name, const struct stat& st) {
-    if (++candidates_ > kMaxSourceFiles)
-      return error("the skill folder holds more than " + std::to_string(kMaxSourceFiles) +
-                   " JavaScript files (.js, .mjs, .cjs); the limit is " + std::to_string(kMaxSourceFiles));
+    if (++files_counted_ > kMaxSourceFiles)
+      return error("the skill's entry imports more than " + std::to_string(kMaxSourceFiles) +
+                   " files, directly or through other files; the limit is " +
+                   std::to_string(kMaxSourceFiles));
     if (S_ISREG(st.st_mode) && total_bytes_ + static_cast<uint64_t>(st.st_size) > kMaxSourceTotalBytes)
-      return error("the skill folder holds more than " + std::to_string(kMaxSourceTotalBytes) +
-                   " bytes of JavaScript (.js, .mjs, .cjs files, reached at " + quote_source_name(name) +
-                   "); the limit is " + std::to_string(kMaxSourceTotalBytes) + " bytes");
+      return error("the files the skill's entry imports hold more than " +
+                   std::to_string(kMaxSourceTotalBytes) + " bytes of JavaScript (reached at " +
+                   quote_source_name(name) + "); the limit is " + std::to_string(kMaxSourceTotalBytes) +
+                   " bytes");
     return true;
   }
 
@@ -229,11 +271,19 @@ class SourceWalk {
     return make_stamp(name, false, st);
   }
 
+  static constexpr const char* kLinkToFolder =
+      "is a symbolic link to a folder; skillbox does not follow links to folders when it reads a skill's "
+      "sources, so import the files by their own path";
+
   const SkillFiles& files_;
   uint64_t max_file_bytes_;
+  engine::ModuleRequestParser parser_;
   bus::SkillSources& out_;
   std::vector<SourceStamp>* stamps_;
-  size_t candidates_ = 1;  // the entry
+  std::set<std::string> seen_;             // names queued or read, the entry included
+  std::deque<std::string> pending_;        // names to read, in the order their imports were found
+  std::map<std::string, Folder> folders_;  // folders above imported files, as found
+  size_t files_counted_ = 1;               // the entry
   uint64_t total_bytes_ = 0;
 };
 
@@ -280,9 +330,12 @@ SourceStamp stamp_of(const std::filesystem::path& dir, const std::string& name, 
   return make_stamp(name, follow, st);
 }
 
-Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, std::string_view entry,
-                                             uint64_t max_file_bytes, Openat2Fn openat2,
-                                             std::vector<SourceStamp>* stamps) {
+namespace {
+
+/// read_skill_sources on the calling thread, which has a JS stack.
+Result<bus::SkillSources> read_on_js_stack(const std::filesystem::path& dir, std::string_view entry,
+                                           const Limits& limits, Openat2Fn openat2,
+                                           std::vector<SourceStamp>* stamps) {
   auto name = engine::normalize_relative(entry);
   if (!name) return error("entry: " + name.error().message);
   auto files = SkillFiles::open(dir, openat2);
@@ -291,7 +344,7 @@ Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, s
   bus::SkillSources sources;
   sources.entry = *name;
   {
-    // The entry first: it is the first openat2, so a kernel without it fails here, before the walk.
+    // The entry first: it is the first openat2, so a kernel without it fails here, before any import.
     const int fd = openat2(files->fd(), name->c_str(), kFileFlags, kFileResolve);
     if (fd < 0) {
       const int err = errno;
@@ -301,15 +354,27 @@ Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, s
     const UniqueFd file(fd);
     std::string text;
     std::string why;
-    if (!read_open_file(file.get(), max_file_bytes, text, why))
+    if (!read_open_file(file.get(), limits.memory_bytes, text, why))
       return error("entry file " + quote_source_name(*name) + " " + why);
     stamp_fd(stamps, *name, true, file.get());
     sources.files.emplace(*name, std::move(text));
   }
-  SourceWalk walk(*files, max_file_bytes, sources, stamps);
-  Result<bool> walked = walk.walk("", 0);
-  if (!walked) return walked.error();
+  GraphRead graph(*files, limits, sources, stamps);
+  Result<bool> read = graph.run();
+  if (!read) return read.error();
   return sources;
+}
+
+}  // namespace
+
+Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, std::string_view entry,
+                                             const Limits& limits, Openat2Fn openat2,
+                                             std::vector<SourceStamp>* stamps) {
+  std::optional<Result<bus::SkillSources>> out;
+  const bool ran = JsThreadPool::run_with_js_stack(
+      [&] { out.emplace(read_on_js_stack(dir, entry, limits, openat2, stamps)); });
+  if (!ran || !out) return error("cannot read the skill's sources: could not start a thread to parse them");
+  return std::move(*out);
 }
 
 }  // namespace skillbox::runner

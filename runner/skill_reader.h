@@ -1,17 +1,23 @@
 // runner/skill_reader.h — the host reads a skill's sources, confined to the skill folder.
 //
-// The engine opens no file (docs/architecture.md "Layers"): before an invocation the host reads the entry and
-// every file a module specifier could load into a bus::SkillSources and hands that to the engine
-// (in worker mode, inside the invocation frame). Imports are only known once the code is parsed, so
-// every candidate is read up front: each regular file of the folder whose name the module loader
-// accepts (engine::is_module_source_name), in real folders below the skill folder.
+// The engine opens no file (docs/architecture.md "Layers"): before an invocation the host reads the
+// skill's sources into a bus::SkillSources and hands that to the engine (in worker mode, inside the
+// invocation frame). The sources are the entry's module graph and nothing else: the entry, then every
+// file it imports, then every file those import, and so on. What a file imports comes from QuickJS's
+// own parser (engine/module_requests.h: import and export declarations, and import() of a string
+// literal), run in the host without compiling or running anything; each specifier is resolved as the
+// loader resolves it (engine::resolve_specifier) and the file is read if its name is one the loader
+// accepts (engine::is_module_source_name). Nothing else in the folder is opened, so a node_modules
+// folder or a build's leftovers beside the entry cost nothing.
 //
 // Every open is resolved beneath the skill folder by the kernel (openat2 RESOLVE_BENEATH), so a
-// symbolic link that leads outside the folder is refused like a ".." escape; such a name, a file
-// that is too large or not a regular file is recorded in SkillSources::refused, and loading it
-// fails with the same message as before the sources moved into memory. Where openat2 is missing
-// (ENOSYS, kernels before 5.6) or blocked (EPERM, a container's seccomp profile), reading fails
-// closed: there is no fallback to a plain open, exactly as in the workspace.
+// symbolic link that leads outside the folder is refused like a ".." escape, and the folders above an
+// imported file must be real folders (a symbolic link to a folder is refused). An imported name that
+// does not exist, leads outside, is too large or not a regular file is recorded in
+// SkillSources::refused, and loading it fails with the same message as before the sources moved into
+// memory. Where openat2 is missing (ENOSYS, kernels before 5.6) or blocked (EPERM, a container's
+// seccomp profile), reading fails closed: there is no fallback to a plain open, exactly as in the
+// workspace.
 #pragma once
 
 #include <cstddef>
@@ -28,16 +34,16 @@
 
 namespace skillbox::runner {
 
-/// Most candidate files (read or refused) one skill folder may hold. A skill is a handful of files;
-/// 4096 leaves room for a vendored library while bounding the walk and the host memory held for
-/// the invocation (and the size of a worker's invocation frame).
+/// Most files (read or refused) in one skill's module graph, the entry included. A skill is a handful
+/// of files; 4096 leaves room for a vendored library while bounding the reads and the host memory
+/// held for the invocation (and the size of a worker's invocation frame).
 inline constexpr size_t kMaxSourceFiles = 4096;
 /// Most bytes of source read for one invocation, all files together: the per-file cap
 /// (engine::kMaxSourceBytes), since held in host memory for the whole invocation and below the
 /// frame limit of worker mode (bus::kMaxFrameBytes).
 inline constexpr uint64_t kMaxSourceTotalBytes = engine::kMaxSourceBytes;
-/// Deepest folder nesting below the skill folder that is walked; deeper is an error, not a silent
-/// omission.
+/// Deepest folder nesting below the skill folder of an imported file; deeper is an error, not a
+/// silent omission.
 inline constexpr size_t kMaxSourceDepth = 32;
 
 /// The openat2(2) system call: opens `name` beneath `dir_fd` with open(2) `flags` and openat2
@@ -76,7 +82,7 @@ class SkillFiles {
 /// (runner/source_cache.h). Folders are stamped without following links, files as opened (a link
 /// that stays inside the folder is followed, as the read did).
 struct SourceStamp {
-  std::string name;     // relative to the skill folder in normal form; "" is the folder itself
+  std::string name;     // relative to the skill folder in normal form
   bool follow = false;  // stat follows a final symbolic link (files) or not (folders, refused names)
   uint64_t dev = 0;
   uint64_t ino = 0;  // 0: the name did not exist
@@ -88,16 +94,23 @@ struct SourceStamp {
 };
 
 /// Reads the sources of the skill in `dir` whose manifest names `entry` (as written in the
-/// manifest): the entry (whatever its name) and every candidate module file, each at most
-/// min(`max_file_bytes`, engine::kMaxSourceBytes) (pass the invocation's heap limit: a larger file
-/// could never be compiled). Errors, each a message for RunResult (outcome invalid): "entry: <why the
-/// name is refused>", "entry file <why it cannot be read>", the folder cannot be opened, openat2 is
-/// missing or blocked, or one of the caps above is exceeded (the message names the cap).
-/// When `stamps` is given, it receives a SourceStamp of the folder, of every folder walked, of every
-/// file read and of every refused name: a folder's mtime changes when a name in it is added, removed
-/// or renamed, a file's when its bytes do, so the same stamps mean the same sources.
+/// manifest): the entry (whatever its name) and its module graph (the file comment), each file at
+/// most min(limits.memory_bytes, engine::kMaxSourceBytes) (a larger file could never be compiled).
+/// Imports are found by parsing under `limits` (heap and JS stack, engine::ModuleRequestParser), so
+/// a file the skill could not compile is not parsed further either. Errors, each a message for
+/// RunResult (outcome invalid): "entry: <why the name is refused>", "entry file <why it cannot be
+/// read>", the folder cannot be opened, openat2 is missing or blocked, or one of the caps above is
+/// exceeded (the message names the cap).
+///
+/// The parse needs a thread with a JS stack (runner::JsThreadPool's): on any other thread the read
+/// runs on a fresh one, which the call waits for.
+///
+/// When `stamps` is given, it receives a SourceStamp of every file read, of every name that was
+/// refused or did not exist, and of every folder above them: a file's stamp changes when its bytes
+/// do (and so, perhaps, its imports), a missing name's when it appears, a folder's when it is swapped
+/// for a link, so the same stamps mean the same sources.
 [[nodiscard]] Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir,
-                                                           std::string_view entry, uint64_t max_file_bytes,
+                                                           std::string_view entry, const Limits& limits,
                                                            Openat2Fn openat2 = &system_openat2,
                                                            std::vector<SourceStamp>* stamps = nullptr);
 

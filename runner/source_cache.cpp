@@ -28,8 +28,8 @@ bool still_valid(const std::filesystem::path& dir, const std::vector<SourceStamp
 }  // namespace
 
 Result<bus::SkillSources> SourceCache::read(const std::filesystem::path& dir, std::string_view entry,
-                                            uint64_t max_file_bytes) {
-  Key key{dir.string(), std::string(entry), max_file_bytes};
+                                            const Limits& limits) {
+  Key key{dir.string(), std::string(entry), limits.memory_bytes, limits.stack_bytes};
   Entry cached;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -44,7 +44,7 @@ Result<bus::SkillSources> SourceCache::read(const std::filesystem::path& dir, st
 
   Entry fresh;
   fresh.read_at_ns = realtime_ns();
-  auto sources = read_skill_sources(dir, entry, max_file_bytes, openat2_, &fresh.stamps);
+  auto sources = read_skill_sources(dir, entry, limits, openat2_, &fresh.stamps);
   if (!sources) return sources;
   for (const auto& [name, text] : sources->files) fresh.bytes += name.size() + text.size();
   if (fresh.bytes > kMaxBytes) return sources;

@@ -74,7 +74,7 @@ RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantCont
                      "the run was cancelled by its caller before it started");
     if (auto refused = runner::refuse_before_start(invocation, tenant)) return *std::move(refused);
     const Skill& skill = invocation.skill;
-    auto sources = source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
+    auto sources = source_cache.read(skill.dir(), skill.manifest().entry, limits);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
     Result<runner::Worker, std::string> worker = pool.acquire();
     if (!worker) return failure(Outcome::internal, "IsolationUnavailable", worker.error());
