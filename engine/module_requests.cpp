@@ -42,12 +42,14 @@ ModuleRequestParser::ModuleRequestParser(const Limits& limits)
   if (!rt_) return;
   // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
   JS_SetMaxStackSize(rt_.get(), static_cast<size_t>(limits_.stack_bytes));
-  // A bare context: parsing needs atoms, the basic objects (a tagged template's strings array) and
-  // the regexp compiler (a regexp literal is compiled where it is parsed), none of the realm's
-  // intrinsics.
+  // A bare context with what parsing needs of the realm (engine/realm.cpp), so that a file parses
+  // here exactly when it compiles in a run: atoms and the basic objects (a tagged template's strings
+  // array), the regexp compiler (a regexp literal is compiled where it is parsed) and BigInt (a `1n`
+  // literal is made where it is parsed). Nothing else of the realm, and no host API.
   ctx_.reset(JS_NewContextRaw(rt_.get()));
   if (!ctx_) return;
   JS_AddIntrinsicRegExpCompiler(ctx_.get());
+  JS_AddIntrinsicBigInt(ctx_.get());
   JS_SetMemoryLimit(rt_.get(), static_cast<size_t>(limits_.memory_bytes));
   heap_.enforce();
 }

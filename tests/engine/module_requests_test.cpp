@@ -47,6 +47,24 @@ TEST(ModuleRequests, LookalikesAreNotRequests) {
   EXPECT_EQ(r.specifiers, Specifiers{"./after.js"});
 }
 
+TEST(ModuleRequests, WhatARunCompilesParsesToTheEnd) {
+  // Literals the parser builds values for as it reads them (a regexp, a BigInt, a tagged template's
+  // strings), and newer syntax: a file that compiles in a run parses here, so the import after them
+  // is found.
+  const ModuleRequests r = module_requests(
+      "const re = /a(?<name>b)+/gu;\n"
+      "const big = 12345678901234567890123n * 2n;\n"
+      "const tag = String.raw`x${1}\\n`;\n"
+      "const opt = globalThis?.a?.b ?? 0;\n"
+      "class K { #p = 1; static s = 2; get p() { return this.#p; } }\n"
+      "async function* gen() { for await (const x of []) yield x; }\n"
+      "const { a, ...rest } = { a: 1, b: 2 };\n"
+      "label: for (;;) { break label; }\n"
+      "import './after.js';\n");
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.specifiers, Specifiers{"./after.js"});
+}
+
 TEST(ModuleRequests, ComputedDynamicImportsCannotBeKnown) {
   const ModuleRequests r = module_requests(
       "const n = 'x';\n"
