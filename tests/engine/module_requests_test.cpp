@@ -33,25 +33,29 @@ TEST(ModuleRequests, DeclarationsAndLiteralDynamicImportsInSourceOrderEachOnce) 
                                       "./named.js", "./lazy.js", "./inner.js", "lodash"}));
 }
 
+/// `body` and then `import './after.js'` parses to the end, with that import its only request.
+void expect_only_the_import_after(const std::string& body) {
+  const ModuleRequests r = module_requests(body + "import './after.js';\n");
+  EXPECT_TRUE(r.complete) << body;
+  EXPECT_EQ(r.specifiers, Specifiers{"./after.js"}) << body;
+}
+
 TEST(ModuleRequests, LookalikesAreNotRequests) {
-  const ModuleRequests r = module_requests(
+  expect_only_the_import_after(
       "// import a from './comment.js';\n"
       "/* import('./block.js') */\n"
       "const s = \"import b from './string.js'\";\n"
       "const t = `import('./template.js') ${s} ${`import('./nested.js')`}`;\n"
       "const re = /import\\('.\\/regexp.js'\\)/g;\n"
       "const o = { import: './property.js' };\n"
-      "export default () => [s, t, re, o.import];\n"
-      "import './after.js';\n");
-  EXPECT_TRUE(r.complete);
-  EXPECT_EQ(r.specifiers, Specifiers{"./after.js"});
+      "export default () => [s, t, re, o.import];\n");
 }
 
 TEST(ModuleRequests, WhatARunCompilesParsesToTheEnd) {
   // Literals the parser builds values for as it reads them (a regexp, a BigInt, a tagged template's
   // strings), and newer syntax: a file that compiles in a run parses here, so the import after them
   // is found.
-  const ModuleRequests r = module_requests(
+  expect_only_the_import_after(
       "const re = /a(?<name>b)+/gu;\n"
       "const big = 12345678901234567890123n * 2n;\n"
       "const tag = String.raw`x${1}\\n`;\n"
@@ -59,10 +63,7 @@ TEST(ModuleRequests, WhatARunCompilesParsesToTheEnd) {
       "class K { #p = 1; static s = 2; get p() { return this.#p; } }\n"
       "async function* gen() { for await (const x of []) yield x; }\n"
       "const { a, ...rest } = { a: 1, b: 2 };\n"
-      "label: for (;;) { break label; }\n"
-      "import './after.js';\n");
-  EXPECT_TRUE(r.complete);
-  EXPECT_EQ(r.specifiers, Specifiers{"./after.js"});
+      "label: for (;;) { break label; }\n");
 }
 
 TEST(ModuleRequests, ComputedDynamicImportsCannotBeKnown) {
