@@ -75,8 +75,29 @@ class SKILLBOX_SCOPED_CAPABILITY MutexLock {
   /// `ready` held, false on timeout.
   template <class Rep, class Period, class Ready>
   bool wait_for(std::condition_variable& cv, std::chrono::duration<Rep, Period> timeout, Ready ready) {
+    return waiting(ready, [&](auto checked) { return cv.wait_for(lock_, timeout, checked); });
+  }
+  /// cv.wait_until, the same way: true when `ready` held, false when `until` passed first.
+  template <class Clock, class Duration, class Ready>
+  bool wait_until(std::condition_variable& cv, std::chrono::time_point<Clock, Duration> until, Ready ready) {
+    return waiting(ready, [&](auto checked) { return cv.wait_until(lock_, until, checked); });
+  }
+  /// cv.wait, the same way: returns once `ready` holds.
+  template <class Ready>
+  void wait(std::condition_variable& cv, Ready ready) {
+    waiting(ready, [&](auto checked) {
+      cv.wait(lock_, checked);
+      return true;
+    });
+  }
+
+ private:
+  // Runs `wait` (one of std::condition_variable's waits on lock_) with `ready` wrapped so that the owner
+  // record is right whenever `ready` runs and after the wait returns.
+  template <class Ready, class Wait>
+  bool waiting(Ready& ready, Wait wait) {
     mu_.mark_free();
-    const bool ok = cv.wait_for(lock_, timeout, [&] {
+    const bool ok = wait([&] {
       mu_.mark_owned();
       const bool done = ready();
       if (!done) mu_.mark_free();
@@ -86,19 +107,23 @@ class SKILLBOX_SCOPED_CAPABILITY MutexLock {
     return ok;
   }
 
- private:
   Mutex& mu_;
   std::unique_lock<std::mutex> lock_;
 };
 
-/// "Only one thread does this": bind() records the thread (once), check() asserts the caller is it.
-/// For state that a single thread owns without a lock (the zygote link's reader).
+/// "Only one thread does this", for state a single thread owns without a lock (a HostEndpoint's, which
+/// only its sending thread touches; a RelaySink's taking side). The first enter() makes its caller the
+/// owner; every later one checks it is called there.
 class OneThread {
  public:
-  /// Makes the calling thread the owner.
-  void bind() { owner_.store(std::this_thread::get_id(), std::memory_order_relaxed); }
-  /// Debug builds: aborts unless called on the owner.
-  void check() const { assert(owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()); }
+  /// True when the calling thread is the owner, or the first caller (which becomes the owner).
+  [[nodiscard]] bool enter() {
+    std::thread::id seen{};
+    const std::thread::id me = std::this_thread::get_id();
+    return owner_.compare_exchange_strong(seen, me, std::memory_order_relaxed) || seen == me;
+  }
+  /// Debug builds: aborts unless enter() is true.
+  void assert_entered() { assert(enter()); }
 
  private:
   std::atomic<std::thread::id> owner_{};

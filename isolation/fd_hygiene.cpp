@@ -63,8 +63,7 @@ int parse_fd_name(const char* name) {
 
 Status close_fds_except(std::span<const int> keep) {
   KeptSet kept;
-  if (!make_kept_set(keep, kept))
-    return Status::failure(fd_error(EINVAL, "invalid set of descriptors to keep"));
+  if (!make_kept_set(keep, kept)) return Status(fd_error(EINVAL, "invalid set of descriptors to keep"));
   unsigned next = 0;
   for (std::size_t i = 0; i <= kept.count; ++i) {
     const bool tail = i == kept.count;
@@ -75,27 +74,25 @@ Status close_fds_except(std::span<const int> keep) {
         // Kernel before 5.9, or an outer seccomp profile that refuses close_range (either answers the
         // first call, so nothing is half done): list the table instead.
         if (errno == ENOSYS || errno == EPERM) return close_fds_except_by_listing(keep);
-        return Status::failure(fd_error(errno, "close_range"));
+        return Status(fd_error(errno, "close_range"));
       }
     }
     if (!tail) next = end + 1;
   }
-  return Status::success();
+  return Status();
 }
 
 Status close_fds_except_by_listing(std::span<const int> keep) {
   KeptSet kept;
-  if (!make_kept_set(keep, kept))
-    return Status::failure(fd_error(EINVAL, "invalid set of descriptors to keep"));
+  if (!make_kept_set(keep, kept)) return Status(fd_error(EINVAL, "invalid set of descriptors to keep"));
   const base::UniqueFd dir(open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0)
-    return Status::failure(fd_error(errno, "cannot list /proc/self/fd to close descriptors"));
+  if (dir.get() < 0) return Status(fd_error(errno, "cannot list /proc/self/fd to close descriptors"));
   // /proc/PID/fd lists the descriptor table by position, so closing entries while reading it skips
   // none of the others.
   alignas(std::uint64_t) std::array<char, 4096> buffer;
   for (;;) {
     const long got = syscall(SYS_getdents64, dir.get(), buffer.data(), buffer.size());
-    if (got < 0) return Status::failure(fd_error(errno, "getdents64 on /proc/self/fd"));
+    if (got < 0) return Status(fd_error(errno, "getdents64 on /proc/self/fd"));
     if (got == 0) break;
     for (long offset = 0; offset < got;) {
       // linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[].
@@ -106,7 +103,7 @@ Status close_fds_except_by_listing(std::span<const int> keep) {
       offset += reclen;
     }
   }
-  return Status::success();
+  return Status();
 }
 
 Result<std::vector<int>> list_open_fds(pid_t pid) {

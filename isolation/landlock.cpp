@@ -111,18 +111,17 @@ LandlockRights landlock_rights_for_abi(int abi) {
 }
 
 Status landlock_restrict_self_no_rights(int abi) {
-  if (abi < 1) return Status::failure(Error{Step::landlock, EINVAL, "no Landlock ABI (probe first)", true});
+  if (abi < 1) return Status(Error{Step::landlock, EINVAL, "no Landlock ABI (probe first)", true});
   const LandlockRights rights = landlock_rights_for_abi(abi);
   const RulesetAttr attr{rights.fs, rights.net, rights.scoped};
   const long ruleset = syscall(SYS_landlock_create_ruleset, &attr, attr_size_for_abi(abi), 0U);
-  if (ruleset < 0) return Status::failure(Error{Step::landlock, errno, "landlock_create_ruleset", false});
+  if (ruleset < 0) return Status(Error{Step::landlock, errno, "landlock_create_ruleset", false});
   // No landlock_add_rule: the domain grants nothing.
   const long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0U);
   const int restrict_errno = errno;
   close(static_cast<int>(ruleset));
-  if (restricted != 0)
-    return Status::failure(Error{Step::landlock, restrict_errno, "landlock_restrict_self", false});
-  return Status::success();
+  if (restricted != 0) return Status(Error{Step::landlock, restrict_errno, "landlock_restrict_self", false});
+  return Status();
 }
 
 }  // namespace skillbox::isolation

@@ -82,13 +82,13 @@ Status apply_entries(std::span<const Entry> entries) {
   for (const Entry& entry : entries) {
     rlimit current{};
     if (getrlimit(entry.resource, &current) != 0)
-      return Status::failure(Error{Step::rlimits, errno, entry.what, false});
+      return Status(Error{Step::rlimits, errno, entry.what, false});
     const rlim_t value = entry.value < current.rlim_max ? entry.value : current.rlim_max;
     const rlimit wanted{value, value};
     if (setrlimit(entry.resource, &wanted) != 0)
-      return Status::failure(Error{Step::rlimits, errno, entry.what, false});
+      return Status(Error{Step::rlimits, errno, entry.what, false});
   }
-  return Status::success();
+  return Status();
 }
 
 }  // namespace

@@ -20,18 +20,18 @@ constexpr unsigned long kQueryPersonality = 0xffffffffUL;
 
 Status set_no_new_privs() {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return Status::failure(Error{Step::no_new_privs, errno, "prctl(PR_SET_NO_NEW_PRIVS)", false});
+    return Status(Error{Step::no_new_privs, errno, "prctl(PR_SET_NO_NEW_PRIVS)", false});
   }
   // The seccomp PROT_EXEC check sees the prot the caller passed; with READ_IMPLIES_EXEC the kernel
   // would add PROT_EXEC to every readable mapping after the check.
   const int persona = personality(kQueryPersonality);
-  if (persona < 0) return Status::failure(Error{Step::no_new_privs, errno, "personality(query)", false});
+  if (persona < 0) return Status(Error{Step::no_new_privs, errno, "personality(query)", false});
   const unsigned long current = static_cast<unsigned>(persona);
   constexpr unsigned long kReadImpliesExec = READ_IMPLIES_EXEC;
   if ((current & kReadImpliesExec) != 0 && personality(current & ~kReadImpliesExec) < 0) {
-    return Status::failure(Error{Step::no_new_privs, errno, "personality(clear READ_IMPLIES_EXEC)", false});
+    return Status(Error{Step::no_new_privs, errno, "personality(clear READ_IMPLIES_EXEC)", false});
   }
-  return Status::success();
+  return Status();
 }
 
 // The unprivileged identity a worker of a root supervisor takes: the conventional `nobody`. No file
@@ -48,7 +48,7 @@ constexpr uid_t kUnprivilegedId = 65534;
 // capabilities on the executable) clears its sets with capset(2). Never allocates.
 Status drop_privileges() {
   const auto failed = [](const char* what) {
-    return Status::failure(Error{Step::drop_privileges, errno, what, false});
+    return Status(Error{Step::drop_privileges, errno, what, false});
   };
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     return failed("prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
@@ -64,7 +64,7 @@ Status drop_privileges() {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
   if (syscall(SYS_capset, &header, data) != 0) return failed("capset");
-  return Status::success();
+  return Status();
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ Status sandbox_self(const PreparedSandbox& prepared, int socket_fd, const Rlimit
   const Status closed = diagnostics ? close_fds_except(keep_both) : close_fds_except(keep_socket);
   if (!closed) return closed;
   // EPERM only for a process-group leader, which a freshly forked child never is.
-  if (setsid() < 0) return Status::failure(Error{Step::new_session, errno, "setsid", false});
+  if (setsid() < 0) return Status(Error{Step::new_session, errno, "setsid", false});
   if (Status dropped = drop_privileges(); !dropped) return dropped;
   if (Status limited = apply_rlimits(rlimits); !limited) return limited;
   if (Status nnp = set_no_new_privs(); !nnp) return nnp;

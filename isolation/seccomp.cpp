@@ -97,14 +97,14 @@ int add_rule(void* ctx, uint32_t action, int nr, const SyscallRule& rule) {
 Status probe_seccomp() {
   // PR_GET_SECCOMP fails with EINVAL on a kernel built without CONFIG_SECCOMP.
   if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
-    return Status::failure(seccomp_error(errno, "the kernel has no seccomp (CONFIG_SECCOMP)", true));
+    return Status(seccomp_error(errno, "the kernel has no seccomp (CONFIG_SECCOMP)", true));
   }
   const uint32_t kill_process = SECCOMP_RET_KILL_PROCESS;
   if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0U, &kill_process) != 0) {
-    return Status::failure(seccomp_error(
+    return Status(seccomp_error(
         errno, "the kernel lacks seccomp filters with SECCOMP_RET_KILL_PROCESS (Linux 4.14+)", true));
   }
-  return Status::success();
+  return Status();
 }
 
 Result<SeccompProgram> SeccompProgram::compile(std::span<const SyscallRule> policy) {
@@ -164,9 +164,8 @@ Status SeccompProgram::install() const {
   program.filter = const_cast<sock_filter*>(instructions_.data());  // the kernel only reads it
   const long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
   // With TSYNC a positive result is the id of a thread that could not be synchronised.
-  if (rc != 0)
-    return Status::failure(seccomp_error(rc < 0 ? errno : ESRCH, "seccomp(SECCOMP_SET_MODE_FILTER)"));
-  return Status::success();
+  if (rc != 0) return Status(seccomp_error(rc < 0 ? errno : ESRCH, "seccomp(SECCOMP_SET_MODE_FILTER)"));
+  return Status();
 }
 
 }  // namespace skillbox::isolation

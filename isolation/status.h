@@ -3,15 +3,16 @@
 // Every isolation call reports failure as an Error naming the step that failed, the errno of the
 // refusing system call and a static description, so a worker can report "landlock: the kernel has no
 // Landlock" without formatting anything in the child. The child-side calls (sandbox_self and the
-// pieces it runs) never allocate: an Error holds only a string literal. The base/ layer's Result type
-// will replace these once it lands; the shape (step + errno + what) is what callers depend on.
+// pieces it runs) never allocate: an Error holds only a string literal. Status and Result are the one
+// result type of skillbox (skillbox/result.h) with this Error; the shape (step + errno + what) is what
+// callers depend on.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
-#include <variant>
+
+#include "skillbox/result.h"
 
 namespace skillbox::isolation {
 
@@ -50,42 +51,12 @@ struct Error {
 /// in the parent or the zygote, not in a sandboxed child.
 [[nodiscard]] std::string describe(const Error& error);
 
-/// Success, or the Error of the first step that failed. Cheap to copy; never allocates.
-class [[nodiscard]] Status {
- public:
-  /// The success value.
-  static Status success() { return Status(); }
-  /// A failure carrying `error`.
-  static Status failure(Error error) { return Status(error); }
-
-  [[nodiscard]] bool ok() const { return !error_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  /// The failure. Precondition: !ok().
-  [[nodiscard]] const Error& error() const { return *error_; }
-
- private:
-  Status() = default;
-  explicit Status(Error error) : error_(error) {}
-  std::optional<Error> error_;
-};
+/// Success, or the Error of the first step that failed. Never allocates: Error is trivially copyable
+/// and skillbox::Result<void, E> holds it in a std::optional.
+using Status = skillbox::Result<void, Error>;
 
 /// A value of type T, or the Error that prevented computing it.
 template <class T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor): return sugar
-  Result(Error error) : state_(error) {}         // NOLINT(google-explicit-constructor): return sugar
-
-  [[nodiscard]] bool ok() const { return std::holds_alternative<T>(state_); }
-  explicit operator bool() const { return ok(); }
-  /// The value. Precondition: ok().
-  [[nodiscard]] T& value() { return std::get<T>(state_); }
-  [[nodiscard]] const T& value() const { return std::get<T>(state_); }
-  /// The failure. Precondition: !ok().
-  [[nodiscard]] const Error& error() const { return std::get<Error>(state_); }
-
- private:
-  std::variant<T, Error> state_;
-};
+using Result = skillbox::Result<T, Error>;
 
 }  // namespace skillbox::isolation

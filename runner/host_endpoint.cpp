@@ -358,11 +358,13 @@ void HostEndpoint::cancel_all() {
 }
 
 std::vector<LogEntry> HostEndpoint::take_logs() {
+  sender_.assert_entered();
   logs_streamed_ = 0;
   return caps_->log.take();
 }
 
 void HostEndpoint::report(RunResult& result) {
+  sender_.assert_entered();
   result.usage.host_calls = counters_.host_calls.load();
   result.usage.http_bytes_in = counters_.http_bytes_in.load();
   result.usage.http_bytes_out = counters_.http_bytes_out.load();
@@ -372,7 +374,8 @@ void HostEndpoint::report(RunResult& result) {
   events_.clear();
 }
 
-std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image) {
+Result<void> HostEndpoint::finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image) {
+  sender_.assert_entered();
   const bool keep = outcome == Outcome::ok || outcome == Outcome::error;
   std::optional<bus::Bytes> image = std::move(worker_image);
   if (caps_->db) {
@@ -380,23 +383,24 @@ std::optional<std::string> HostEndpoint::finish_db(Outcome outcome, std::optiona
     if (keep) image = caps_->db->finish();
     caps_->db.reset();
   }
-  std::optional<std::string> failure;
+  Result<void> stored;
   if (keep && image && caps_->db_lease) {
     // A worker's image is untrusted: it must be a database (or nothing) and within the cap.
     const bool looks_right = state::looks_like_sqlite(*image);
     const uint64_t cap = bundle_db::db_max_image_bytes(
         bundle_db::DbSettings{context_.policy.db.quota_bytes, context_.memory_bytes});
     if (!looks_right || image->size() > cap) {
-      failure = "the run's database image was not a database within the quota; it was not stored";
-    } else if (auto stored = caps_->db_lease->replace_image(*image); !stored) {
-      failure = stored.error().message;
+      stored = Error{"the run's database image was not a database within the quota; it was not stored"};
+    } else if (auto replaced = caps_->db_lease->replace_image(*image); !replaced) {
+      stored = Error{replaced.error().message};
     }
   }
   caps_->db_lease.reset();  // releases the lease
-  return failure;
+  return stored;
 }
 
 std::optional<bus::Reply> HostEndpoint::send(uint64_t request_id, bus::Request request) {
+  sender_.assert_entered();
   // db statements run beside the engine (in the worker process in worker mode, which fetches the
   // database once with a DbOpenRequest), so neither is a host call: both modes count and observe the
   // same requests.

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bus/endpoint.h"
 #include "bus/memory_budget.h"
 #include "bus/messages.h"
@@ -109,10 +110,9 @@ class HostEndpoint final : public bus::Endpoint {
   /// it; in worker mode `worker_image` is what the worker's result frame carried. The new bytes are
   /// written to DATA/skills/<id>/db.sqlite (atomically) only when `outcome` is ok or error; after a
   /// limit, a crash or a cancellation the database stays as it was. Then the lease is released.
-  /// Returns why the database could not be written, if it could not. Call once, after the engine has
-  /// finished, on send()'s thread.
-  std::optional<std::string> finish_db(Outcome outcome,
-                                       std::optional<bus::Bytes> worker_image = std::nullopt);
+  /// The error says why the database could not be written, if it could not. Call once, after the
+  /// engine has finished, on send()'s thread.
+  Result<void> finish_db(Outcome outcome, std::optional<bus::Bytes> worker_image = std::nullopt);
 
   [[nodiscard]] const bus::BusCounters& counters() const { return counters_; }
   [[nodiscard]] const InvocationContext& context() const { return context_; }
@@ -137,6 +137,7 @@ class HostEndpoint final : public bus::Endpoint {
   std::optional<bus::ErrorReply> identity_;  // why the id is not this folder's (checked once: bound_)
   bool bound_ = false;
   bool db_in_worker_ = false;
+  base::OneThread sender_;  // send(), take_logs(), report() and finish_db() run on one thread
 };
 
 }  // namespace skillbox::runner

@@ -35,8 +35,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "base/mutex.h"
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "compat/bundle_flavor.h"
@@ -75,14 +77,14 @@ struct Job {
   engine::DeadlineFlag deadline_flag;
   bus::StopToken stop_token;  // read by the invocation's HostEndpoint and capabilities
   bus::MemoryBudget memory;   // limits.memory_mb: the engine heap and every host buffer of the run
-  std::mutex mutex;
+  base::Mutex mutex;
   std::condition_variable cv;
-  bool done = false;
-  bool abandoned = false;         // guarded by mutex: set by the watchdog when it gives up waiting
-  bool cancel_requested = false;  // guarded by mutex: set by the CancelToken's callback
-  bool committing = false;        // guarded by mutex: the JS thread is storing the bundle database
+  bool done SKILLBOX_GUARDED_BY(mutex) = false;
+  bool abandoned SKILLBOX_GUARDED_BY(mutex) = false;         // the watchdog gave up waiting
+  bool cancel_requested SKILLBOX_GUARDED_BY(mutex) = false;  // set by the CancelToken's callback
+  bool committing SKILLBOX_GUARDED_BY(mutex) = false;        // the JS thread is storing the bundle database
   AbandonedCount abandoned_count;
-  RunResult result;
+  RunResult result SKILLBOX_GUARDED_BY(mutex);
 };
 
 // Testing hook (runner/testing_hooks.h): added to every invocation's SessionParams.
@@ -159,16 +161,146 @@ RunResult run_on_js_thread(engine::SessionParams params, const Skill& skill,
   // The bundle's database (docs/openhuman.md "db"): stored only after ok or error, and only if the
   // watchdog has not given up on this run (an abandoned run's caller was told `timeout`).
   const Outcome keep_if = begin_commit() ? r.outcome : Outcome::timeout;
-  if (auto failed = endpoint.finish_db(keep_if)) {
+  if (Result<void> stored = endpoint.finish_db(keep_if); !stored) {
     const std::string ended(to_string(r.outcome));
     r.outcome = Outcome::internal;
     r.value_json.clear();
-    r.error =
-        ErrorInfo{"DbStoreFailed",
-                  "the run ended " + ended + " but its database could not be stored: " + *failed, "", ""};
+    r.error = ErrorInfo{
+        "DbStoreFailed",
+        "the run ended " + ended + " but its database could not be stored: " + stored.error().message, "",
+        ""};
   }
   endpoint.report(r);
   return r;
+}
+
+/// Why `invocation` is not started at all, if it is not: too many abandoned runs, cancelled before the
+/// start, or refused by the tenant's rules (runner/invocation_setup.h).
+std::optional<RunResult> refuse(const Invocation& invocation, const TenantContext& tenant, size_t stray,
+                                size_t max_abandoned_runs) {
+  const size_t cap = std::max<size_t>(1, max_abandoned_runs);
+  if (stray >= cap) {
+    RunResult r = internal_result(
+        std::to_string(stray) + " abandoned run" + (stray == 1 ? " is" : "s are") +
+        " still executing a native operation past its deadline (limit is " + std::to_string(cap) +
+        ", HostOptions::max_abandoned_runs); no new run starts until one finishes. Raise the limit to "
+        "accept more stray CPU use, or run skills in worker processes, which are killed at the deadline");
+    r.error->name = "TooManyAbandonedRuns";
+    return r;
+  }
+  if (invocation.cancel.cancelled())
+    return cancelled_result("the run was cancelled by its caller before it started");
+  return runner::refuse_before_start(invocation, tenant);
+}
+
+/// The engine's input for `job`, which runs `invocation` within `limits` from `start`.
+engine::SessionParams session_params(const Invocation& invocation, const Limits& limits,
+                                     engine::Clock::time_point start, Job& job) {
+  engine::SessionParams params;
+  params.call = engine::Call{invocation.skill.manifest().id, invocation.export_name, invocation.input_json};
+  params.limits = limits;
+  params.start = start;
+  params.deadline = job.stop_token.deadline();
+  params.deadline_flag = &job.deadline_flag;
+  params.stop_token = &job.stop_token;
+  params.memory_budget = &job.memory;
+  params.install_extra_api = extra_api();
+  if (invocation.skill.manifest().format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
+  return params;
+}
+
+/// The JS thread's part: runs the job and hands its result to the watchdog.
+void run_job(const std::shared_ptr<Job>& job, engine::SessionParams params, runner::InvocationContext context,
+             runner::SourceCache& cache) {
+  const auto begin_commit = [&job] {
+    base::MutexLock lock(job->mutex);
+    if (job->abandoned) return false;
+    job->committing = true;
+    return true;
+  };
+  RunResult r = run_on_js_thread(std::move(params), job->invocation.skill, std::move(context), cache,
+                                 job->live, job->inbox, begin_commit);
+  {
+    base::MutexLock lock(job->mutex);
+    job->result = std::move(r);
+    job->done = true;
+    if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
+  }
+  job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
+}
+
+/// What the caller of an abandoned run learns: `timeout`, or `cancelled` when its caller had cancelled it,
+/// with the lines written before it was cut off (the abandoned thread may add more, unseen).
+RunResult abandoned_result(Job& job, bool cancelled, const Limits& limits, engine::Clock::time_point start) {
+  RunResult r = cancelled
+                    ? cancelled_result(
+                          "the run was cancelled by its caller during a native operation that cannot be "
+                          "interrupted; the run was abandoned")
+                    : RunResult{};
+  if (!cancelled) {
+    r.outcome = Outcome::timeout;
+    r.error =
+        ErrorInfo{"TimeoutExceeded",
+                  "the wall-clock deadline passed (limit is " + std::to_string(limits.timeout_ms) +
+                      " ms) during a native operation that cannot be interrupted; the run was abandoned",
+                  "", ""};
+  }
+  r.logs = job.live.take_logs();
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(engine::Clock::now() - start);
+  r.usage.wall_ms = static_cast<uint64_t>(waited.count());
+  return r;
+}
+
+/// The watchdog, on the caller's thread: waits for the job until its deadline or a cancel, then stops it
+/// and waits kAbandonGrace more; a job still running then is abandoned (counted until it finishes).
+RunResult watch(Job& job, const Limits& limits, engine::Clock::time_point start) {
+  bool done = false;
+  bool cancelled = false;
+  {
+    base::MutexLock lock(job.mutex);
+    lock.wait_until(job.cv, job.stop_token.deadline(), [&] {
+      job.mutex.assert_held();
+      return job.done || job.cancel_requested;
+    });
+    done = job.done;
+    cancelled = job.cancel_requested;
+  }
+  // Outside the lock: the observer may take its time, and the JS thread must be able to finish. A skill
+  // that stopped so soon after the cancel that the wait woke to `done` is reported the same way.
+  if (cancelled) {
+    job.live.event(RunEvent::Kind::cancel_requested, "");
+  } else if (!done) {
+    job.stop_token.raise();     // the host serves no more requests of this invocation
+    job.deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
+  }
+  bool finished = false;
+  RunResult r;
+  {
+    base::MutexLock lock(job.mutex);
+    if (!done) {
+      // A run storing its database is not abandoned: the write is bounded (the image is capped) and the
+      // caller must learn whether it happened.
+      if (lock.wait_for(job.cv, kAbandonGrace, [&] {
+            job.mutex.assert_held();
+            return job.done || job.committing;
+          }))
+        lock.wait(job.cv, [&] {
+          job.mutex.assert_held();
+          return job.done;
+        });
+      if (!job.done) {
+        // Under the job's mutex, so the JS thread, which marks the job done under it, either finished
+        // already (the predicate above saw it) or sees `abandoned` and takes it off the count.
+        job.abandoned = true;
+        job.abandoned_count->fetch_add(1, std::memory_order_acq_rel);
+        cancelled = job.cancel_requested;
+      }
+    }
+    finished = job.done;
+    if (finished) r = std::move(job.result);
+  }
+  job.live.close();
+  return finished ? r : abandoned_result(job, cancelled, limits, start);
 }
 
 }  // namespace
@@ -198,140 +330,48 @@ size_t InProcessRunner::abandoned_runs() const {
   return impl_->abandoned->load(std::memory_order_acquire);
 }
 
-RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant_context) {
+RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant) {
   try {
-    const size_t cap = std::max<size_t>(1, options.max_abandoned_runs);
-    if (const size_t stray = abandoned->load(std::memory_order_acquire); stray >= cap) {
-      RunResult r = internal_result(
-          std::to_string(stray) + " abandoned run" + (stray == 1 ? " is" : "s are") +
-          " still executing a native operation past its deadline (limit is " + std::to_string(cap) +
-          ", HostOptions::max_abandoned_runs); no new run starts until one finishes. Raise the limit to "
-          "accept more stray CPU use, or run skills in worker processes, which are killed at the deadline");
-      r.error->name = "TooManyAbandonedRuns";
-      return r;
-    }
-    if (invocation.cancel.cancelled())
-      return cancelled_result("the run was cancelled by its caller before it started");
-    const TenantContext* tenant = &tenant_context;
-    if (auto refused = runner::refuse_before_start(invocation, *tenant)) return *std::move(refused);
-    const bool bundle = invocation.skill.manifest().format == SkillFormat::openhuman;
-    const Limits limits = runner::effective_limits(invocation, *tenant);
+    if (auto refused = refuse(invocation, tenant, abandoned->load(std::memory_order_acquire),
+                              options.max_abandoned_runs))
+      return *std::move(refused);
+    const Limits limits = runner::effective_limits(invocation, tenant);
     const auto start = engine::Clock::now();
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
     auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, abandoned);
+    engine::SessionParams params = session_params(invocation, limits, start, *job);
+    runner::InvocationContext context = runner::make_invocation_context(invocation, options, tenant);
 
-    engine::SessionParams params;
-    params.call = engine::Call{invocation.skill.manifest().id, invocation.export_name, invocation.input_json};
-    params.limits = limits;
-    params.start = start;
-    params.deadline = deadline;
-    params.deadline_flag = &job->deadline_flag;
-    params.stop_token = &job->stop_token;
-    params.memory_budget = &job->memory;
-    params.install_extra_api = extra_api();
-    if (bundle) params.flavor = compat::bundle_flavor();
-    runner::InvocationContext context = runner::make_invocation_context(invocation, options, *tenant);
-
-    // Declared before the job's lock below, so it is released (and can no longer run) only after the
-    // lock is: the callback takes the job's mutex under the token's, never the other way round.
+    // The callback takes the job's mutex under the token's, never the other way round: the subscription
+    // is dropped (which takes the token's) only after watch() has let go of the job's.
     CancelToken::Subscription cancel_sub = invocation.cancel.subscribe([j = job.get()] {
       j->stop_token.raise();
       j->deadline_flag.raise_cancel();
       j->inbox.wake();  // an event loop asleep until its next timer looks at its Limiter now
-      std::lock_guard<std::mutex> lock(j->mutex);
-      j->cancel_requested = true;
+      {
+        base::MutexLock lock(j->mutex);
+        j->cancel_requested = true;
+      }
       j->cv.notify_all();
     });
-
     const bool started =
         pool.submit([job, p = std::move(params), c = std::move(context), cache = sources]() mutable {
-          const auto begin_commit = [&job] {
-            std::lock_guard<std::mutex> lock(job->mutex);
-            if (job->abandoned) return false;
-            job->committing = true;
-            return true;
-          };
-          RunResult r = run_on_js_thread(std::move(p), job->invocation.skill, std::move(c), *cache, job->live,
-                                         job->inbox, begin_commit);
-          {
-            std::lock_guard<std::mutex> lock(job->mutex);
-            job->result = std::move(r);
-            job->done = true;
-            if (job->abandoned) job->abandoned_count->fetch_sub(1, std::memory_order_acq_rel);
-          }
-          job->cv.notify_all();  // after the unlock, so the woken caller finds the mutex free
+          run_job(job, std::move(p), std::move(c), *cache);
         });
     if (!started) {
       cancel_sub.reset();
       return internal_result("could not start a thread to run the skill");
     }
-
-    std::unique_lock<std::mutex> lock(job->mutex);
-    const auto stopping = [&] { return job->done || job->cancel_requested; };
-    const bool woke = job->cv.wait_until(lock, deadline, stopping);
-    if (job->done && job->cancel_requested) {
-      // The skill stopped so soon after the cancel that the wait woke to `done`: the observer is still
-      // told, as it is for a slower stop (the event precedes run()'s return either way).
-      lock.unlock();
-      job->live.event(RunEvent::Kind::cancel_requested, "");
-      lock.lock();
-    } else if (!woke || !job->done) {
-      if (job->cancel_requested) {
-        lock.unlock();  // the observer may take its time; the JS thread must be able to finish
-        job->live.event(RunEvent::Kind::cancel_requested, "");
-        lock.lock();
-      } else {
-        job->stop_token.raise();     // the host serves no more requests of this invocation
-        job->deadline_flag.raise();  // the allocator refuses, and the engine polls at its next tick
-      }
-      // A run storing its database is not abandoned: the write is bounded (the image is capped) and
-      // the caller must learn whether it happened.
-      if (job->cv.wait_for(lock, kAbandonGrace, [&] { return job->done || job->committing; }))
-        job->cv.wait(lock, [&] { return job->done; });
-      if (!job->done) {
-        // Under the job's mutex, so the JS thread, which marks the job done under it, either finished
-        // already (the predicate above saw it) or sees `abandoned` and takes it off the count.
-        job->abandoned = true;
-        job->abandoned_count->fetch_add(1, std::memory_order_acq_rel);
-        const bool cancelled = job->cancel_requested;
-        lock.unlock();
-        job->live.close();
-        RunResult r = cancelled ? cancelled_result(
-                                      "the run was cancelled by its caller during a native operation that "
-                                      "cannot be interrupted; the run was abandoned")
-                                : RunResult{};
-        if (!cancelled) {
-          r.outcome = Outcome::timeout;
-          r.error =
-              ErrorInfo{"TimeoutExceeded",
-                        "the wall-clock deadline passed (limit is " + std::to_string(limits.timeout_ms) +
-                            " ms) during a native operation that cannot be interrupted; the run was "
-                            "abandoned",
-                        "", ""};
-        }
-        // The lines written before the run was cut off; the abandoned thread may add more, unseen.
-        r.logs = job->live.take_logs();
-        const auto waited =
-            std::chrono::duration_cast<std::chrono::milliseconds>(engine::Clock::now() - start);
-        r.usage.wall_ms = static_cast<uint64_t>(waited.count());
-        return r;
-      }
-    }
-    lock.unlock();
-    job->live.close();
-    return std::move(job->result);
+    return watch(*job, limits, start);
   } catch (const std::exception& e) {
     return internal_result(std::string("skillbox failed to run the skill: ") + e.what());
   }
 }
 
 RunResult InProcessRunner::run(const Invocation& invocation) {
-  const auto called = std::chrono::system_clock::now();
-  const std::shared_ptr<const TenantContext> tenant =
-      invocation.tenant ? invocation.tenant : impl_->default_tenant;
-  RunResult result = impl_->run(invocation, *tenant);
-  runner::record_audit(*tenant, invocation, result, called);
-  return result;
+  return runner::run_audited(
+      invocation, *impl_->default_tenant,
+      [this](const Invocation& inv, const TenantContext& tenant) { return impl_->run(inv, tenant); });
 }
 
 namespace runner::testing {

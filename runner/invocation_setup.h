@@ -45,4 +45,15 @@ namespace skillbox::runner {
 void record_audit(const TenantContext& tenant, const Invocation& invocation, const RunResult& result,
                   std::chrono::system_clock::time_point called);
 
+/// Runner::run, the same for both runners: `run` runs `invocation` as its tenant (`default_tenant` when it
+/// names none), then the record goes to that tenant's audit sink (record_audit).
+template <class Run>
+RunResult run_audited(const Invocation& invocation, const TenantContext& default_tenant, Run&& run) {
+  const auto called = std::chrono::system_clock::now();
+  const TenantContext& tenant = invocation.tenant ? *invocation.tenant : default_tenant;
+  RunResult result = run(invocation, tenant);
+  record_audit(tenant, invocation, result, called);
+  return result;
+}
+
 }  // namespace skillbox::runner

@@ -10,6 +10,7 @@
 #include <new>
 #include <utility>
 
+#include "base/mutex.h"
 #include "base/unique_fd.h"
 #include "bus/endpoint.h"
 
@@ -34,6 +35,7 @@ class RelaySink final : public bus::CompletionSink {
 
   /// Every reply completed so far, oldest first; clears the wake-up.
   std::deque<std::pair<uint64_t, bus::Reply>> take() {
+    taker_.assert_entered();
     uint64_t count = 0;
     (void)!::read(wake_.get(), &count, sizeof(count));
     std::lock_guard<std::mutex> lock(mutex_);
@@ -54,6 +56,7 @@ class RelaySink final : public bus::CompletionSink {
 
  private:
   base::UniqueFd wake_;
+  base::OneThread taker_;  // the supervising thread
   std::mutex mutex_;
   std::deque<std::pair<uint64_t, bus::Reply>> replies_;
 };

@@ -113,8 +113,8 @@ void WorkerPool::refill() {
   }
 }
 
-Result<Worker, std::string> WorkerPool::acquire() {
-  if (auto why = ensure_zygote()) return *why;
+Result<Worker> WorkerPool::acquire() {
+  if (Result<void> started = ensure_zygote(); !started) return std::move(started.error());
   base::MutexLock lock(mu_);
   while (!pool_.empty()) {
     Worker w = std::move(pool_.front());
@@ -127,7 +127,7 @@ Result<Worker, std::string> WorkerPool::acquire() {
   slots_.emplace(token, SpawnSlot{});
   if (!request_spawn(token)) {
     slots_.erase(token);
-    return std::string("process isolation: the zygote is not accepting requests");
+    return Error{"process isolation: the zygote is not accepting requests"};
   }
   refill();
   const bool arrived = lock.wait_for(cv_, kSpawnWait, [&] {
@@ -136,8 +136,8 @@ Result<Worker, std::string> WorkerPool::acquire() {
   });
   SpawnSlot done = std::move(slots_.at(token));
   slots_.erase(token);
-  if (!arrived) return std::string("process isolation: no worker was forked within 10 s");
-  if (!done.worker) return "process isolation: " + done.error;
+  if (!arrived) return Error{"process isolation: no worker was forked within 10 s"};
+  if (!done.worker) return Error{"process isolation: " + done.error};
   return std::move(*done.worker);
 }
 

@@ -73,7 +73,7 @@ class WorkerPool {
   /// A sandboxed worker ready for any invocation: from the pool, else forked now (waiting at most
   /// kSpawnWait). The error says why process isolation cannot run (the kernel lacks a feature, the
   /// executable is missing, the zygote is stuck). Thread-safe.
-  [[nodiscard]] Result<Worker, std::string> acquire() SKILLBOX_EXCLUDES(mu_, start_mu_);
+  [[nodiscard]] Result<Worker> acquire() SKILLBOX_EXCLUDES(mu_, start_mu_);
   /// Waits (at most kExitStatusWait) for the zygote's report of how `w` ended; nullopt when it does not
   /// come (the zygote died first). Thread-safe.
   [[nodiscard]] std::optional<int> exit_status(const Worker& w) SKILLBOX_EXCLUDES(mu_);
@@ -91,9 +91,9 @@ class WorkerPool {
   };
 
   // zygote_link.cpp
-  std::optional<std::string> ensure_zygote() SKILLBOX_EXCLUDES(mu_, start_mu_);
-  std::optional<std::string> start_zygote() SKILLBOX_REQUIRES(start_mu_);
-  std::optional<std::string> await_hello(base::UniqueFd& control, pid_t pid) SKILLBOX_REQUIRES(start_mu_);
+  Result<void> ensure_zygote() SKILLBOX_EXCLUDES(mu_, start_mu_);
+  Result<void> start_zygote() SKILLBOX_REQUIRES(start_mu_);
+  Result<void> await_hello(base::UniqueFd& control, pid_t pid) SKILLBOX_REQUIRES(start_mu_);
   void stop_zygote() SKILLBOX_REQUIRES(start_mu_);
   void read_control(int fd, pid_t pid);  // the reader thread's body
   void on_control(const bus::ControlMessage& m, std::vector<base::UniqueFd>& fds) SKILLBOX_REQUIRES(mu_);

@@ -76,8 +76,8 @@ RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantCont
     const Skill& skill = invocation.skill;
     auto sources = source_cache.read(skill.dir(), skill.manifest().entry, limits);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
-    Result<runner::Worker, std::string> worker = pool.acquire();
-    if (!worker) return failure(Outcome::internal, "IsolationUnavailable", worker.error());
+    Result<runner::Worker> worker = pool.acquire();
+    if (!worker) return failure(Outcome::internal, "IsolationUnavailable", worker.error().message);
     runner::SupervisedRun supervised{invocation,         tenant, options, limits, start, deadline,
                                      std::move(*sources)};
     if (invocation.observer.empty()) return runner::supervise(*worker, pool, std::move(supervised));
@@ -112,12 +112,9 @@ WorkerRunner::WorkerRunner(HostOptions options) : impl_(std::make_unique<Impl>(s
 WorkerRunner::~WorkerRunner() = default;
 
 RunResult WorkerRunner::run(const Invocation& invocation) {
-  const auto called = std::chrono::system_clock::now();
-  const std::shared_ptr<const TenantContext> tenant =
-      invocation.tenant ? invocation.tenant : impl_->default_tenant;
-  RunResult result = impl_->run(invocation, *tenant);
-  runner::record_audit(*tenant, invocation, result, called);
-  return result;
+  return runner::run_audited(
+      invocation, *impl_->default_tenant,
+      [this](const Invocation& inv, const TenantContext& tenant) { return impl_->run(inv, tenant); });
 }
 
 Result<void> WorkerRunner::check_support(const HostOptions& options) {

@@ -83,7 +83,7 @@ std::string post_mortem_text(const WorkerState& s) {
 /// the host side is set up (a pooled worker is asleep until it arrives; waking it takes tens of
 /// microseconds). A failed write is reported once that is done, like any other end of the run.
 /// The sources move into the frame: `run.sources` is empty afterwards.
-std::optional<Error> send_invocation(const Worker& w, SupervisedRun& run) {
+Result<void> send_invocation(const Worker& w, SupervisedRun& run) {
   bus::InvocationFrame frame;
   const Manifest& manifest = run.invocation.skill.manifest();
   frame.sources = std::move(run.sources);
@@ -100,9 +100,7 @@ std::optional<Error> send_invocation(const Worker& w, SupervisedRun& run) {
   if (frame.format == SkillFormat::openhuman) frame.db_quota_bytes = manifest.permissions.db.quota_bytes;
   const bus::Bytes bytes = bus::encode_invocation(frame);
   const bus::Bytes* frames[] = {&bytes};
-  if (Result<void, Error> sent = bus::write_frames(w.socket.get(), frames, run.deadline); !sent)
-    return sent.error();
-  return std::nullopt;
+  return bus::write_frames(w.socket.get(), frames, run.deadline);
 }
 
 uint64_t size_of(const bus::SkillSources& sources) {
@@ -118,7 +116,7 @@ class Supervision {
         pool_(pool),
         run_(std::move(run)),
         source_bytes_(size_of(run_.sources)),
-        send_error_(send_invocation(w, run_)),
+        sent_(send_invocation(w, run_)),
         stop_(run_.deadline),
         budget_(run_.limits.memory_bytes),
         sources_held_(&budget_),
@@ -151,7 +149,7 @@ class Supervision {
           failure(Outcome::internal, "InternalError", "eventfd failed: " + base::errno_text(errno)));
     }
     live_.event(RunEvent::Kind::started, run_.invocation.export_name);
-    if (send_error_) return not_taken();
+    if (!sent_) return not_taken();
     for (;;) {
       if (cancel_requested_.load(std::memory_order_acquire)) return cancelled();
       relay_replies();
@@ -222,7 +220,7 @@ class Supervision {
                                 std::to_string(run_.limits.timeout_ms) +
                                 " ms) before the worker took its invocation"));
     }
-    return crashed("the worker process ended before it took its invocation: " + send_error_->message,
+    return crashed("the worker process ended before it took its invocation: " + sent_.error().message,
                    pool_.exit_status(w_));
   }
 
@@ -271,10 +269,10 @@ class Supervision {
     const bool bundle = run_.invocation.skill.manifest().format == SkillFormat::openhuman;
     if (r.outcome != Outcome::ok && !(r.outcome == Outcome::error && bundle)) r.value_json.clear();
     // The bundle's database: stored only after ok or error, then its lease is released.
-    if (auto failed = endpoint_.finish_db(r.outcome, std::move(got.db_image)))
+    if (Result<void> stored = endpoint_.finish_db(r.outcome, std::move(got.db_image)); !stored)
       r = failure(Outcome::internal, "DbStoreFailed",
                   "the run ended " + std::string(to_string(r.outcome)) +
-                      " but its database could not be stored: " + *failed);
+                      " but its database could not be stored: " + stored.error().message);
     return finish(std::move(r));
   }
 
@@ -414,7 +412,7 @@ class Supervision {
   const uint64_t source_bytes_;
   // Members in the order they must be built: the invocation frame is on its way before the host side
   // is set up; the cancel subscription is declared last so that it is gone before what it touches.
-  std::optional<Error> send_error_;
+  Result<void> sent_;  // the invocation frame's write
   RelaySink sink_;
   bus::StopToken stop_;
   bus::MemoryBudget budget_;

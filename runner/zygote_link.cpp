@@ -84,60 +84,60 @@ pid_t spawn_zygote(const std::string& path, int theirs, int control_fd) {
 
 }  // namespace
 
-std::optional<std::string> WorkerPool::ensure_zygote() {
+Result<void> WorkerPool::ensure_zygote() {
   {
     base::MutexLock lock(mu_);
-    if (zygote_alive_) return std::nullopt;
-    if (unsupported_) return unsupported_;
+    if (zygote_alive_) return {};
+    if (unsupported_) return Error{*unsupported_};
   }
   base::MutexLock start_lock(start_mu_);
   {
     base::MutexLock lock(mu_);
-    if (zygote_alive_) return std::nullopt;
-    if (unsupported_) return unsupported_;
+    if (zygote_alive_) return {};
+    if (unsupported_) return Error{*unsupported_};
   }
   stop_zygote();  // joins the reader of a zygote that died, reaps it
   return start_zygote();
 }
 
-std::optional<std::string> WorkerPool::start_zygote() {
+Result<void> WorkerPool::start_zygote() {
   start_mu_.assert_held();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-    return "process isolation: socketpair failed: " + base::errno_text(errno);
+    return Error{"process isolation: socketpair failed: " + base::errno_text(errno)};
   UniqueFd ours(sv[0]);
   UniqueFd theirs(sv[1]);
   if (theirs.get() == kZygoteControlFd) {
     // dup2 onto itself would keep O_CLOEXEC and the zygote would lose its socket at exec.
     theirs.reset(fcntl(theirs.get(), F_DUPFD_CLOEXEC, 10));
-    if (!theirs) return "process isolation: fcntl failed: " + base::errno_text(errno);
+    if (!theirs) return Error{"process isolation: fcntl failed: " + base::errno_text(errno)};
   }
   const std::string path = worker_path_.string();
   const pid_t pid = spawn_zygote(path, theirs.get(), kZygoteControlFd);
   theirs.reset();
   if (pid < 0) {
-    return "process isolation: cannot start the worker executable " + path + ": " + base::errno_text(-pid) +
-           " (set HostOptions::worker_path, or choose in-process isolation explicitly with "
-           "--isolation=inprocess)";
+    return Error{"process isolation: cannot start the worker executable " + path + ": " +
+                 base::errno_text(-pid) +
+                 " (set HostOptions::worker_path, or choose in-process isolation explicitly with "
+                 "--isolation=inprocess)"};
   }
-  if (auto why = await_hello(ours, pid)) return why;
+  if (Result<void> hello = await_hello(ours, pid); !hello) return hello;
   base::MutexLock lock(mu_);
   zygote_pid_ = pid;
   control_ = std::move(ours);
   zygote_alive_ = true;
   reader_ = std::thread([this, fd = control_.get(), pid] { read_control(fd, pid); });
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> WorkerPool::await_hello(UniqueFd& control, pid_t pid) {
+Result<void> WorkerPool::await_hello(UniqueFd& control, pid_t pid) {
   start_mu_.assert_held();
   ControlMessage hello;
   std::vector<UniqueFd> fds;
   pollfd p{control.get(), POLLIN, 0};
   const int ready = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kZygoteHelloWait).count()));
   const int got = ready > 0 ? bus::recv_control(control.get(), hello, fds) : -1;
-  if (got > 0 && hello.type == static_cast<uint32_t>(ControlType::hello) && hello.status == 0)
-    return std::nullopt;
+  if (got > 0 && hello.type == static_cast<uint32_t>(ControlType::hello) && hello.status == 0) return {};
   std::string why = got > 0 && hello.text[0] != '\0'
                         ? std::string(hello.text)
                         : "process isolation: the worker executable " + worker_path_.string() +
@@ -149,7 +149,7 @@ std::optional<std::string> WorkerPool::await_hello(UniqueFd& control, pid_t pid)
     base::MutexLock lock(mu_);
     unsupported_ = why;  // the kernel will not grow the feature: fail closed at once from now on
   }
-  return why;
+  return Error{std::move(why)};
 }
 
 void WorkerPool::stop_zygote() {

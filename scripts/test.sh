@@ -21,6 +21,15 @@ phase_done() {
   timings+=("$(printf '%-28s %5d s' "$1" $((SECONDS - phase_start)))")
   phase_start=$SECONDS
 }
+# The phase timings, also when a step fails (then the last line is the failing step's time so far).
+print_timings() {
+  local status=$?
+  echo "test: timings"
+  printf '  %s\n' "${timings[@]}"
+  ((status == 0)) || printf '  %-28s %5d s\n' "(failed in the next step)" $((SECONDS - phase_start))
+  printf '  %-28s %5d s\n' "total" $((SECONDS - started))
+}
+trap print_timings EXIT
 
 bash scripts/setup.sh
 # ccache (installed by setup.sh; CMakeLists.txt uses it when present): paths relative to this clone and
@@ -63,9 +72,6 @@ if [[ "${SKILLBOX_TEST_SANITIZERS:-on}" != off ]]; then
   phase_done "tsan: tests"
 fi
 
-echo "test: timings"
-printf '  %s\n' "${timings[@]}"
-printf '  %-28s %5d s\n' "total" $((SECONDS - started))
 if ((format_ok == 0)); then
   echo "test: the suite passed, but some files are not formatted (see check-format above)" >&2
   exit 1

@@ -24,7 +24,7 @@ struct Error {
 /// A value of type T or an error of type E. T and E must be different types. Constructing from either
 /// is implicit, so a function returning Result<T, E> can `return value;` or `return error;`.
 template <typename T, typename E = Error>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
@@ -63,7 +63,7 @@ class Result {
 
 /// Success without a value, or an error of type E. Default-constructed it is a success.
 template <typename E>
-class Result<void, E> {
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
   Result(E error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <thread>
 
 namespace skillbox::base {
@@ -46,6 +47,26 @@ TEST(BaseMutex, WaitKeepsTheRecordWhereTheLockIs) {
   }
   setter.join();
   EXPECT_FALSE(mu.held());
+}
+
+TEST(BaseOneThread, TheFirstThreadToEnterOwnsIt) {
+  OneThread owner;
+  std::promise<void> entered;
+  std::promise<void> checked;
+  bool first = false;
+  bool again = false;
+  std::thread t([&] {
+    first = owner.enter();
+    entered.set_value();
+    checked.get_future().wait();
+    again = owner.enter();
+  });
+  entered.get_future().wait();
+  EXPECT_FALSE(owner.enter()) << "this thread entered second, while the owner is alive";
+  checked.set_value();
+  t.join();
+  EXPECT_TRUE(first) << "the first caller becomes the owner";
+  EXPECT_TRUE(again) << "the owner stays the owner";
 }
 
 }  // namespace

@@ -217,7 +217,10 @@ TEST(HostEndpoint, AWorkersDbStatementIsRefusedAndItsDatabaseIsOpenedOnce) {
   EXPECT_TRUE(std::get<bus::BytesReply>(*opened).data.empty()) << "no database yet";
   EXPECT_EQ(code_of(endpoint.send(3, bus::DbOpenRequest{})), "PermissionDenied") << "only once";
   // An image that is not a database is not stored, whatever the outcome says.
-  EXPECT_TRUE(endpoint.finish_db(Outcome::ok, bus::Bytes{'n', 'o', 't', ' ', 'a', ' ', 'd', 'b'}));
+  const Result<void> stored =
+      endpoint.finish_db(Outcome::ok, bus::Bytes{'n', 'o', 't', ' ', 'a', ' ', 'd', 'b'});
+  ASSERT_FALSE(stored);
+  EXPECT_NE(stored.error().message.find("not a database"), std::string::npos) << stored.error().message;
   EXPECT_FALSE(std::filesystem::exists(tmp / "skills" / "bundle" / "db.sqlite"));
   std::filesystem::remove_all(tmp);
 }

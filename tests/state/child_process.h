@@ -1,12 +1,16 @@
-// tests/state/child_process.h — what the store's process tests share: a forked child that never returns
-// into the test framework, and store options patient enough for a small shared CI machine.
+// tests/state/child_process.h — what the state layer's process tests share: a forked child that never
+// returns into the test framework (and one that says when it got somewhere), a file-size limit that
+// plays a full disk, and store options patient enough for a small shared CI machine.
 #pragma once
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 
 #include "skillbox/store.h"
@@ -63,5 +67,51 @@ class Child {
   pid_t pid_;
   bool reaped_ = false;
 };
+
+/// A Child that tells its parent when it got somewhere (an acknowledged write, a lease taken): `body`
+/// calls its argument once then. The parent's wait_ready() returns true when it did, false when the
+/// child ended without calling it.
+class ReadyChild {
+ public:
+  explicit ReadyChild(const std::function<int(const std::function<void()>& ready)>& body)
+      : pipe_(open_pipe()), child_([&] {
+          ::close(pipe_[0]);
+          return body([this] {
+            const char ready = 1;
+            (void)!::write(pipe_[1], &ready, 1);
+          });
+        }) {
+    ::close(pipe_[1]);
+  }
+  ~ReadyChild() { ::close(pipe_[0]); }
+  ReadyChild(const ReadyChild&) = delete;
+  ReadyChild& operator=(const ReadyChild&) = delete;
+
+  [[nodiscard]] bool started() const { return child_.started(); }
+  [[nodiscard]] bool wait_ready() const {
+    char got = 0;
+    return ::read(pipe_[0], &got, 1) == 1;
+  }
+  void kill() const { child_.kill(); }
+  /// As Child::wait.
+  int wait() { return child_.wait(); }
+
+ private:
+  static std::array<int, 2> open_pipe() {
+    std::array<int, 2> fds{-1, -1};
+    if (::pipe(fds.data()) != 0) fds = {-1, -1};
+    return fds;
+  }
+  std::array<int, 2> pipe_;
+  Child child_;
+};
+
+/// In a child: files cannot grow past `bytes` any more; a write that would is refused with EFBIG
+/// (SIGXFSZ ignored), as a full disk refuses one with ENOSPC. False when the limit could not be set.
+inline bool limit_file_size(uint64_t bytes) {
+  ::signal(SIGXFSZ, SIG_IGN);
+  const rlimit limit{bytes, bytes};
+  return ::setrlimit(RLIMIT_FSIZE, &limit) == 0;
+}
 
 }  // namespace skillbox::testing

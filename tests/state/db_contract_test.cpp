@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "bus/stop_token.h"
+#include "capabilities/store/store_test_util.h"
+#include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/db_backend.h"
 
@@ -42,17 +44,6 @@ struct DbBackendKind {
 };
 
 constexpr uint64_t kMax = 64u << 20;
-
-/// The bytes of the file `p` ("" when it cannot be read).
-std::string file_text(const fs::path& p) {
-  std::string out;
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
 
 /// A real database image whose table `t` holds `rows` rows of `pad` bytes each, with `tag` in row 1.
 bus::Bytes make_image(int tag, int rows = 1, int pad = 10) {
@@ -95,16 +86,7 @@ int tag_of(const bus::Bytes& image) {
 
 class DbContract : public ::testing::TestWithParam<DbBackendKind> {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "skillbox-dbcontract-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    scratch_ = pattern;
-    backend_ = GetParam().make(scratch_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(scratch_, ec);
-  }
+  void SetUp() override { backend_ = GetParam().make(scratch_); }
 
   std::unique_ptr<DbLease> lease(const bus::StopToken& stop = bus::StopToken::never()) {
     auto l = backend_->acquire("bundle", stop);
@@ -119,7 +101,8 @@ class DbContract : public ::testing::TestWithParam<DbBackendKind> {
     return read ? std::move(*read) : bus::Bytes{};
   }
 
-  fs::path scratch_;
+  testing::TempDir dir_;
+  fs::path scratch_ = dir_.path();
   std::shared_ptr<DbBackend> backend_;
 };
 
@@ -185,31 +168,21 @@ TEST_P(DbContract, TheLeaseExcludesOtherHoldersUntilTheirStopToken) {
 }
 
 TEST_P(DbContract, ALeaseHeldByAKilledProcessIsReleased) {
-  int ack[2];
-  ASSERT_EQ(pipe(ack), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(ack[0]);
+  testing::ReadyChild holder([&](const std::function<void()>& ready) {
     auto l = GetParam().make(scratch_)->acquire("bundle", bus::StopToken::never());
-    if (!l) _exit(2);
-    (void)!write(ack[1], "k", 1);
-    pause();
-    _exit(0);
-  }
-  close(ack[1]);
-  char c = 0;
-  ASSERT_EQ(::read(ack[0], &c, 1), 1);
-  close(ack[0]);
+    if (!l) return 2;
+    ready();
+    for (;;) pause();
+  });
+  ASSERT_TRUE(holder.wait_ready()) << "the child never took the lease";
   {
     bus::StopToken stop(Clock::now() + std::chrono::milliseconds(100));
     auto l = backend_->acquire("bundle", stop);
     ASSERT_FALSE(l);
     EXPECT_EQ(l.error().code, bus::ErrorCode::Timeout);
   }
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  holder.kill();
+  EXPECT_EQ(holder.wait(), 1000 + SIGKILL);
   bus::StopToken stop(Clock::now() + std::chrono::seconds(5));
   EXPECT_TRUE(backend_->acquire("bundle", stop));
 }
@@ -228,13 +201,9 @@ TEST_P(DbContract, ConcurrentWritersAreSerialisedByTheLease) {
     }
     return true;
   };
-  std::vector<pid_t> children;
-  for (int c = 0; c < 2; ++c) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) _exit(increment(*GetParam().make(scratch_), 10) ? 0 : 1);
-    children.push_back(pid);
-  }
+  std::vector<testing::Child> children;
+  for (int c = 0; c < 2; ++c)
+    children.emplace_back([&] { return increment(*GetParam().make(scratch_), 10) ? 0 : 1; });
   std::vector<std::thread> threads;
   std::atomic<int> failed{0};
   for (int t = 0; t < 3; ++t)
@@ -242,11 +211,7 @@ TEST_P(DbContract, ConcurrentWritersAreSerialisedByTheLease) {
       if (!increment(*backend_, 10)) ++failed;
     });
   for (auto& t : threads) t.join();
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  for (testing::Child& child : children) EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(tag_of(image()), 50);
 }
@@ -257,31 +222,22 @@ TEST_P(DbContract, ConcurrentWritersAreSerialisedByTheLease) {
 TEST_P(DbContract, ASigkilledWriterLeavesTheOldOrTheNewImage) {
   const bus::Bytes acked = make_image(1, 100, 1000);
   const bus::Bytes later = make_image(2, 3000, 1000);  // a few MB: the kill lands inside a write
-  int ack[2];
-  ASSERT_EQ(pipe(ack), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(ack[0]);
+  testing::ReadyChild writer([&](const std::function<void()>& ready) {
     auto backend = GetParam().make(scratch_);
     {
       auto l = backend->acquire("bundle", bus::StopToken::never());
-      if (!l || !(*l)->replace_image(acked)) _exit(2);
+      if (!l || !(*l)->replace_image(acked)) return 2;
     }
-    (void)!write(ack[1], "k", 1);
+    ready();
     for (;;) {
       auto l = backend->acquire("bundle", bus::StopToken::never());
       if (l) (void)(*l)->replace_image(later);
     }
-  }
-  close(ack[1]);
-  char c = 0;
-  ASSERT_EQ(::read(ack[0], &c, 1), 1);
-  close(ack[0]);
+  });
+  ASSERT_TRUE(writer.wait_ready()) << "the child's first image was not acknowledged";
   std::this_thread::sleep_for(std::chrono::milliseconds(40));
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  writer.kill();
+  EXPECT_EQ(writer.wait(), 1000 + SIGKILL);
   const bus::Bytes got = image();
   EXPECT_TRUE(got == acked || got == later) << got.size() << " bytes";
   if (GetParam().local_files) {
@@ -294,25 +250,18 @@ TEST_P(DbContract, AnImageRefusedByTheDiskLeavesTheOldOne) {
   if (!GetParam().local_files) GTEST_SKIP() << "the file-size rlimit reaches only local files";
   ASSERT_TRUE(lease()->replace_image(make_image(5)));
   const bus::Bytes big = make_image(6, 200, 1000);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{16384, 16384};
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(4);
+  testing::Child writer([&] {
+    if (!testing::limit_file_size(16384)) return 4;
     auto l = GetParam().make(scratch_)->acquire("bundle", bus::StopToken::never());
-    if (!l) _exit(3);
+    if (!l) return 3;
     auto r = (*l)->replace_image(big);
-    if (r) _exit(1);
-    _exit(r.error().code == bus::ErrorCode::IoError &&
-                  r.error().message.find("too large") != std::string::npos
-              ? 0
-              : 2);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+    if (r) return 1;
+    return r.error().code == bus::ErrorCode::IoError &&
+                   r.error().message.find("too large") != std::string::npos
+               ? 0
+               : 2;
+  });
+  EXPECT_EQ(writer.wait(), 0) << "1: the image was written past the limit; 2: not refused as too large";
   EXPECT_EQ(tag_of(image()), 5);
   EXPECT_FALSE(fs::exists(DataLayout(scratch_).skill_dir("bundle") / DataLayout::kBundleDbTemp));
 }
@@ -344,7 +293,7 @@ TEST_P(DbContract, ADamagedFileIsReportedAndLeftAlone) {
   EXPECT_EQ(read.error().code, bus::ErrorCode::IoError);
   EXPECT_NE(read.error().message.find("not a SQLite database"), std::string::npos) << read.error().message;
   l.reset();
-  EXPECT_EQ(file_text(file), junk) << "left untouched";
+  EXPECT_EQ(testing::read_bytes(file), junk) << "left untouched";
 }
 
 std::string kind_name(const ::testing::TestParamInfo<DbBackendKind>& info) {

@@ -20,6 +20,7 @@ namespace {
 
 using testing::Child;
 using testing::patient;
+using testing::ReadyChild;
 
 using testing::TempDir;
 
@@ -56,26 +57,19 @@ class SqliteStoreDurabilityTest : public ::testing::Test {
 };
 
 TEST_F(SqliteStoreDurabilityTest, SetThatReturnedSurvivesSigkill) {
-  int ack[2];
-  ASSERT_EQ(::pipe(ack), 0);
   const auto path = file();
-  Child child([&] {
-    ::close(ack[0]);
+  ReadyChild child([&](const std::function<void()>& ready) {
     auto db = StoreDatabase::open(path, patient());  // creates the database, too
     if (!db) return 2;
     auto s = db->skill("crash", {});
     if (!s) return 3;
     if (!s->set("greeting", R"({"text":"survives"})")) return 4;
-    write_u32(ack[1], 1);  // set() returned: acknowledged
-    for (;;) ::pause();    // wait to be killed; never close or checkpoint
+    ready();             // set() returned: acknowledged
+    for (;;) ::pause();  // wait to be killed; never close or checkpoint
   });
-  ASSERT_TRUE(child.started());
-  ::close(ack[1]);
-  uint32_t got = 0;
-  ASSERT_EQ(read_full(ack[0], &got, sizeof got), sizeof got) << "the child never acknowledged its set";
+  ASSERT_TRUE(child.wait_ready()) << "the child never acknowledged its set";
   child.kill();
   EXPECT_EQ(child.wait(), 1000 + SIGKILL);
-  ::close(ack[0]);
 
   auto db = StoreDatabase::open(path);
   ASSERT_TRUE(db.ok()) << db.error().message;

@@ -34,6 +34,7 @@ namespace {
 
 using testing::Child;
 using testing::patient;
+using testing::ReadyChild;
 
 namespace fs = std::filesystem;
 
@@ -415,25 +416,17 @@ TEST_P(StoreContract, ParallelWritersCannotJointlyPassAQuota) {
 // ---- durability ---------------------------------------------------------------------------------------
 
 TEST_P(StoreContract, AcknowledgedWritesSurviveSigkill) {
-  int ack[2];
-  ASSERT_EQ(::pipe(ack), 0);
   const fs::path where = root();
-  Child child([&] {
-    ::close(ack[0]);
+  ReadyChild child([&](const std::function<void()>& ready) {
     auto s = GetParam().make(where)->open_skill("crash", {}, patient());
     if (!s) return 2;
     if (!(*s)->set("greeting", R"({"text":"survives"})")) return 3;
     if (!(*s)->increment("n", 7)) return 4;
     if (!(*s)->compare_and_set("cas", std::nullopt, "[1]")) return 5;
-    const char done = 1;
-    if (::write(ack[1], &done, 1) != 1) return 6;  // every call above returned: acknowledged
-    for (;;) ::pause();                            // killed here, without closing anything
+    ready();             // every call above returned: acknowledged
+    for (;;) ::pause();  // killed here, without closing anything
   });
-  ASSERT_TRUE(child.started());
-  ::close(ack[1]);
-  char got = 0;
-  ASSERT_EQ(::read(ack[0], &got, 1), 1) << "the child never acknowledged its writes";
-  ::close(ack[0]);
+  ASSERT_TRUE(child.wait_ready()) << "the child never acknowledged its writes";
   child.kill();
   EXPECT_EQ(child.wait(), 1000 + SIGKILL);
   auto s = open("crash");

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "bus/stop_token.h"
+#include "capabilities/store/store_test_util.h"
+#include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/workspace_backend.h"
 
@@ -42,33 +44,13 @@ struct WorkspaceBackendKind {
 
 constexpr WorkspaceQuota kRoomy{1u << 30, 100000, 1u << 28};
 
-/// The bytes of the file `p` ("" when it cannot be read).
-std::string file_text(const fs::path& p) {
-  std::string out;
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
 bus::Bytes bytes_of(const std::string& s) {
   return bus::Bytes(s.begin(), s.end());
 }
 
 class WorkspaceContract : public ::testing::TestWithParam<WorkspaceBackendKind> {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "skillbox-wscontract-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    scratch_ = pattern;
-    backend_ = GetParam().make(scratch_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(scratch_, ec);
-  }
+  void SetUp() override { backend_ = GetParam().make(scratch_); }
 
   std::unique_ptr<WorkspaceSession> open(const bus::StopToken& stop = bus::StopToken::never(),
                                          bool writable = true) {
@@ -105,7 +87,8 @@ class WorkspaceContract : public ::testing::TestWithParam<WorkspaceBackendKind> 
     return out;
   }
 
-  fs::path scratch_;
+  testing::TempDir dir_;
+  fs::path scratch_ = dir_.path();
   std::shared_ptr<WorkspaceBackend> backend_;
 };
 
@@ -266,7 +249,7 @@ TEST_P(WorkspaceContract, NeverFollowsASymlinkOutOfTheWorkspace) {
   EXPECT_TRUE(s->mkdir("d", false, kRoomy));
   fs::create_directory_symlink(outside, ws / "d" / "in");
   EXPECT_TRUE(s->remove("d", true)) << "a recursive remove deletes the link, not its target";
-  EXPECT_EQ(file_text(outside / "secret"), "secret");
+  EXPECT_EQ(testing::read_bytes(outside / "secret"), "secret");
 }
 
 // ---- quotas
@@ -405,27 +388,21 @@ TEST_P(WorkspaceContract, ConcurrentWritersNeverOvershootTheQuotaThreads) {
 
 TEST_P(WorkspaceContract, ConcurrentWritersNeverOvershootTheQuotaProcesses) {
   const WorkspaceQuota q{5000, 1000, 1u << 20};
-  std::vector<pid_t> children;
+  std::vector<testing::Child> children;
   for (int c = 0; c < 6; ++c) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto backend = GetParam().make(scratch_);
-      auto s = backend->open("contract", true, bus::StopToken::never());
-      if (!s) _exit(3);
+    children.emplace_back([&] {
+      auto s = GetParam().make(scratch_)->open("contract", true, bus::StopToken::never());
+      if (!s) return 3;
       auto r = (*s)->write_file("f" + std::to_string(c), bus::Bytes(2000, 'x'), false, q);
-      _exit(r ? 0 : r.error().code == WorkspaceErrc::quota_bytes ? 1 : 2);
-    }
-    children.push_back(pid);
+      return r ? 0 : r.error().code == WorkspaceErrc::quota_bytes ? 1 : 2;
+    });
   }
   int won = 0;
   int refused = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 0) ++won;
-    if (WEXITSTATUS(status) == 1) ++refused;
+  for (testing::Child& child : children) {
+    const int status = child.wait();
+    ASSERT_TRUE(status == 0 || status == 1) << "exit status " << status;
+    (status == 0 ? won : refused)++;
   }
   EXPECT_EQ(won, 2) << "2 x 2000 bytes fit in 5000";
   EXPECT_EQ(refused, 4);
@@ -439,27 +416,16 @@ TEST_P(WorkspaceContract, ConcurrentWritersNeverOvershootTheQuotaProcesses) {
 TEST_P(WorkspaceContract, ASigkilledWriterLeavesTheOldOrTheNewContent) {
   const std::string acked(100000, 'o');
   const std::string later(4000000, 'n');
-  int ack[2];
-  ASSERT_EQ(pipe(ack), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(ack[0]);
-    auto backend = GetParam().make(scratch_);
-    auto s = backend->open("contract", true, bus::StopToken::never());
-    if (!s || !(*s)->write_file("data", bytes_of(acked), false, kRoomy)) _exit(2);
-    (void)!write(ack[1], "k", 1);
+  testing::ReadyChild writer([&](const std::function<void()>& ready) {
+    auto s = GetParam().make(scratch_)->open("contract", true, bus::StopToken::never());
+    if (!s || !(*s)->write_file("data", bytes_of(acked), false, kRoomy)) return 2;
+    ready();
     for (;;) (void)(*s)->write_file("data", bytes_of(later), false, kRoomy);
-  }
-  close(ack[1]);
-  char c = 0;
-  ASSERT_EQ(::read(ack[0], &c, 1), 1);
-  close(ack[0]);
+  });
+  ASSERT_TRUE(writer.wait_ready()) << "the child's first write was not acknowledged";
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  writer.kill();
+  ASSERT_EQ(writer.wait(), 1000 + SIGKILL);
 
   auto s = open();
   ASSERT_TRUE(s);
@@ -476,29 +442,18 @@ TEST_P(WorkspaceContract, ASigkilledWriterLeavesTheOldOrTheNewContent) {
 }
 
 TEST_P(WorkspaceContract, AnAcknowledgedWriteSurvivesSigkill) {
-  int ack[2];
-  ASSERT_EQ(pipe(ack), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(ack[0]);
-    auto backend = GetParam().make(scratch_);
-    auto s = backend->open("contract", true, bus::StopToken::never());
+  testing::ReadyChild writer([&](const std::function<void()>& ready) {
+    auto s = GetParam().make(scratch_)->open("contract", true, bus::StopToken::never());
     if (!s || !(*s)->mkdir("d", false, kRoomy) || !(*s)->write_file("d/f", bytes_of("new"), false, kRoomy) ||
         !(*s)->rename("d/f", "g")) {
-      _exit(2);
+      return 2;
     }
-    (void)!write(ack[1], "k", 1);
-    pause();
-    _exit(0);
-  }
-  close(ack[1]);
-  char c = 0;
-  ASSERT_EQ(::read(ack[0], &c, 1), 1);
-  close(ack[0]);
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ready();
+    for (;;) pause();
+  });
+  ASSERT_TRUE(writer.wait_ready()) << "the child's writes were not acknowledged";
+  writer.kill();
+  EXPECT_EQ(writer.wait(), 1000 + SIGKILL);
   auto s = open();
   ASSERT_TRUE(s);
   EXPECT_EQ(read(*s, "g"), "new");
@@ -517,24 +472,16 @@ TEST_P(WorkspaceContract, AWriteRefusedByTheDiskChangesNothing) {
     ASSERT_TRUE(s);
     write_ok(*s, "data", "old content");
   }
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{4096, 4096};
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(4);
-    auto backend = GetParam().make(scratch_);
-    auto s = backend->open("contract", true, bus::StopToken::never());
-    if (!s) _exit(3);
+  testing::Child writer([&] {
+    if (!testing::limit_file_size(4096)) return 4;
+    auto s = GetParam().make(scratch_)->open("contract", true, bus::StopToken::never());
+    if (!s) return 3;
     auto w = (*s)->write_file("data", bus::Bytes(100000, 'x'), false, kRoomy);
     auto a = (*s)->write_file("data", bus::Bytes(100000, 'x'), true, kRoomy);
-    if (w || a) _exit(1);
-    _exit(w.error().code == WorkspaceErrc::too_big && a.error().code == WorkspaceErrc::too_big ? 0 : 2);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+    if (w || a) return 1;
+    return w.error().code == WorkspaceErrc::too_big && a.error().code == WorkspaceErrc::too_big ? 0 : 2;
+  });
+  EXPECT_EQ(writer.wait(), 0) << "1: written past the limit; 2: not refused as too big";
   auto s = open();
   ASSERT_TRUE(s);
   EXPECT_EQ(read(*s, "data"), "old content");
