@@ -2,12 +2,15 @@
 #include "engine/module_requests.h"
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 
 #include "engine/skill_files.h"
 
 namespace skillbox::engine {
 namespace {
+
+std::atomic<uint64_t> g_parses{0};
 
 /// The parse's heap limit: the skill's, but never below what a runtime needs to start.
 Limits parse_limits(Limits limits) {
@@ -54,6 +57,10 @@ ModuleRequestParser::ModuleRequestParser(const Limits& limits)
   heap_.enforce();
 }
 
+uint64_t ModuleRequestParser::parses_in_this_process() {
+  return g_parses.load(std::memory_order_relaxed);
+}
+
 ModuleRequestParser::~ModuleRequestParser() {
   ctx_.reset();
   rt_.reset();
@@ -84,6 +91,7 @@ bool ModuleRequestParser::parse(const std::string& name, const std::string& sour
     out.complete = false;  // no runtime (host out of memory): the run's compile says what is wrong
     return false;
   }
+  g_parses.fetch_add(1, std::memory_order_relaxed);
   JSContext* ctx = ctx_.get();
   // source.c_str(): NUL-terminated, as the parser requires.
   if (JS_ParseModuleRequests(ctx, source.c_str(), source.size(), name.c_str(), is_module ? 1 : 0, &on_request,

@@ -13,6 +13,7 @@
 // can load only files that are among the sources for another reason.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,10 @@ class ModuleRequestParser {
   /// The requests of the imported file `name`, parsed as a module (the loader compiles every imported
   /// file as one).
   [[nodiscard]] ModuleRequests module(const std::string& name, const std::string& source);
+
+  /// How many files this process has parsed so far, by any parser. An observable for tests: in
+  /// worker mode the supervisor must parse none (docs/isolation.md "What the supervisor does").
+  [[nodiscard]] static uint64_t parses_in_this_process();
 
  private:
   /// Parses `source` as a module or a classic script; false if the parse stopped early.

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,26 +94,81 @@ struct SourceStamp {
   bool operator==(const SourceStamp&) const = default;
 };
 
+/// The host's reader of one skill's sources, without any parsing: the entry, then the files a graph
+/// walk asks for (engine/module_graph.h), in-process directly and in worker mode for the worker's
+/// SourcesRequests. It keeps the caps (kMaxSourceFiles, kMaxSourceTotalBytes, kMaxSourceDepth, the
+/// per-file min(limits.memory_bytes, engine::kMaxSourceBytes)) across all its reads, so a worker that
+/// asks again and again is held to the same totals as one read of the graph.
+class SourceReader {
+ public:
+  /// Opens the skill folder `dir`. When `stamps` is given, it receives a SourceStamp of every file
+  /// read, of every name that was refused or did not exist, and of every folder above them
+  /// (runner/source_cache.h); it must outlive the reader.
+  static Result<SourceReader> open(const std::filesystem::path& dir, const Limits& limits,
+                                   Openat2Fn openat2 = &system_openat2,
+                                   std::vector<SourceStamp>* stamps = nullptr);
+
+  /// Reads the entry named `name` (normal form) into `pool` (pool.entry and pool.files). Errors:
+  /// "entry file <why it cannot be read>", openat2 missing or blocked.
+  [[nodiscard]] Result<void> read_entry(const std::string& name, bus::SkillSources& pool);
+
+  /// Counts what `pool` holds (files and refusals, read earlier and cached) against the caps.
+  void count(const bus::SkillSources& pool);
+
+  /// Reads each of `names` (normal form, module source names) in order into `pool`: its text into
+  /// pool.files, or why it cannot be loaded into pool.refused (or a folder above it there). Errors,
+  /// each a message for RunResult (outcome invalid): openat2 is missing or blocked, or one of the caps
+  /// is exceeded (the message names the cap).
+  [[nodiscard]] Result<void> fetch(const std::vector<std::string>& names, bus::SkillSources& pool);
+
+ private:
+  enum class Folder : uint8_t { real, missing, refused };
+
+  SourceReader(SkillFiles files, const Limits& limits, std::vector<SourceStamp>* stamps)
+      : files_(std::move(files)), max_file_bytes_(limits.memory_bytes), stamps_(stamps) {}
+
+  Result<void> read(const std::string& name, bus::SkillSources& pool);
+  Result<Folder> check_folder(const std::string& folder, bus::SkillSources& pool);
+  Result<void> missing(const std::string& name, bus::SkillSources& pool);
+  Result<void> refuse(const std::string& name, std::string why, bus::SkillSources& pool);
+  Result<void> count_one(const std::string& name, uint64_t regular_file_bytes);
+  [[nodiscard]] SourceStamp stamp_of_beneath(const std::string& name) const;
+
+  SkillFiles files_;
+  uint64_t max_file_bytes_;
+  std::vector<SourceStamp>* stamps_;
+  std::map<std::string, Folder> folders_;  // folders above imported files, as found
+  size_t files_counted_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
 /// Reads the sources of the skill in `dir` whose manifest names `entry` (as written in the
-/// manifest): the entry (whatever its name) and its module graph (the file comment), each file at
-/// most min(limits.memory_bytes, engine::kMaxSourceBytes) (a larger file could never be compiled).
+/// manifest): the entry (whatever its name) and its module graph (the file comment), walked by
+/// engine::walk_module_graph with a SourceReader as its fetch, each file at most
+/// min(limits.memory_bytes, engine::kMaxSourceBytes) (a larger file could never be compiled).
 /// Imports are found by parsing under `limits` (heap and JS stack, engine::ModuleRequestParser), so
 /// a file the skill could not compile is not parsed further either. Errors, each a message for
 /// RunResult (outcome invalid): "entry: <why the name is refused>", "entry file <why it cannot be
 /// read>", the folder cannot be opened, openat2 is missing or blocked, or one of the caps above is
 /// exceeded (the message names the cap).
 ///
+/// This parses skill code in the calling process: in-process runs and `skillbox check` only. Worker
+/// mode's supervisor reads the entry (read_skill_entry) and serves the worker's SourcesRequests with
+/// a SourceReader; the worker walks the graph.
+///
 /// The parse needs a thread with a JS stack (runner::JsThreadPool's): on any other thread the read
 /// runs on a fresh one, which the call waits for.
 ///
-/// When `stamps` is given, it receives a SourceStamp of every file read, of every name that was
-/// refused or did not exist, and of every folder above them: a file's stamp changes when its bytes
-/// do (and so, perhaps, its imports), a missing name's when it appears, a folder's when it is swapped
-/// for a link, so the same stamps mean the same sources.
+/// When `stamps` is given, it receives the stamps of everything read (SourceReader::open): a file's
+/// stamp changes when its bytes do (and so, perhaps, its imports), a missing name's when it appears,
+/// a folder's when it is swapped for a link, so the same stamps mean the same sources.
 [[nodiscard]] Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir,
                                                            std::string_view entry, const Limits& limits,
                                                            Openat2Fn openat2 = &system_openat2,
                                                            std::vector<SourceStamp>* stamps = nullptr);
+
+/// The entry name of the manifest's `entry` in normal form, or "entry: <why it is refused>".
+[[nodiscard]] Result<std::string> entry_name(std::string_view entry);
 
 /// The stamp of `name` (relative to `dir`, "" for `dir` itself) as it is now; ino 0 if it is gone.
 [[nodiscard]] SourceStamp stamp_of(const std::filesystem::path& dir, const std::string& name, bool follow);

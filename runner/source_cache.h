@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -55,13 +56,35 @@ class SourceCache {
   [[nodiscard]] Result<bus::SkillSources> read(const std::filesystem::path& dir, std::string_view entry,
                                                const Limits& limits);
 
+  /// Worker mode: what the supervisor hands a worker before it walks the graph, and the stamps it
+  /// depends on. Never parsed here.
+  struct Served {
+    bus::SkillSources pool;  // the entry, plus any files and refusals served before
+    std::vector<SourceStamp> stamps;
+    int64_t read_at_ns = 0;  // CLOCK_REALTIME when the oldest of the reads started
+  };
+
+  /// Worker mode: the entry of the skill in `dir` read now (errors as read_skill_sources's for the
+  /// entry); or, when every stamp of what this skill's last invocation was served is unchanged, that
+  /// too (so the worker asks for nothing it had last time). Reads no file but the entry, parses none.
+  [[nodiscard]] Result<Served> serve_entry(const std::filesystem::path& dir, std::string_view entry,
+                                           const Limits& limits);
+
+  /// Worker mode: keeps what the supervisor served one invocation (serve_entry's and every
+  /// SourcesRequest's files and refusals, with their stamps) for the next serve_entry. What a worker
+  /// asked for is only ever files of the skill's own folder, within the caps; the next worker still
+  /// walks the graph and takes from it only what its entry imports.
+  void keep_served(const std::filesystem::path& dir, std::string_view entry, const Limits& limits,
+                   Served served);
+
   /// Reads served from the cache so far (diagnostics, benchmarks).
   [[nodiscard]] uint64_t hits() const;
 
  private:
   // Folder, entry, heap limit (the per-file cap, and the parse's), stack limit (the parse's): what
   // a file imports is known only as far as it parses within them.
-  using Key = std::tuple<std::string, std::string, uint64_t, uint64_t>;
+  // Last: whether the entry holds a worker mode's served files (serve_entry) or a walked graph (read).
+  using Key = std::tuple<std::string, std::string, uint64_t, uint64_t, bool>;
   struct Entry {
     std::shared_ptr<const bus::SkillSources> sources;
     std::vector<SourceStamp> stamps;
@@ -69,6 +92,11 @@ class SourceCache {
     uint64_t bytes = 0;
     uint64_t sequence = 0;  // insertion order, for eviction
   };
+
+  /// Stores `fresh` under `key`, dropping the oldest entries beyond the caps.
+  void store(Key key, Entry fresh);
+  /// The entry under `key` if every stamp is unchanged (counted as a hit).
+  [[nodiscard]] std::optional<Entry> valid_entry(const Key& key, const std::filesystem::path& dir);
 
   std::chrono::milliseconds racy_window_;
   Openat2Fn openat2_;

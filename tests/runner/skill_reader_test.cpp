@@ -179,6 +179,32 @@ TEST(SkillSources, ImportsThatCannotBeLoadedAreRefusedWithTheirReason) {
             "'nope.js' does not exist in the skill folder");
 }
 
+// Worker mode's supervisor serves the worker's SourcesRequests with one SourceReader per invocation:
+// the byte cap holds over all its fetches, so a worker that asks again and again for big files is
+// refused once the total would pass kMaxSourceTotalBytes, before that file is read.
+TEST(SourceReader, TheByteCapHoldsAcrossFetches) {
+  testing::TempSkill skill({{"index.js", ""}});
+  const uint64_t third = kMaxSourceTotalBytes / 3 + 1;
+  for (const char* name : {"a.js", "b.js", "c.js"})
+    std::filesystem::resize_file(
+        [&] {
+          skill.write(name, "");
+          return skill.dir() / name;
+        }(),
+        third);
+  auto reader = SourceReader::open(skill.dir(), heap(kMaxSourceTotalBytes));
+  ASSERT_TRUE(reader) << reader.error().message;
+  bus::SkillSources pool;
+  ASSERT_TRUE(reader->read_entry("index.js", pool));
+  ASSERT_TRUE(reader->fetch({"a.js"}, pool));
+  ASSERT_TRUE(reader->fetch({"b.js"}, pool));
+  Result<void> third_fetch = reader->fetch({"c.js"}, pool);
+  ASSERT_FALSE(third_fetch);
+  EXPECT_NE(third_fetch.error().message.find("bytes of JavaScript (reached at 'c.js')"), std::string::npos)
+      << third_fetch.error().message;
+  EXPECT_EQ(pool.files.count("c.js"), 0u);
+}
+
 TEST(SkillSources, EntryProblemsAreReportedAsBefore) {
   testing::TempSkill skill({{"other.js", ""}});
   EXPECT_EQ(read_skill_sources(skill.dir(), "index.js", Limits{}).error().message,
