@@ -2,7 +2,9 @@
 //
 // The engine never opens a file (docs/architecture.md "Layers"): the host reads the skill folder
 // (runner/skill_reader.h) and hands the result to the engine, in-process directly and in worker mode
-// inside the invocation frame. Plain values only, so the struct can be encoded as it is.
+// inside the invocation frame (there the entry and cached files only; the worker walks the graph and
+// asks for the rest with bus::SourcesRequest, engine/module_graph.h). Plain values only, so the struct can be
+// encoded as it is.
 //
 // Names are skill-relative paths in normal form ("index.js", "lib/util.js"; engine/skill_files.h):
 // never absolute, no "." or ".." components, no empty components. They are the names QuickJS sees as

@@ -36,7 +36,8 @@ Result<bus::SkillSources> walk_module_graph(bus::SkillSources pool, ModuleReques
   bus::SkillSources graph;
   graph.entry = pool.entry;
   auto entry = pool.files.find(pool.entry);
-  if (entry == pool.files.end()) return Error{"entry file " + quote_source_name(pool.entry) + " was not read"};
+  if (entry == pool.files.end())
+    return Error{"entry file " + quote_source_name(pool.entry) + " was not read"};
   const std::string& entry_text = graph.files.emplace(entry->first, std::move(entry->second)).first->second;
   pool.files.erase(entry);
 
@@ -51,7 +52,8 @@ Result<bus::SkillSources> walk_module_graph(bus::SkillSources pool, ModuleReques
     std::vector<std::string> found;
     for (const std::string& importer : level) {
       const std::string& text = graph.files.at(importer);
-      const ModuleRequests requests = first ? parser.entry(importer, entry_text) : parser.module(importer, text);
+      const ModuleRequests requests =
+          first ? parser.entry(importer, entry_text) : parser.module(importer, text);
       for (const std::string& specifier : requests.specifiers) {
         auto name = resolve_specifier(importer, specifier);
         if (!name || !is_module_source_name(*name)) continue;

@@ -28,7 +28,8 @@ namespace skillbox::engine {
 /// `pool`: each name's text into pool.files or why it cannot be loaded into pool.refused (a folder
 /// above it may be refused instead). An Error ends the walk (a cap exceeded, the folder unreadable):
 /// its message is the run's `invalid` message.
-using FetchSources = std::function<Result<void>(const std::vector<std::string>& names, bus::SkillSources& pool)>;
+using FetchSources =
+    std::function<Result<void>(const std::vector<std::string>& names, bus::SkillSources& pool)>;
 
 /// Walks the module graph of `pool.entry`, whose text must be in pool.files. `pool` may hold other
 /// files and refusals already (a cache's): those are used without fetching; every other name is

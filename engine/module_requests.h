@@ -1,13 +1,14 @@
 // engine/module_requests.h — what a source file imports, read by the engine's own parser, nothing run.
 //
-// The host reads a skill's entry and the files it imports, transitively, and nothing else
-// (runner/skill_reader.h). What a file imports is known only from its code, so the host asks QuickJS's
-// parser: JS_ParseModuleRequests (engine patch 0021) reports every specifier of an `import ... from`,
-// `import '...'` and `export ... from` declaration, and of each `import()` whose argument is a single
-// string literal. Comments, strings, template literals and regular expressions are the parser's
-// business, so `// import x from './y.js'` or a string that looks like an import is never taken for
-// one. The parse builds no function: nothing is compiled to bytecode, linked or evaluated, and the
-// runtime has a bare context (no intrinsics beyond the basic objects, no host API).
+// A skill's sources are its entry and the files it imports, transitively, and nothing else
+// (runner/skill_reader.h, engine/module_graph.h). What a file imports is known only from its code, so
+// the walk asks QuickJS's parser, where the engine runs (the host in-process, the sandboxed worker in
+// worker mode; never worker mode's supervisor): JS_ParseModuleRequests (engine patch 0021) reports
+// every specifier of an `import ... from`, `import '...'` and `export ... from` declaration, and of
+// each `import()` whose argument is a single string literal. Comments, strings, template literals and regular
+// expressions are the parser's business, so `// import x from './y.js'` or a string that looks like an import
+// is never taken for one. The parse builds no function: nothing is compiled to bytecode, linked or evaluated,
+// and the runtime has a bare context (no intrinsics beyond the basic objects, no host API).
 //
 // An `import()` whose argument is computed (`import('./' + name)`) cannot be known before it runs; it
 // can load only files that are among the sources for another reason.

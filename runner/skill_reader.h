@@ -5,10 +5,13 @@
 // invocation frame). The sources are the entry's module graph and nothing else: the entry, then every
 // file it imports, then every file those import, and so on. What a file imports comes from QuickJS's
 // own parser (engine/module_requests.h: import and export declarations, and import() of a string
-// literal), run in the host without compiling or running anything; each specifier is resolved as the
-// loader resolves it (engine::resolve_specifier) and the file is read if its name is one the loader
-// accepts (engine::is_module_source_name). Nothing else in the folder is opened, so a node_modules
-// folder or a build's leftovers beside the entry cost nothing.
+// literal), run without compiling or running anything by engine::walk_module_graph (one walk for both
+// modes), which resolves each specifier as the loader does (engine::resolve_specifier) and fetches a
+// file if its name is one the loader accepts (engine::is_module_source_name). In-process (and in
+// `skillbox check`) the walk runs in the host and fetches with a SourceReader; in worker mode it runs
+// in the worker, and the supervisor only serves the worker's SourcesRequests with a SourceReader: it
+// never parses skill code (docs/isolation.md "What the supervisor does"). Nothing else in the folder is
+// opened, so a node_modules folder or a build's leftovers beside the entry cost nothing.
 //
 // Every open is resolved beneath the skill folder by the kernel (openat2 RESOLVE_BENEATH), so a
 // symbolic link that leads outside the folder is refused like a ".." escape, and the folders above an
