@@ -121,7 +121,7 @@ void BM_SkillboxInvocationFreshThread(benchmark::State& state) {
     skillbox::engine::SessionResult r;
     skillbox::runner::JsThreadPool::run_on_fresh_thread([&] {
       // What the in-process runner does on its thread: read the sources, compose the host, run.
-      auto sources = skillbox::runner::read_skill_sources(skill.dir(), "index.js", p.limits.memory_bytes);
+      auto sources = skillbox::runner::read_skill_sources(skill.dir(), "index.js", p.limits);
       if (!sources) return;
       p.sources = std::move(*sources);
       skillbox::engine::ReplyInbox inbox;

@@ -34,8 +34,8 @@ constexpr size_t kFrameFields = 5;  // [version, kind, id, tag, body]
 
 // A new Request/Reply alternative needs a fields() list and a name below and a kFrameVersion bump;
 // these asserts make forgetting the list impossible to miss.
-static_assert(std::variant_size_v<Request> == 21, "update fields()/kName and bump kFrameVersion");
-static_assert(std::variant_size_v<Reply> == 10, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Request> == 22, "update fields()/kName and bump kFrameVersion");
+static_assert(std::variant_size_v<Reply> == 11, "update fields()/kName and bump kFrameVersion");
 
 // ---- the last enumerator of each enum (decode refuses anything beyond) ---------------------------
 
@@ -149,6 +149,9 @@ void fields(auto& v, Is<DbRequest> auto& s) {
   v("params_json", s.params_json);
 }
 void fields(auto& /*v*/, Is<DbOpenRequest> auto& /*s*/) {}
+void fields(auto& v, Is<SourcesRequest> auto& s) {
+  v("names", s.names);
+}
 void fields(auto& v, Is<CredentialRequest> auto& s) {
   v("kind", s.kind);
   v("revoke", s.revoke);
@@ -192,6 +195,10 @@ void fields(auto& v, Is<NumberReply> auto& s) {
 }
 void fields(auto& v, Is<StringListReply> auto& s) {
   v("values", s.values);
+}
+void fields(auto& v, Is<SourcesReply> auto& s) {
+  v("files", s.files);
+  v("refused", s.refused);
 }
 
 // Worker frames (bus/worker_frames.h).
@@ -282,6 +289,8 @@ constexpr std::string_view kName<CredentialRequest> = "CredentialRequest";
 template <>
 constexpr std::string_view kName<DbOpenRequest> = "DbOpenRequest";
 template <>
+constexpr std::string_view kName<SourcesRequest> = "SourcesRequest";
+template <>
 constexpr std::string_view kName<ErrorReply> = "ErrorReply";
 template <>
 constexpr std::string_view kName<OkReply> = "OkReply";
@@ -301,6 +310,8 @@ template <>
 constexpr std::string_view kName<NumberReply> = "NumberReply";
 template <>
 constexpr std::string_view kName<StringListReply> = "StringListReply";
+template <>
+constexpr std::string_view kName<SourcesReply> = "SourcesReply";
 template <>
 constexpr std::string_view kName<InvocationFrame> = "InvocationFrame";
 template <>
@@ -604,6 +615,13 @@ bool decode_alternative(json& body, Variant& out, std::string& error) {
   if (!decode_value(body, value, c)) {
     error = std::string(kName<T>) + ": " + c.error();
     return false;
+  }
+  if constexpr (std::is_same_v<T, SourcesRequest>) {
+    if (value.names.size() > kMaxSourcesPerRequest) {
+      error = std::string(kName<T>) + ": field names: " + std::to_string(value.names.size()) +
+              " names, more than the limit of " + std::to_string(kMaxSourcesPerRequest);
+      return false;
+    }
   }
   out.template emplace<I>(std::move(value));
   return true;

@@ -34,7 +34,7 @@ namespace skillbox::bus {
 
 /// Version of the frame layout. Bump it whenever a message struct gains, loses or reorders a field,
 /// an enum gains a value, or an alternative is added to or moved within Request/Reply.
-inline constexpr uint64_t kFrameVersion = 5;
+inline constexpr uint64_t kFrameVersion = 6;
 
 /// Largest frame decode accepts. Above every payload cap the host grants by default (10 MiB http
 /// response bodies and workspace files) with room for raised manifest limits, and small enough that

@@ -10,7 +10,9 @@
 // Equality is defaulted (member-wise) so tests can compare a value with its decoded frame.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -220,11 +222,34 @@ struct CredentialRequest {
   bool operator==(const CredentialRequest&) const = default;
 };
 
-using Request = std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest,
-                             FsStatRequest, FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest,
-                             HttpRequest, StoreGetRequest, StoreSetRequest, StoreDeleteRequest,
-                             StoreKeysRequest, StoreIncrementRequest, StoreCompareAndSetRequest,
-                             EnvGetRequest, EventRequest, DbRequest, CredentialRequest, DbOpenRequest>;
+// ---- the skill's sources (worker mode) --------------------------------------------------------------
+
+/// Most names one SourcesRequest may carry: the most files a module graph may hold
+/// (runner::kMaxSourceFiles). A longer request does not decode (the worker broke the protocol).
+inline constexpr size_t kMaxSourcesPerRequest = 4096;
+
+/// Worker mode only: the worker walks the entry's module graph itself (engine/module_graph.h: parsing
+/// is skill code's business and stays behind the second wall) and asks its supervisor for the files
+/// it does not have yet. `names` are skill-relative names in normal form, each a module source name
+/// (engine::is_module_source_name), each asked once per invocation. The supervisor treats them as
+/// hostile input: a name that is not in normal form (absolute, "..", empty or "." components, NUL),
+/// not a module source name, asked before or the entry itself ends the worker as a protocol violation.
+/// It reads the others exactly as the in-process host does (openat2 beneath the skill folder, the
+/// caps on files, bytes and depth, runner/skill_reader.h) and answers SourcesReply, or ErrorReply
+/// {InvalidArgument} with the message of the cap that was exceeded (the run is then `invalid`; every
+/// later SourcesRequest gets the same answer). In-process nobody sends it: the host refuses it.
+struct SourcesRequest {
+  std::vector<std::string> names;
+
+  bool operator==(const SourcesRequest&) const = default;
+};
+
+using Request =
+    std::variant<LogRequest, FsReadFileRequest, FsWriteFileRequest, FsReaddirRequest, FsStatRequest,
+                 FsExistsRequest, FsMkdirRequest, FsRemoveRequest, FsRenameRequest, HttpRequest,
+                 StoreGetRequest, StoreSetRequest, StoreDeleteRequest, StoreKeysRequest,
+                 StoreIncrementRequest, StoreCompareAndSetRequest, EnvGetRequest, EventRequest, DbRequest,
+                 CredentialRequest, DbOpenRequest, SourcesRequest>;
 
 // ---- replies --------------------------------------------------------------------------------------
 
@@ -311,8 +336,18 @@ struct StringListReply {
   bool operator==(const StringListReply&) const = default;
 };
 
-using Reply = std::variant<ErrorReply, OkReply, BytesReply, BoolReply, FsReaddirReply, FsStatReply,
-                           HttpResponseReply, OptionalStringReply, NumberReply, StringListReply>;
+/// SourcesRequest: what the supervisor read, as bus::SkillSources holds it. Each asked name is in
+/// `files` (its text) or `refused` (why it cannot be loaded), or a folder above it is in `refused`.
+struct SourcesReply {
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> refused;
+
+  bool operator==(const SourcesReply&) const = default;
+};
+
+using Reply =
+    std::variant<ErrorReply, OkReply, BytesReply, BoolReply, FsReaddirReply, FsStatReply, HttpResponseReply,
+                 OptionalStringReply, NumberReply, StringListReply, SourcesReply>;
 
 /// Name ("PermissionDenied") and code ("EACCES") of an ErrorCode, as skills see them.
 const char* error_name(ErrorCode code);

@@ -114,7 +114,14 @@ class Checker {
         if (name != sources_.entry) check_file(name, /*is_entry=*/false);
       }
     }
-    out.problems = std::move(problems_);
+    // A file that fails to load fails again for every file that imports it, and again when it is
+    // checked itself: each problem is said once, where it was first found.
+    for (CodeProblem& p : problems_) {
+      const bool seen = std::any_of(out.problems.begin(), out.problems.end(), [&](const CodeProblem& q) {
+        return q.file == p.file && q.line == p.line && q.message == p.message;
+      });
+      if (!seen) out.problems.push_back(std::move(p));
+    }
     out.entry_is_module = entry_is_module_;
     out.exports = std::move(exports_);
     if (!out.problems.empty()) out.exports.clear();
@@ -147,18 +154,15 @@ class Checker {
     }
     const std::string& source = **found;
     state_.message.clear();
-    const std::string_view n = name;
-    bool is_module = !n.ends_with(".cjs");
-    if (is_entry && !n.ends_with(".mjs") && !n.ends_with(".cjs")) {
+    const EntryKind kind = is_entry ? entry_kind(name, source) : EntryKind::module;
+    bool is_module = kind == EntryKind::module && !std::string_view(name).ends_with(".cjs");
+    if (kind == EntryKind::script_else_module) {
       // Session::load_entry's rule: a module if it says so, or if it compiles only as one.
-      is_module = JS_DetectModule(source.c_str(), source.size()) != 0;
-      if (!is_module) {
-        Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
-                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-        if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
-        Value ignored(ctx, JS_GetException(ctx));
-        is_module = true;  // report the module's error if it is not one either
-      }
+      Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
+                                JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+      if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
+      Value ignored(ctx, JS_GetException(ctx));
+      is_module = true;  // report the module's error if it is not one either
     }
     Value compiled(
         ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),

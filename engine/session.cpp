@@ -151,28 +151,22 @@ bool Session::load_entry(Value& exports, bool& is_module) {
     return false;
   }
   const std::string* source = *found;
-  // .mjs is always a module and .cjs always a script. Otherwise the source decides: a module if it
-  // starts with import/export (JS_DetectModule) or if it does not compile as a script but does as a
-  // module (an import or export declaration further down); a classic script otherwise. Compiling never
-  // runs code, so nothing is evaluated twice.
-  const std::string_view n = *name;
+  // A module or a classic script by entry_kind's rule. Compiling never runs code, so nothing is
+  // evaluated twice.
+  const EntryKind kind = entry_kind(*name, *source);
   Value compiled;
-  if (n.ends_with(".mjs")) {
-    is_module = true;
-  } else if (n.ends_with(".cjs")) {
-    is_module = false;
-  } else {
-    is_module = JS_DetectModule(source->c_str(), source->size()) != 0;
-    if (!is_module) {
-      compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
-                                    JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-      if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
-        Value script_error(ctx, JS_GetException(ctx));
-        is_module = true;  // report the module's syntax error if it is not one either
-      }
+  is_module = kind == EntryKind::module;
+  if (kind == EntryKind::script_else_module) {
+    compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
+                                  JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
+    if (compiled.is_exception() && limiter_.tripped() == LimitKind::none) {
+      Value script_error(ctx, JS_GetException(ctx));
+      is_module = true;  // report the module's syntax error if it is not one either
     }
   }
   if (is_module) {
+    // Compiling a module also loads and compiles what it imports, transitively (its static graph).
+    module_refused_ = false;
     compiled = Value(ctx, JS_Eval(ctx, source->c_str(), source->size(), name->c_str(),
                                   JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY));
   } else if (compiled.is_undefined()) {
@@ -180,6 +174,12 @@ bool Session::load_entry(Value& exports, bool& is_module) {
                                   JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
   }
   if (compiled.is_exception()) {
+    if (is_module && module_refused_ && !limiter_.check()) {
+      // A static import the skill's files cannot satisfy: nothing ran, the skill is invalid.
+      const ErrorInfo e = take_exception(ctx);
+      finish(Outcome::invalid, host_error("InvalidSkill", e.message));
+      return false;
+    }
     fail_with_exception();
     return false;
   }
@@ -672,9 +672,10 @@ void Session::teardown() {
   rt_.reset();
 }
 
-char* Session::normalize_module(JSContext* ctx, const char* base, const char* name, void* /*opaque*/) {
+char* Session::normalize_module(JSContext* ctx, const char* base, const char* name, void* opaque) {
   auto resolved = resolve_specifier(base, name);
   if (!resolved) {
+    static_cast<Session*>(opaque)->module_refused_ = true;
     JS_ThrowTypeError(ctx, "%s", resolved.error().message.c_str());
     return nullptr;
   }
@@ -688,6 +689,7 @@ JSModuleDef* Session::load_module(JSContext* ctx, const char* name, void* opaque
   auto* self = static_cast<Session*>(opaque);
   auto found = find_module_source(self->params_.sources, name);
   if (!found) {
+    self->module_refused_ = true;
     JS_ThrowReferenceError(ctx, "cannot load module: %s", found.error().message.c_str());
     return nullptr;
   }

@@ -185,6 +185,11 @@ class Session final : public bindings::Bridge {
   std::vector<Rejection> unhandled_;
   uint64_t unhandled_lines_ = 0;  // warn lines written so far
 
+  // Set when the module loader refused a specifier or a file (resolve_specifier, find_module_source):
+  // such a refusal while the entry compiles is in the skill's static import graph, so the skill is
+  // `invalid`, as `skillbox check` says, rather than a run that threw.
+  bool module_refused_ = false;
+
   bool finished_ = false;
   SessionResult result_;
 };

@@ -1,5 +1,7 @@
 #include "engine/skill_files.h"
 
+#include <quickjs.h>
+
 #include <string>
 #include <vector>
 
@@ -90,6 +92,13 @@ bool is_module_source_name(std::string_view name) {
   return name.ends_with(".js") || name.ends_with(".mjs") || name.ends_with(".cjs");
 }
 
+EntryKind entry_kind(std::string_view name, const std::string& source) {
+  if (name.ends_with(".mjs")) return EntryKind::module;
+  if (name.ends_with(".cjs")) return EntryKind::script;
+  return JS_DetectModule(source.c_str(), source.size()) != 0 ? EntryKind::module
+                                                             : EntryKind::script_else_module;
+}
+
 std::string quote_source_name(std::string_view name) {
   return quote_name(name);
 }
@@ -106,7 +115,13 @@ Result<const std::string*> find_module_source(const bus::SkillSources& sources, 
   }
   if (!is_module_source_name(name))
     return error(quote_name(name) + " is not a JavaScript file: modules of a skill end in .js, .mjs or .cjs");
-  return error(quote_name(name) + " does not exist in the skill folder");
+  // The host looked for the entry and for every file imported by a literal specifier, and put the
+  // missing ones in `refused`; any other name can only come from a computed import().
+  if (name == sources.entry) return error(quote_name(name) + " does not exist in the skill folder");
+  // Short: QuickJS cuts a thrown message at 256 bytes, "cannot load module: " and the name included.
+  return error(quote_name(name) +
+               " is not among the skill's sources (the entry and the files it imports by a string literal, "
+               "transitively): import() with a computed specifier loads only those");
 }
 
 }  // namespace skillbox::engine

@@ -30,16 +30,25 @@ Result<std::string> resolve_specifier(std::string_view importer, std::string_vie
 Result<std::string> normalize_relative(std::string_view path);
 
 /// True if `name` is a file the module loader accepts as a module of the skill: it ends in ".js",
-/// ".mjs" or ".cjs". (The entry is loaded whatever its name; the manifest names it.) The host reads
-/// exactly these files of the skill folder up front (runner/skill_reader.h).
+/// ".mjs" or ".cjs". (The entry is loaded whatever its name; the manifest names it.) The host reads an
+/// imported file only if its name is one of these (runner/skill_reader.h).
 [[nodiscard]] bool is_module_source_name(std::string_view name);
+
+/// How an entry is compiled. `.mjs` is always a module and `.cjs` always a classic script; otherwise a
+/// module when JS_DetectModule says so (it starts with `import` or `export`), else a classic script,
+/// unless it does not compile as one (an import or export declaration further down): then a module.
+/// Session::load_entry, check_code and the host's module requests (engine/module_requests.h) use this.
+enum class EntryKind : uint8_t { module, script, script_else_module };
+[[nodiscard]] EntryKind entry_kind(std::string_view name, const std::string& source);
 
 /// `name` in single quotes for messages, cut after 200 bytes, control characters shown as '?'.
 [[nodiscard]] std::string quote_source_name(std::string_view name);
 
-/// The source text of module `name` (normal form) in `sources`, or an error message about `name`
-/// ("'x.js' does not exist in the skill folder", "'link.js' leads outside the skill folder", "'x.txt'
-/// is not a JavaScript file: ..."). The pointer stays valid as long as `sources`.
+/// The source text of module `name` (normal form) in `sources`, or an error message about `name`: its
+/// refusal ("'x.js' does not exist in the skill folder", "'link.js' leads outside the skill folder"),
+/// also one of a folder above it; "'x.txt' is not a JavaScript file: ..."; or, for a name the host
+/// never looked for (only a computed import() can ask for one), that it is not among the sources. The
+/// pointer stays valid as long as `sources`.
 [[nodiscard]] Result<const std::string*> find_module_source(const bus::SkillSources& sources,
                                                             const std::string& name);
 

@@ -11,13 +11,15 @@ namespace skillbox {
 CodeCheck check_code(const Skill& skill) {
   const Manifest& m = skill.manifest();
   CodeCheck out;
-  auto sources = runner::read_skill_sources(skill.dir(), m.entry, m.limits.memory_bytes);
-  if (!sources) {
-    out.problems.push_back(CodeProblem{m.entry, 0, sources.error().message});
-    return out;
-  }
-  const bool ran =
-      runner::JsThreadPool::run_on_fresh_thread([&] { out = engine::check_code(*sources, m.limits); });
+  // One thread with a JS stack both parses the imports (read_skill_sources) and compiles the graph.
+  const bool ran = runner::JsThreadPool::run_on_fresh_thread([&] {
+    auto sources = runner::read_skill_sources(skill.dir(), m.entry, m.limits);
+    if (!sources) {
+      out.problems.push_back(CodeProblem{m.entry, 0, sources.error().message});
+      return;
+    }
+    out = engine::check_code(*sources, m.limits);
+  });
   if (!ran) {
     out = CodeCheck{};
     out.problems.push_back(CodeProblem{m.entry, 0, "could not start a thread to compile the skill"});

@@ -316,6 +316,14 @@ struct HostEndpoint::Router {
     return bus::BytesReply(std::move(*image), std::move(image_held));
   }
 
+  // The worker's own module graph walk asks for files; the supervisor serves that (worker_supervision)
+  // before any capability sees a request, so it never reaches here from an honest worker, and the
+  // in-process engine never sends one.
+  std::optional<bus::Reply> operator()(bus::SourcesRequest& /*r*/) const {
+    return bus::ErrorReply{bus::ErrorCode::PermissionDenied,
+                           "sources: the skill's files are read before it runs; the host serves none now"};
+  }
+
   std::optional<bus::Reply> operator()(bus::CredentialRequest& r) const {
     if (auto refused = bundle_only("oauth/auth")) return *refused;
     return caps().vault.handle(r);

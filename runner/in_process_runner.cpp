@@ -140,7 +140,7 @@ RunResult run_on_js_thread(engine::SessionParams params, const Skill& skill,
                            runner::InvocationContext context, runner::SourceCache& cache,
                            runner::LiveRun& live, engine::ReplyInbox& inbox,
                            const std::function<bool()>& begin_commit) {
-  auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits.memory_bytes);
+  auto sources = cache.read(skill.dir(), skill.manifest().entry, params.limits);
   if (!sources) {
     RunResult r;
     r.outcome = Outcome::invalid;

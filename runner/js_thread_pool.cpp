@@ -33,6 +33,9 @@ struct ThreadStart {
   std::shared_ptr<JsThreadPool::State> state;
 };
 
+// True on the threads started here, whose stack is JsThreadPool::kStackBytes.
+thread_local bool t_js_stack = false;
+
 bool start_thread(void* (*fn)(void*), void* arg, pthread_t* out, bool detached) {
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return false;
@@ -63,6 +66,7 @@ void spin_for_work(const JsThreadPool::State& s) {
 }
 
 void* worker_main(void* arg) {
+  t_js_stack = true;
   std::shared_ptr<JsThreadPool::State> s = static_cast<ThreadStart*>(arg)->state;
   delete static_cast<ThreadStart*>(arg);
   std::unique_lock<std::mutex> lock(s->mutex);
@@ -140,12 +144,21 @@ bool JsThreadPool::submit(std::function<void()> task) {
 bool JsThreadPool::run_on_fresh_thread(const std::function<void()>& task) {
   pthread_t tid{};
   auto trampoline = [](void* arg) -> void* {
+    t_js_stack = true;
     (*static_cast<const std::function<void()>*>(arg))();
     return nullptr;
   };
   if (!start_thread(trampoline, const_cast<std::function<void()>*>(&task), &tid, false)) return false;
   pthread_join(tid, nullptr);
   return true;
+}
+
+bool JsThreadPool::run_with_js_stack(const std::function<void()>& task) {
+  if (t_js_stack) {
+    task();
+    return true;
+  }
+  return run_on_fresh_thread(task);
 }
 
 }  // namespace skillbox::runner

@@ -36,6 +36,11 @@ class JsThreadPool {
   /// Runs `task` on a new thread of kStackBytes and waits for it (no pool; used by benchmarks).
   static bool run_on_fresh_thread(const std::function<void()>& task);
 
+  /// Runs `task` on the calling thread when it is one of kStackBytes started here (a pool thread, or
+  /// run_on_fresh_thread's), else on a fresh one, and waits for it: for host code that parses skill
+  /// code (runner/skill_reader.h) wherever it is called from. False if no thread could be started.
+  static bool run_with_js_stack(const std::function<void()>& task);
+
   struct State;  // shared with the pool threads (js_thread_pool.cpp)
 
  private:

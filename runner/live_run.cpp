@@ -84,6 +84,9 @@ struct Describe {
     return std::string(r.op == bus::DbOp::exec ? "db.exec" : r.op == bus::DbOp::get ? "db.get" : "db.all");
   }
   std::string operator()(const bus::DbOpenRequest& /*r*/) const { return "db.open"; }
+  std::string operator()(const bus::SourcesRequest& r) const {
+    return "sources " + std::to_string(r.names.size()) + " files";
+  }
   std::string operator()(const bus::CredentialRequest& r) const {
     return std::string(r.revoke ? "oauth.revoke " : "credential ") +
            (r.kind == bus::CredentialKind::oauth ? "oauth" : "auth");

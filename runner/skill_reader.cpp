@@ -1,6 +1,5 @@
 #include "runner/skill_reader.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -9,13 +8,19 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "base/errno_text.h"
 #include "base/file_read.h"
 #include "base/unique_fd.h"
-#include "state/beneath.h"
+#include "engine/module_graph.h"
+#include "engine/module_requests.h"
+#include "runner/js_thread_pool.h"
 
 namespace skillbox::runner {
 namespace {
@@ -33,9 +38,8 @@ constexpr uint64_t kFileFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 // that leaves it (EXDEV); magic links (/proc/self/fd/...) are refused outright. Links that stay
 // inside are followed, as a skill may alias its own files.
 constexpr uint64_t kFileResolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-// Folders are walked only through real folders: a link swapped in for a folder between listing and
-// opening is refused (ELOOP) rather than followed (symlink swap race), and a link to "." cannot make
-// the walk loop.
+// The folders above an imported file must be real folders: a link to a folder is refused (ELOOP)
+// rather than followed, as the skill's own files are imported by their own paths.
 constexpr uint64_t kDirFlags = O_RDONLY | O_CLOEXEC | O_DIRECTORY;
 constexpr uint64_t kDirResolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
 
@@ -107,135 +111,13 @@ void stamp_fd(std::vector<SourceStamp>* stamps, const std::string& name, bool fo
   stamps->push_back(make_stamp(name, follow, st));
 }
 
-/// Collects the candidate sources below the folder, one folder at a time.
-class SourceWalk {
- public:
-  /// `out` holds the entry already (its bytes count against the total).
-  SourceWalk(const SkillFiles& files, uint64_t max_file_bytes, bus::SkillSources& out,
-             std::vector<SourceStamp>* stamps)
-      : files_(files), max_file_bytes_(max_file_bytes), out_(out), stamps_(stamps) {
-    for (const auto& [name, text] : out.files) total_bytes_ += text.size();
-  }
+constexpr const char* kLinkToFolder =
+    "is a symbolic link to a folder; skillbox does not follow links to folders when it reads a skill's "
+    "sources, so import the files by their own path";
 
-  /// Walks the folder named `prefix` ("" for the skill folder) at nesting `depth`.
-  Result<bool> walk(const std::string& prefix, size_t depth) {
-    UniqueFd dir;
-    if (prefix.empty()) {
-      dir.reset(::fcntl(files_.fd(), F_DUPFD_CLOEXEC, 0));
-      if (!dir) return error(std::string("cannot list the skill folder: ") + base::errno_text(errno));
-    } else {
-      const int fd = files_.openat2_fn()(files_.fd(), prefix.c_str(), kDirFlags, kDirResolve);
-      if (fd < 0) {
-        const int err = errno;
-        if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
-        // The folder went away or was swapped for a link since it was listed: nothing below it loads.
-        return refuse(prefix, open_failure(err));
-      }
-      dir.reset(fd);
-    }
-    stamp_fd(stamps_, prefix, false, dir.get());
-    std::vector<state::DirectoryEntry> entries;
-    if (const int err = state::list_directory(dir.get(), entries); err != 0)
-      return error("cannot list " +
-                   (prefix.empty() ? std::string("the skill folder") : quote_source_name(prefix)) + ": " +
-                   base::errno_text(err));
-    // getdents order differs between file systems; sorted, which cap is hit first is reproducible.
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (const state::DirectoryEntry& e : entries) {
-      const std::string name = prefix.empty() ? e.name : prefix + "/" + e.name;
-      unsigned char type = e.type;
-      if (type == DT_UNKNOWN) {
-        struct stat st {};
-        if (fstatat(dir.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
-        type = static_cast<unsigned char>(S_ISDIR(st.st_mode)   ? DT_DIR
-                                          : S_ISLNK(st.st_mode) ? DT_LNK
-                                          : S_ISREG(st.st_mode) ? DT_REG
-                                                                : DT_FIFO);
-      }
-      Result<bool> r = true;
-      if (type == DT_DIR) {
-        if (depth + 1 > kMaxSourceDepth)
-          return error("the skill folder nests folders more than " + std::to_string(kMaxSourceDepth) +
-                       " levels deep (" + quote_source_name(name) + "); the limit is " +
-                       std::to_string(kMaxSourceDepth));
-        r = walk(name, depth + 1);
-      } else if (type == DT_REG || type == DT_LNK) {
-        r = file(name, type == DT_LNK);
-      } else if (engine::is_module_source_name(name)) {
-        r = refuse(name, "is not a regular file");
-      }
-      if (!r) return r;
-    }
-    return true;
-  }
-
- private:
-  /// A regular file or a symbolic link named `name`.
-  Result<bool> file(const std::string& name, bool link) {
-    if (name == out_.entry) return true;  // read already
-    // A link may lead to a folder or outside, which matters for any name below it; a regular file
-    // matters only when the loader accepts its name.
-    if (!link && !engine::is_module_source_name(name)) return true;
-    const int fd = files_.openat2_fn()(files_.fd(), name.c_str(), kFileFlags, kFileResolve);
-    if (fd < 0) {
-      const int err = errno;
-      if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
-      if (err == ENOENT) return true;  // a dangling link: loading it says it does not exist
-      return refuse(name, open_failure(err));
-    }
-    const UniqueFd file(fd);
-    struct stat st {};
-    if (fstat(file.get(), &st) != 0)
-      return refuse(name, std::string("cannot be read: ") + base::errno_text(errno));
-    if (S_ISDIR(st.st_mode))
-      return refuse(name,
-                    "is a symbolic link to a folder; skillbox does not follow links to folders when it "
-                    "reads a skill's sources, so import the files by their own path");
-    if (!engine::is_module_source_name(name)) return true;
-    if (Result<bool> counted = count(name, st); !counted) return counted;
-    std::string text;
-    std::string why;
-    if (!read_open_file(file.get(), max_file_bytes_, text, why)) return refuse(name, why);
-    if (stamps_ != nullptr) stamps_->push_back(make_stamp(name, true, st));
-    total_bytes_ += text.size();
-    out_.files.emplace(name, std::move(text));
-    return true;
-  }
-
-  /// Records that `name` exists but cannot be loaded, and why.
-  Result<bool> refuse(const std::string& name, std::string why) {
-    if (Result<bool> counted = count(name, {}); !counted) return counted;
-    if (stamps_ != nullptr) stamps_->push_back(stamp_of_beneath(name));
-    out_.refused.emplace(name, std::move(why));
-    return true;
-  }
-
-  /// Checks the file-count and total-bytes caps before one more file (`st`: its status, if known).
-  Result<bool> count(const std::string& name, const struct stat& st) {
-    if (++candidates_ > kMaxSourceFiles)
-      return error("the skill folder holds more than " + std::to_string(kMaxSourceFiles) +
-                   " JavaScript files (.js, .mjs, .cjs); the limit is " + std::to_string(kMaxSourceFiles));
-    if (S_ISREG(st.st_mode) && total_bytes_ + static_cast<uint64_t>(st.st_size) > kMaxSourceTotalBytes)
-      return error("the skill folder holds more than " + std::to_string(kMaxSourceTotalBytes) +
-                   " bytes of JavaScript (.js, .mjs, .cjs files, reached at " + quote_source_name(name) +
-                   "); the limit is " + std::to_string(kMaxSourceTotalBytes) + " bytes");
-    return true;
-  }
-
-  /// The stamp of a refused `name`, not following a final link (it may lead outside the folder).
-  SourceStamp stamp_of_beneath(const std::string& name) const {
-    struct stat st {};
-    if (fstatat(files_.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) st = {};
-    return make_stamp(name, false, st);
-  }
-
-  const SkillFiles& files_;
-  uint64_t max_file_bytes_;
-  bus::SkillSources& out_;
-  std::vector<SourceStamp>* stamps_;
-  size_t candidates_ = 1;  // the entry
-  uint64_t total_bytes_ = 0;
-};
+Result<void> fail(std::string message) {
+  return Error{std::move(message)};
+}
 
 }  // namespace
 
@@ -280,36 +162,207 @@ SourceStamp stamp_of(const std::filesystem::path& dir, const std::string& name, 
   return make_stamp(name, follow, st);
 }
 
-Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, std::string_view entry,
-                                             uint64_t max_file_bytes, Openat2Fn openat2,
-                                             std::vector<SourceStamp>* stamps) {
-  auto name = engine::normalize_relative(entry);
-  if (!name) return error("entry: " + name.error().message);
+Result<SourceReader> SourceReader::open(const std::filesystem::path& dir, const Limits& limits,
+                                        Openat2Fn openat2, std::vector<SourceStamp>* stamps) {
   auto files = SkillFiles::open(dir, openat2);
   if (!files) return files.error();
+  return SourceReader(std::move(*files), limits, stamps);
+}
 
-  bus::SkillSources sources;
-  sources.entry = *name;
-  {
-    // The entry first: it is the first openat2, so a kernel without it fails here, before the walk.
-    const int fd = openat2(files->fd(), name->c_str(), kFileFlags, kFileResolve);
-    if (fd < 0) {
-      const int err = errno;
-      if (openat2_unavailable(err)) return error(openat2_unavailable_message(err));
-      return error("entry file " + quote_source_name(*name) + " " + open_failure(err));
-    }
-    const UniqueFd file(fd);
-    std::string text;
-    std::string why;
-    if (!read_open_file(file.get(), max_file_bytes, text, why))
-      return error("entry file " + quote_source_name(*name) + " " + why);
-    stamp_fd(stamps, *name, true, file.get());
-    sources.files.emplace(*name, std::move(text));
+Result<void> SourceReader::read_entry(const std::string& name, bus::SkillSources& pool) {
+  // The entry first: it is the first openat2, so a kernel without it fails here, before any import.
+  const int fd = files_.openat2_fn()(files_.fd(), name.c_str(), kFileFlags, kFileResolve);
+  if (fd < 0) {
+    const int err = errno;
+    if (openat2_unavailable(err)) return fail(openat2_unavailable_message(err));
+    return fail("entry file " + quote_source_name(name) + " " + open_failure(err));
   }
-  SourceWalk walk(*files, max_file_bytes, sources, stamps);
-  Result<bool> walked = walk.walk("", 0);
-  if (!walked) return walked.error();
-  return sources;
+  const UniqueFd file(fd);
+  std::string text;
+  std::string why;
+  if (!read_open_file(file.get(), max_file_bytes_, text, why))
+    return fail("entry file " + quote_source_name(name) + " " + why);
+  stamp_fd(stamps_, name, true, file.get());
+  ++files_counted_;
+  total_bytes_ += text.size();
+  pool.entry = name;
+  pool.files.insert_or_assign(name, std::move(text));
+  return {};
+}
+
+void SourceReader::count(const bus::SkillSources& pool) {
+  files_counted_ += pool.files.size() + pool.refused.size();
+  for (const auto& [name, text] : pool.files) total_bytes_ += text.size();
+}
+
+Result<void> SourceReader::fetch(const std::vector<std::string>& names, bus::SkillSources& pool) {
+  for (const std::string& name : names)
+    if (Result<void> r = read(name, pool); !r) return r;
+  return {};
+}
+
+/// Reads the imported file `name`, or records why it cannot be loaded.
+Result<void> SourceReader::read(const std::string& name, bus::SkillSources& pool) {
+  if (static_cast<size_t>(std::count(name.begin(), name.end(), '/')) > kMaxSourceDepth)
+    return fail("the skill imports " + quote_source_name(name) + ", which is nested more than " +
+                std::to_string(kMaxSourceDepth) + " folders deep in the skill folder; the limit is " +
+                std::to_string(kMaxSourceDepth));
+  // The folders above it, outermost first: real folders, or the name goes with them.
+  for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+    Result<Folder> folder = check_folder(name.substr(0, slash), pool);
+    if (!folder) return folder.error();
+    if (*folder == Folder::refused) return {};  // find_module_source reports the folder's refusal
+    if (*folder == Folder::missing) return missing(name, pool);
+  }
+  const int fd = files_.openat2_fn()(files_.fd(), name.c_str(), kFileFlags, kFileResolve);
+  if (fd < 0) {
+    const int err = errno;
+    if (openat2_unavailable(err)) return fail(openat2_unavailable_message(err));
+    if (err == ENOENT || err == ENOTDIR) return missing(name, pool);  // a dangling link too
+    return refuse(name, open_failure(err), pool);
+  }
+  const UniqueFd file(fd);
+  struct stat st {};
+  if (fstat(file.get(), &st) != 0)
+    return refuse(name, std::string("cannot be read: ") + base::errno_text(errno), pool);
+  if (S_ISDIR(st.st_mode)) {
+    struct stat link {};
+    const bool is_link =
+        fstatat(files_.fd(), name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode);
+    return refuse(name, is_link ? kLinkToFolder : "is not a regular file", pool);
+  }
+  if (Result<void> counted = count_one(name, S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0);
+      !counted)
+    return counted;
+  std::string text;
+  std::string why;
+  if (!read_open_file(file.get(), max_file_bytes_, text, why)) {
+    if (stamps_ != nullptr) stamps_->push_back(stamp_of_beneath(name));
+    pool.refused.insert_or_assign(name, std::move(why));
+    return {};
+  }
+  if (stamps_ != nullptr) stamps_->push_back(make_stamp(name, true, st));
+  total_bytes_ += text.size();
+  pool.files.insert_or_assign(name, std::move(text));
+  return {};
+}
+
+/// Whether `folder` (a name above an imported file) is a real folder inside the skill folder. A
+/// symbolic link is refused (to a folder: skillbox does not follow those; outside: like a file); a
+/// name that does not exist, or is a file or a dangling link, has no files below it.
+Result<SourceReader::Folder> SourceReader::check_folder(const std::string& folder, bus::SkillSources& pool) {
+  if (auto it = folders_.find(folder); it != folders_.end()) return it->second;
+  Folder state = Folder::real;
+  const int fd = files_.openat2_fn()(files_.fd(), folder.c_str(), kDirFlags, kDirResolve);
+  if (fd >= 0) {
+    const UniqueFd dir(fd);
+    stamp_fd(stamps_, folder, false, dir.get());
+  } else {
+    const int err = errno;
+    if (openat2_unavailable(err)) return Error{openat2_unavailable_message(err)};
+    if (err == ENOENT || err == ENOTDIR) {
+      state = Folder::missing;
+    } else if (err == ELOOP || err == EXDEV) {
+      // A symbolic link (RESOLVE_NO_SYMLINKS): where it leads decides the message.
+      const int target = files_.openat2_fn()(files_.fd(), folder.c_str(), kFileFlags, kFileResolve);
+      const int target_err = errno;
+      const UniqueFd held(target);
+      struct stat st {};
+      if (target >= 0 && fstat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+        state = Folder::refused;
+        if (Result<void> r = refuse(folder, kLinkToFolder, pool); !r) return r.error();
+      } else if (target >= 0 || target_err == ENOENT || target_err == ENOTDIR) {
+        state = Folder::missing;  // a link to a file, or dangling
+      } else {
+        if (openat2_unavailable(target_err)) return Error{openat2_unavailable_message(target_err)};
+        state = Folder::refused;
+        if (Result<void> r = refuse(folder, open_failure(target_err), pool); !r) return r.error();
+      }
+    } else {
+      state = Folder::refused;
+      if (Result<void> r = refuse(folder, open_failure(err), pool); !r) return r.error();
+    }
+  }
+  folders_.emplace(folder, state);
+  return state;
+}
+
+/// Records that the imported `name` does not exist; the stamp follows links, so that it changes
+/// when the file, or the target of a dangling link, appears.
+Result<void> SourceReader::missing(const std::string& name, bus::SkillSources& pool) {
+  if (Result<void> counted = count_one(name, 0); !counted) return counted;
+  if (stamps_ != nullptr) {
+    struct stat st {};
+    if (fstatat(files_.fd(), name.c_str(), &st, 0) != 0) st = {};
+    stamps_->push_back(make_stamp(name, true, st));
+  }
+  pool.refused.insert_or_assign(name, "does not exist in the skill folder");
+  return {};
+}
+
+/// Records that `name` exists but cannot be loaded, and why.
+Result<void> SourceReader::refuse(const std::string& name, std::string why, bus::SkillSources& pool) {
+  if (Result<void> counted = count_one(name, 0); !counted) return counted;
+  if (stamps_ != nullptr) stamps_->push_back(stamp_of_beneath(name));
+  pool.refused.insert_or_assign(name, std::move(why));
+  return {};
+}
+
+/// Checks the file-count and total-bytes caps before one more file (`regular_file_bytes`: its size
+/// if it is a regular file, else 0).
+Result<void> SourceReader::count_one(const std::string& name, uint64_t regular_file_bytes) {
+  if (++files_counted_ > kMaxSourceFiles)
+    return fail("the skill's entry imports more than " + std::to_string(kMaxSourceFiles) +
+                " files, directly or through other files; the limit is " + std::to_string(kMaxSourceFiles));
+  if (total_bytes_ + regular_file_bytes > kMaxSourceTotalBytes)
+    return fail("the files the skill's entry imports hold more than " + std::to_string(kMaxSourceTotalBytes) +
+                " bytes of JavaScript (reached at " + quote_source_name(name) + "); the limit is " +
+                std::to_string(kMaxSourceTotalBytes) + " bytes");
+  return {};
+}
+
+/// The stamp of a refused `name`, not following a final link (it may lead outside the folder).
+SourceStamp SourceReader::stamp_of_beneath(const std::string& name) const {
+  struct stat st {};
+  if (fstatat(files_.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) st = {};
+  return make_stamp(name, false, st);
+}
+
+Result<std::string> entry_name(std::string_view entry) {
+  auto name = engine::normalize_relative(entry);
+  if (!name) return Error{"entry: " + name.error().message};
+  return std::move(*name);
+}
+
+namespace {
+
+/// read_skill_sources on the calling thread, which has a JS stack.
+Result<bus::SkillSources> read_on_js_stack(const std::filesystem::path& dir, std::string_view entry,
+                                           const Limits& limits, Openat2Fn openat2,
+                                           std::vector<SourceStamp>* stamps) {
+  auto name = entry_name(entry);
+  if (!name) return name.error();
+  auto reader = SourceReader::open(dir, limits, openat2, stamps);
+  if (!reader) return reader.error();
+  bus::SkillSources pool;
+  if (Result<void> read = reader->read_entry(*name, pool); !read) return read.error();
+  engine::ModuleRequestParser parser(limits);
+  return engine::walk_module_graph(std::move(pool), parser,
+                                   [&](const std::vector<std::string>& names, bus::SkillSources& into) {
+                                     return reader->fetch(names, into);
+                                   });
+}
+
+}  // namespace
+
+Result<bus::SkillSources> read_skill_sources(const std::filesystem::path& dir, std::string_view entry,
+                                             const Limits& limits, Openat2Fn openat2,
+                                             std::vector<SourceStamp>* stamps) {
+  std::optional<Result<bus::SkillSources>> out;
+  const bool ran = JsThreadPool::run_with_js_stack(
+      [&] { out.emplace(read_on_js_stack(dir, entry, limits, openat2, stamps)); });
+  if (!ran || !out) return error("cannot read the skill's sources: could not start a thread to parse them");
+  return std::move(*out);
 }
 
 }  // namespace skillbox::runner

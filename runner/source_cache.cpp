@@ -27,29 +27,23 @@ bool still_valid(const std::filesystem::path& dir, const std::vector<SourceStamp
 
 }  // namespace
 
-Result<bus::SkillSources> SourceCache::read(const std::filesystem::path& dir, std::string_view entry,
-                                            uint64_t max_file_bytes) {
-  Key key{dir.string(), std::string(entry), max_file_bytes};
+std::optional<SourceCache::Entry> SourceCache::valid_entry(const Key& key, const std::filesystem::path& dir) {
   Entry cached;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) cached = it->second;
   }
   // The stats run outside the lock: invocations of other skills do not wait for them.
-  if (cached.sources && still_valid(dir, cached.stamps, cached.read_at_ns, racy_window_)) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++hits_;
-    return *cached.sources;
-  }
+  if (!cached.sources || !still_valid(dir, cached.stamps, cached.read_at_ns, racy_window_))
+    return std::nullopt;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++hits_;
+  return cached;
+}
 
-  Entry fresh;
-  fresh.read_at_ns = realtime_ns();
-  auto sources = read_skill_sources(dir, entry, max_file_bytes, openat2_, &fresh.stamps);
-  if (!sources) return sources;
-  for (const auto& [name, text] : sources->files) fresh.bytes += name.size() + text.size();
-  if (fresh.bytes > kMaxBytes) return sources;
-  fresh.sources = std::make_shared<const bus::SkillSources>(*sources);
-
+void SourceCache::store(Key key, Entry fresh) {
+  for (const auto& [name, text] : fresh.sources->files) fresh.bytes += name.size() + text.size();
+  if (fresh.bytes > kMaxBytes) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     bytes_ -= it->second.bytes;
@@ -65,7 +59,46 @@ Result<bus::SkillSources> SourceCache::read(const std::filesystem::path& dir, st
   fresh.sequence = next_sequence_++;
   bytes_ += fresh.bytes;
   entries_.emplace(std::move(key), std::move(fresh));
+}
+
+Result<bus::SkillSources> SourceCache::read(const std::filesystem::path& dir, std::string_view entry,
+                                            const Limits& limits) {
+  Key key{dir.string(), std::string(entry), limits.memory_bytes, limits.stack_bytes, false};
+  if (std::optional<Entry> cached = valid_entry(key, dir)) return *cached->sources;
+
+  Entry fresh;
+  fresh.read_at_ns = realtime_ns();
+  auto sources = read_skill_sources(dir, entry, limits, openat2_, &fresh.stamps);
+  if (!sources) return sources;
+  fresh.sources = std::make_shared<const bus::SkillSources>(*sources);
+  store(std::move(key), std::move(fresh));
   return sources;
+}
+
+Result<SourceCache::Served> SourceCache::serve_entry(const std::filesystem::path& dir, std::string_view entry,
+                                                     const Limits& limits) {
+  Key key{dir.string(), std::string(entry), limits.memory_bytes, limits.stack_bytes, true};
+  if (std::optional<Entry> cached = valid_entry(key, dir))
+    return Served{*cached->sources, std::move(cached->stamps), cached->read_at_ns};
+
+  Served fresh;
+  fresh.read_at_ns = realtime_ns();
+  auto name = entry_name(entry);
+  if (!name) return name.error();
+  auto reader = SourceReader::open(dir, limits, openat2_, &fresh.stamps);
+  if (!reader) return reader.error();
+  if (Result<void> read = reader->read_entry(*name, fresh.pool); !read) return read.error();
+  return fresh;
+}
+
+void SourceCache::keep_served(const std::filesystem::path& dir, std::string_view entry, const Limits& limits,
+                              Served served) {
+  Key key{dir.string(), std::string(entry), limits.memory_bytes, limits.stack_bytes, true};
+  Entry fresh;
+  fresh.read_at_ns = served.read_at_ns;
+  fresh.stamps = std::move(served.stamps);
+  fresh.sources = std::make_shared<const bus::SkillSources>(std::move(served.pool));
+  store(std::move(key), std::move(fresh));
 }
 
 uint64_t SourceCache::hits() const {

@@ -57,8 +57,9 @@ struct WorkerRunner::Impl {
 
   HostOptions options;
   std::shared_ptr<const TenantContext> default_tenant;  // for invocations without a tenant
-  // The skill's sources, read on the supervisor side and revalidated by stat on every run
-  // (runner/source_cache.h), as in-process; they travel to the worker in its invocation frame.
+  // The skill's files as served to its last worker, revalidated by stat on every run
+  // (runner/source_cache.h); they travel to the worker in its invocation frame, which walks the
+  // module graph and asks for what it misses. Nothing here parses skill code.
   runner::SourceCache source_cache;
   runner::JsThreadPool observer_threads{2};
   runner::WorkerPool pool;  // last: its destructor stops the zygote before the rest goes
@@ -74,12 +75,14 @@ RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantCont
                      "the run was cancelled by its caller before it started");
     if (auto refused = runner::refuse_before_start(invocation, tenant)) return *std::move(refused);
     const Skill& skill = invocation.skill;
-    auto sources = source_cache.read(skill.dir(), skill.manifest().entry, limits.memory_bytes);
+    // The entry only (and what was served last time): the worker walks the graph (docs/isolation.md
+    // "What the supervisor does").
+    auto sources = source_cache.serve_entry(skill.dir(), skill.manifest().entry, limits);
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
     Result<runner::Worker> worker = pool.acquire();
     if (!worker) return failure(Outcome::internal, "IsolationUnavailable", worker.error().message);
-    runner::SupervisedRun supervised{invocation,         tenant, options, limits, start, deadline,
-                                     std::move(*sources)};
+    runner::SupervisedRun supervised{invocation,          tenant,       options, limits, start, deadline,
+                                     std::move(*sources), &source_cache};
     if (invocation.observer.empty()) return runner::supervise(*worker, pool, std::move(supervised));
     return supervise_observed(*worker, std::move(supervised));
   } catch (const std::exception& e) {

@@ -24,11 +24,13 @@
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
 #include "bus/worker_transport.h"
+#include "engine/skill_files.h"
 #include "isolation/sandbox.h"
 #include "runner/host_endpoint.h"
 #include "runner/invocation_setup.h"
 #include "runner/live_run.h"
 #include "runner/relay_sink.h"
+#include "runner/skill_reader.h"
 
 namespace skillbox::runner {
 namespace {
@@ -82,11 +84,10 @@ std::string post_mortem_text(const WorkerState& s) {
 /// Writes the invocation frame. First thing of a supervision: the worker wakes up and decodes it while
 /// the host side is set up (a pooled worker is asleep until it arrives; waking it takes tens of
 /// microseconds). A failed write is reported once that is done, like any other end of the run.
-/// The sources move into the frame: `run.sources` is empty afterwards.
 Result<void> send_invocation(const Worker& w, SupervisedRun& run) {
   bus::InvocationFrame frame;
   const Manifest& manifest = run.invocation.skill.manifest();
-  frame.sources = std::move(run.sources);
+  frame.sources = run.sources.pool;
   frame.format = manifest.format;
   frame.skill_id = manifest.id;
   frame.memory_bytes = run.limits.memory_bytes;
@@ -115,7 +116,7 @@ class Supervision {
       : w_(w),
         pool_(pool),
         run_(std::move(run)),
-        source_bytes_(size_of(run_.sources)),
+        source_bytes_(size_of(run_.sources.pool)),
         sent_(send_invocation(w, run_)),
         stop_(run_.deadline),
         budget_(run_.limits.memory_bytes),
@@ -166,6 +167,7 @@ class Supervision {
   // ---- ends of the run ------------------------------------------------------------------------------
 
   RunResult finish(RunResult r) {
+    keep_sources();
     stop_.raise();
     endpoint_.cancel_all();
     live_.close();
@@ -368,6 +370,11 @@ class Supervision {
     // After a limit no request is served and none is answered (see relay_replies); a worker waiting for
     // the answer of a synchronous one ends at its deadline.
     if (stop_.stop_requested()) return;
+    if (auto* sources = std::get_if<bus::SourcesRequest>(&req.request)) {
+      std::optional<bus::Reply> reply = serve_sources(*sources);
+      if (reply && !stop_.stop_requested()) send_reply(req.id, *reply);
+      return;
+    }
     const bool async = std::holds_alternative<bus::HttpRequest>(req.request);
     std::optional<bus::Reply> reply;
     try {
@@ -386,6 +393,69 @@ class Supervision {
       send_reply(req.id, bus::ErrorReply{bus::ErrorCode::IoError,
                                          "internal error: a synchronous request got no reply"});
     }
+  }
+
+  // ---- the skill's sources --------------------------------------------------------------------------
+
+  // Why `name`, asked for by the worker, is not a name an honest walk asks for; empty if it is.
+  std::string bad_source_name(const std::string& name) const {
+    if (name.find('\0') != std::string::npos) return "a name with a NUL byte";
+    if (name.size() > 4096) return "a name of " + std::to_string(name.size()) + " bytes";
+    auto normal = engine::normalize_relative(name);
+    if (!normal || *normal != name)
+      return engine::quote_source_name(name) + ", which is not a relative name in normal form";
+    if (!engine::is_module_source_name(name))
+      return engine::quote_source_name(name) + ", which is not a module source name (.js, .mjs, .cjs)";
+    if (sources_asked_.count(name) != 0) return engine::quote_source_name(name) + " again";
+    return {};
+  }
+
+  // A SourcesRequest: the worker's graph walk asks for files it does not have. The names are hostile;
+  // the reads are the in-process reader's, under caps counted over the whole invocation. No reply
+  // after a violation (the worker is killed).
+  std::optional<bus::Reply> serve_sources(bus::SourcesRequest& req) {
+    if (!sources_failed_.empty()) return bus::ErrorReply{bus::ErrorCode::InvalidArgument, sources_failed_};
+    if (sources_asked_.empty()) {
+      sources_asked_.insert(run_.sources.pool.entry);
+      for (const auto& [name, text] : run_.sources.pool.files) sources_asked_.insert(name);
+      for (const auto& [name, why] : run_.sources.pool.refused) sources_asked_.insert(name);
+    }
+    for (const std::string& name : req.names) {
+      if (std::string bad = bad_source_name(name); !bad.empty()) {
+        state_.violation = "a SourcesRequest for " + bad;
+        return std::nullopt;
+      }
+      sources_asked_.insert(name);
+    }
+    if (!source_reader_) {
+      Result<SourceReader> reader =
+          SourceReader::open(run_.invocation.skill.dir(), run_.limits, &system_openat2, &run_.sources.stamps);
+      if (!reader) {
+        sources_failed_ = reader.error().message;
+        return bus::ErrorReply{bus::ErrorCode::InvalidArgument, sources_failed_};
+      }
+      source_reader_.emplace(std::move(*reader));
+      source_reader_->count(run_.sources.pool);
+    }
+    bus::SkillSources read;
+    if (Result<void> fetched = source_reader_->fetch(req.names, read); !fetched) {
+      sources_failed_ = fetched.error().message;
+      return bus::ErrorReply{bus::ErrorCode::InvalidArgument, sources_failed_};
+    }
+    (void)sources_held_.charge(size_of(read));  // within the limit: the reader's caps bound them
+    bus::SourcesReply reply{read.files, read.refused};
+    for (auto& [name, text] : read.files) run_.sources.pool.files.insert_or_assign(name, std::move(text));
+    for (auto& [name, why] : read.refused) run_.sources.pool.refused.insert_or_assign(name, std::move(why));
+    return reply;
+  }
+
+  // What was served goes back to the cache for the skill's next invocation, unless a cap was hit or
+  // the worker broke the protocol.
+  void keep_sources() {
+    if (run_.source_cache == nullptr || !sources_failed_.empty() || !state_.violation.empty()) return;
+    run_.source_cache->keep_served(run_.invocation.skill.dir(), run_.invocation.skill.manifest().entry,
+                                   run_.limits, std::move(run_.sources));
+    run_.source_cache = nullptr;
   }
 
   // Waits for the worker's socket, a relayed reply, the worker's exit or the deadline.
@@ -408,7 +478,7 @@ class Supervision {
 
   Worker& w_;
   WorkerPool& pool_;
-  SupervisedRun run_;  // its sources are moved into the invocation frame
+  SupervisedRun run_;  // its sources grow with what the worker is served
   const uint64_t source_bytes_;
   // Members in the order they must be built: the invocation frame is on its way before the host side
   // is set up; the cancel subscription is declared last so that it is gone before what it touches.
@@ -422,6 +492,9 @@ class Supervision {
   WorkerState state_;
   bus::FrameReader frames_in_;
   bool closed_ = false;
+  std::set<std::string> sources_asked_;        // the entry, the preloaded names, every name asked for
+  std::optional<SourceReader> source_reader_;  // opened at the first SourcesRequest
+  std::string sources_failed_;                 // set: a cap was exceeded; every later request is refused
   std::atomic<bool> cancel_requested_{false};
   CancelToken::Subscription cancel_sub_;
 };

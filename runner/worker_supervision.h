@@ -10,11 +10,17 @@
 // worker (SIGKILL) with outcome `crashed` and a message naming the violation. Nothing a worker sends
 // can throw out of supervise() or reach another invocation. After a limit (the StopToken) no request
 // is served and no reply relayed: no skill code may see anything once its invocation must stop.
+//
+// The supervisor never parses skill code. A SourcesRequest (bus/messages.h) is served here, before
+// any capability: each name is checked as hostile input (normal form, a module source name, never
+// asked before; else the worker is killed as a protocol violation) and read by a SourceReader
+// (runner/skill_reader.h) with the in-process reader's rules and caps, counted over the invocation.
 #pragma once
 
 #include <chrono>
 
 #include "bus/worker_frames.h"
+#include "runner/source_cache.h"
 #include "runner/worker_pool.h"
 #include "skillbox/skillbox.h"
 
@@ -28,7 +34,12 @@ struct SupervisedRun {
   Limits limits;                // effective limits (runner/invocation_setup.h)
   std::chrono::steady_clock::time_point start;
   std::chrono::steady_clock::time_point deadline;
-  bus::SkillSources sources;  // read on the host side; they travel in the invocation frame
+  // The entry (and what the skill's last invocation was served, from the cache), read on the host
+  // side without parsing; it travels in the invocation frame. The worker walks the module graph and
+  // asks for the rest with SourcesRequests, which supervise() serves with a SourceReader under the
+  // caps; what was served goes back to `source_cache` at the end (nullptr: not kept).
+  SourceCache::Served sources;
+  SourceCache* source_cache = nullptr;
 };
 
 /// Runs `run` in worker `w` (from `pool`, which reports its exit status) to its end and returns the

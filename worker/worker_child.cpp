@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "bundle_db/db_engine.h"
 #include "bus/codec.h"
@@ -22,6 +23,8 @@
 #include "bus/worker_frames.h"
 #include "bus/worker_transport.h"
 #include "compat/bundle_flavor.h"
+#include "engine/module_graph.h"
+#include "engine/module_requests.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "isolation/rlimits.h"
@@ -72,7 +75,9 @@ class WorkerEndpoint final : public bus::Endpoint {
     if (auto* db = std::get_if<bus::DbRequest>(&request)) return serve_db(request_id, *db);
     const bool async = std::holds_alternative<bus::HttpRequest>(request);
     const bus::Bytes progress = bus::encode_progress(progress_);
-    const bus::Bytes frame = bus::encode_request(request_id, request);
+    // The engine's ids follow the ids of the SourcesRequests sent before it started (fetch_sources):
+    // the ids on the wire keep increasing.
+    const bus::Bytes frame = bus::encode_request(request_id + id_base_, request);
     const bus::Bytes* frames[] = {&progress, &frame};
     if (!write_frames(fd_, frames, Clock::time_point::max())) give_up();
     if (async) return std::nullopt;  // the reply arrives through the inbox pump
@@ -91,6 +96,25 @@ class WorkerEndpoint final : public bus::Endpoint {
   }
 
   void cancel_all() override {}  // the process ends with the invocation
+
+  /// engine::FetchSources for the graph walk, before the engine starts: asks the supervisor for
+  /// `names` and adds what it answers to `pool`. Its refusal (a cap) is the walk's error.
+  Result<void> fetch_sources(const std::vector<std::string>& names, bus::SkillSources& pool) {
+    const uint64_t id = ++id_base_;
+    const bus::Bytes frame = bus::encode_request(id, bus::SourcesRequest{names});
+    const bus::Bytes* frames[] = {&frame};
+    if (!write_frames(fd_, frames, Clock::time_point::max())) give_up();
+    if (!wait_readable(deadline_))
+      return Error{"the invocation's deadline passed before the skill's sources were read"};
+    bus::ReplyFrame reply = read_frame();
+    if (reply.id != id) give_up();  // nothing else is pending before the engine starts
+    if (auto* refused = std::get_if<bus::ErrorReply>(&reply.reply)) return Error{std::move(refused->message)};
+    auto* got = std::get_if<bus::SourcesReply>(&reply.reply);
+    if (got == nullptr) give_up();
+    for (auto& [name, text] : got->files) pool.files.insert_or_assign(name, std::move(text));
+    for (auto& [name, why] : got->refused) pool.refused.insert_or_assign(name, std::move(why));
+    return {};
+  }
 
   /// The inbox pump: delivers every reply that arrives until `until` (or what is there already).
   void pump(Clock::time_point until) {
@@ -152,7 +176,8 @@ class WorkerEndpoint final : public bus::Endpoint {
     return db_->handle(r);
   }
 
-  bus::ReplyFrame read_reply() {
+  /// The next reply frame, its id as on the wire.
+  bus::ReplyFrame read_frame() {
     Result<bus::Bytes, Error> bytes = read_frame_blocking(fd_, bus::kMaxFrameBytes);
     if (!bytes) give_up();
     Result<bus::ToWorker> frame = bus::decode_to_worker(*bytes);
@@ -160,10 +185,19 @@ class WorkerEndpoint final : public bus::Endpoint {
     return std::move(std::get<bus::ReplyFrame>(*frame));
   }
 
+  /// The next reply to one of the engine's requests, its id the engine's.
+  bus::ReplyFrame read_reply() {
+    bus::ReplyFrame reply = read_frame();
+    if (reply.id <= id_base_) give_up();
+    reply.id -= id_base_;
+    return reply;
+  }
+
   int fd_;
   engine::ReplyInbox& inbox_;
   Clock::time_point deadline_;
   bus::ProgressFrame progress_;
+  uint64_t id_base_ = 0;  // ids the SourcesRequests took before the engine started
   bundle_db::DbSettings db_settings_{0, 0};
   const bus::StopToken* stop_ = nullptr;
   bus::MemoryBudget* budget_ = nullptr;
@@ -226,7 +260,6 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
   bus::StopToken stop(params.deadline);
   params.deadline_flag = &deadline_flag;
   params.stop_token = &stop;
-  params.sources = std::move(frame.sources);
   params.install_extra_api = extra_api;
   params.leave_runtime_to_process_exit = true;  // the process exits once the result is written
   if (frame.format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
@@ -237,6 +270,29 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
 
   engine::ReplyInbox inbox;
   WorkerEndpoint endpoint(fd, inbox, params.deadline);
+
+  // The entry's module graph is walked here, behind the sandbox: parsing skill code is the engine's
+  // business and never the supervisor's (docs/isolation.md "What the supervisor does"). The frame
+  // holds the entry and whatever the supervisor had cached; the rest is asked for, file by file of
+  // the graph, and read by the supervisor under the caps.
+  {
+    engine::ModuleRequestParser parser(params.limits);
+    Result<bus::SkillSources> graph = engine::walk_module_graph(
+        std::move(frame.sources), parser,
+        [&endpoint](const std::vector<std::string>& names, bus::SkillSources& pool) {
+          return endpoint.fetch_sources(names, pool);
+        });
+    if (!graph) {
+      bus::ResultFrame result;
+      const bool late = Clock::now() >= params.deadline;
+      result.outcome = late ? Outcome::timeout : Outcome::invalid;
+      result.error = ErrorInfo{late ? "TimeoutExceeded" : "InvalidSkill", graph.error().message, "", ""};
+      const bus::Bytes out = bus::encode_result(result);
+      const bus::Bytes* frames[] = {&out};
+      return write_frames(fd, frames, Clock::time_point::max()) ? 0 : kWorkerExitBadFrame;
+    }
+    params.sources = std::move(*graph);
+  }
   if (frame.format == SkillFormat::openhuman && frame.db_quota_bytes > 0)
     endpoint.set_db(bundle_db::DbSettings{frame.db_quota_bytes, frame.memory_bytes}, stop, budget);
   inbox.set_pump([&endpoint](Clock::time_point until) { endpoint.pump(until); });

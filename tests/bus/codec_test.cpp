@@ -72,6 +72,8 @@ std::vector<Request> sample_requests() {
       CredentialRequest{CredentialKind::auth, true},
       CredentialRequest{CredentialKind::oauth, false},
       DbOpenRequest{},
+      SourcesRequest{{"lib/a.js", "b.mjs"}},
+      SourcesRequest{{}},
   };
 }
 
@@ -104,6 +106,9 @@ std::vector<Reply> sample_replies() {
       NumberReply{9007199254740992.0},
       StringListReply{{"a", "", "b\0"s}},
       StringListReply{{}},
+      SourcesReply{{{"a.js", "export {}"}, {"lib/b.js", ""}},
+                   {{"c.js", "does not exist in the skill folder"}}},
+      SourcesReply{},
   };
 }
 
@@ -282,6 +287,16 @@ TEST(Codec, NonFiniteFloatsAreRefused) {
   }
   json stat = json::array({0, 1, 5});  // an integer is not a float
   expect_reply_error(raw(json::array({kFrameVersion, 1, 1, 5, stat})), "field mtime_ms");
+}
+
+// A worker may ask for at most kMaxSourcesPerRequest files at once: a longer list is a bad frame, so
+// the supervisor never walks a million names.
+TEST(Codec, SourcesRequestWithTooManyNamesIsRefused) {
+  SourcesRequest most;
+  most.names.assign(kMaxSourcesPerRequest, "a.js");
+  EXPECT_TRUE(decode_request(encode_request(1, most)));
+  most.names.push_back("b.js");
+  expect_request_error(encode_request(1, most), "more than the limit of 4096");
 }
 
 TEST(Codec, TrailingBytesAreRefused) {

@@ -49,6 +49,17 @@ class AuthoringCli : public ::testing::Test {
     return dir;
   }
 
+  /// `skillbox test DIR` passes the four tests `init` wrote, and a run greets Ada on her first visit.
+  void expect_greeter_passes_and_runs(const fs::path& dir) const {
+    const CliExec test = skillbox({"test", dir.string()});
+    EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
+    EXPECT_NE(test.out.find("4 tests: 4 passed, 0 failed"), std::string::npos) << test.out;
+
+    const CliExec run = skillbox({"run", dir.string(), "--input", R"({"name": "Ada"})", "--json"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(json::parse(run.out)["value"], json::parse(R"({"greeting": "Hello, Ada!", "visits": 1})"));
+  }
+
   testing::TempDir tmp_;
 };
 
@@ -67,13 +78,7 @@ TEST_F(AuthoringCli, InitMakesASkillThatRunsAndPassesItsOwnTests) {
             read_bytes(fs::path(SKILLBOX_SOURCE_DIR) / "types/skillbox.d.ts"))
       << "the types are the ones of this skillbox";
 
-  const CliExec test = skillbox({"test", dir.string()});
-  EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
-  EXPECT_NE(test.out.find("4 tests: 4 passed, 0 failed"), std::string::npos) << test.out;
-
-  const CliExec run = skillbox({"run", dir.string(), "--input", R"({"name": "Ada"})", "--json"});
-  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_EQ(json::parse(run.out)["value"], json::parse(R"({"greeting": "Hello, Ada!", "visits": 1})"));
+  expect_greeter_passes_and_runs(dir);
 }
 
 TEST_F(AuthoringCli, InitNeverOverwritesAFile) {
@@ -139,6 +144,49 @@ TEST_F(AuthoringCli, InitTsPinsItsBuildToolsAndPointsAtTheBuiltEntry) {
   const CliExec run = skillbox({"run", dir.string()});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("npm install && npm run build"), std::string::npos) << run.err;
+}
+
+// After `npm install` the folder holds the build tools, megabytes of JavaScript the skill never imports:
+// only the entry's module graph is read (runner/skill_reader.h), so they cost the skill nothing. The
+// fake node_modules below holds more JavaScript than the skill's heap limit (32 MiB), which `check`
+// could not compile and `run` should not even read.
+TEST_F(AuthoringCli, InitTsAfterNpmInstallPassesCheckAndRunsWithoutReadingNodeModules) {
+  const fs::path dir = at("tsnpm");
+  ASSERT_EQ(skillbox({"init", dir.string(), "--ts"}).exit_code, 0);
+  const auto put = [&](const fs::path& name, const std::string& bytes) {
+    fs::create_directories((dir / name).parent_path());
+    write_bytes(dir / name, bytes);
+  };
+  // What `npm run build` writes (esbuild, format esm), without npm or the network.
+  put("dist/index.js",
+      "// index.ts\n"
+      "var greet = (input) => {\n"
+      "  const name = input?.name ?? \"world\";\n"
+      "  if (typeof name !== \"string\" || name.trim() === \"\") {\n"
+      "    throw new TypeError(\"name: expected a non-empty string\");\n"
+      "  }\n"
+      "  const key = \"visits:\" + name.trim().toLowerCase();\n"
+      "  const visits = store.increment(key);\n"
+      "  log(`greeting ${name.trim()} (visit ${visits})`);\n"
+      "  return { greeting: `Hello, ${name.trim()}!`, visits };\n"
+      "};\n"
+      "var index_default = greet;\n"
+      "export {\n  index_default as default\n};\n");
+  std::string big;
+  for (int i = 0; big.size() < 9u * 1024 * 1024; ++i)
+    big += "var v" + std::to_string(i) + " = [" + std::to_string(i) + "];\n";
+  for (const char* f : {"typescript/lib/typescript.js", "typescript/lib/_tsc.js",
+                        "typescript/lib/tsserver.js", "typescript/lib/typescriptServices.js"})
+    put(fs::path("node_modules") / f, big);
+  for (int i = 0; i < 200; ++i)
+    put("node_modules/esbuild/lib/" + std::to_string(i) + ".js", "module.exports = {};\n");
+  put("node_modules/.package-lock.json", "{}");
+
+  const CliExec check = skillbox({"check", dir.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("exports  default"), std::string::npos) << check.out;
+
+  expect_greeter_passes_and_runs(dir);
 }
 
 TEST_F(AuthoringCli, TestReportsEveryWrongExpectationAndFailsTheCommand) {

@@ -54,6 +54,8 @@ npm run --silent build
 test -f dist/index.js
 "$skillbox" test . | tee "$work/out"
 grep -q "4 tests: 4 passed, 0 failed" "$work/out"
+# The skill's sources are dist/index.js and what it imports: node_modules is never read.
+"$skillbox" check . >"$work/check" || { echo "init_scaffolds: check failed after the build" >&2; exit 1; }
 
 # A type error fails the build (tsc runs first), so a broken skill never reaches dist/.
 rm -rf dist

@@ -270,8 +270,9 @@ TEST(SessionModules, StaticImportsOutsideTheSkillFailTheLoad) {
     skill.write("../outside.js", "export default 'outside';");
     TestRunner runner;
     RunResult r = run(runner, skill);
-    ASSERT_EQ(r.outcome, Outcome::error) << c.import << ": " << describe(r);
-    EXPECT_EQ(r.error->name, "TypeError") << c.import;
+    // Nothing ran: the skill's static imports cannot be satisfied, as `skillbox check` says.
+    ASSERT_EQ(r.outcome, Outcome::invalid) << c.import << ": " << describe(r);
+    EXPECT_EQ(r.error->name, "InvalidSkill") << c.import;
     EXPECT_EQ(r.error->message, c.message);
   }
 }
@@ -300,7 +301,7 @@ TEST(SessionModules, SymlinkOutOfTheFolderIsRefusedWithoutAHostPath) {
   skill.symlink("link.js", "../outside.js");
   TestRunner runner;
   RunResult r = run(runner, skill);
-  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->message, "cannot load module: 'link.js' leads outside the skill folder");
 }
 
@@ -473,15 +474,35 @@ TEST(SessionSources, ModulesComeFromMemory) {
   EXPECT_EQ(r.value_json, R"([42,"dynamic"])");
 }
 
-TEST(SessionSources, AnImportMissingFromTheSourcesFailsAsAMissingFileDid) {
+TEST(SessionSources, AStaticImportTheHostFoundMissingIsInvalidWithItsReason) {
   engine::SessionResult r = run_sources(
       bus::SkillSources{.entry = "index.js",
                         .files = {{"index.js", "import x from './missing.js';\nexport default () => x;"}},
-                        .refused = {}},
+                        .refused = {{"missing.js", "does not exist in the skill folder"}}},
       no_requests);
-  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
-  EXPECT_EQ(r.error->name, "ReferenceError");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "InvalidSkill");
   EXPECT_EQ(r.error->message, "cannot load module: 'missing.js' does not exist in the skill folder");
+}
+
+// The host reads the entry's module graph (runner/skill_reader.h): a name it never looked for can only
+// come from an import() with a computed specifier, and the message says so.
+TEST(SessionSources, AComputedImportOfAFileOutsideTheGraphSaysWhy) {
+  engine::SessionResult r = run_sources(
+      bus::SkillSources{
+          .entry = "index.js",
+          .files =
+              {{"index.js",
+                "export default async () => { const n = 'other';\n"
+                "  try { await import('./' + n + '.js'); } catch (e) { return [e.name, e.message]; } };"}},
+          .refused = {}},
+      no_requests);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(
+      r.value_json,
+      R"(["ReferenceError","cannot load module: 'other.js' is not among the skill's sources (the entry )"
+      R"(and the files it imports by a string literal, transitively): import() with a computed specifier )"
+      R"(loads only those"])");
 }
 
 TEST(SessionSources, RefusedNamesFailWithTheirReasonAlsoForNamesBelowThem) {

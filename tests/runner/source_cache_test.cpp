@@ -1,5 +1,6 @@
 // The runner's source cache: an unchanged skill is served from memory, and every change a user can make
-// to the folder (edit, add, remove, rename over, swap for a link) takes effect on the next read.
+// to its sources (edit, an import added or dropped, a file added, removed, renamed over or swapped for a
+// link) takes effect on the next read; files the entry does not import do not matter.
 #include "runner/source_cache.h"
 
 #include <gtest/gtest.h>
@@ -28,56 +29,89 @@ std::string text_of(const Result<bus::SkillSources>& r, const std::string& name)
 }
 
 TEST(SourceCache, AnUnchangedSkillIsServedFromTheCache) {
-  testing::TempSkill skill({{"index.js", "I"}, {"lib/a.js", "A"}});
+  testing::TempSkill skill({{"index.js", "import './lib/a.js';"}, {"lib/a.js", "A"}});
   SourceCache cache = no_window();
-  auto first = cache.read(skill.dir(), "index.js", 1 << 20);
-  auto second = cache.read(skill.dir(), "index.js", 1 << 20);
+  auto first = cache.read(skill.dir(), "index.js", Limits{});
+  auto second = cache.read(skill.dir(), "index.js", Limits{});
   ASSERT_TRUE(first && second);
   EXPECT_EQ(*first, *second);
   EXPECT_EQ(cache.hits(), 1u);
 }
 
-TEST(SourceCache, AnEditedFileIsReadAgain) {
-  testing::TempSkill skill({{"index.js", "I"}, {"lib/a.js", "A"}});
+TEST(SourceCache, FilesTheEntryDoesNotImportDoNotMatter) {
+  testing::TempSkill skill({{"index.js", "import './lib/a.js';"}, {"lib/a.js", "A"}});
   SourceCache cache = no_window();
-  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib/a.js"), "A");
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "A");
+  skill.write("node_modules/pkg/index.js", "X");  // npm install beside the skill
+  skill.write("notes.js", "N");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "A");
+  EXPECT_EQ(cache.hits(), 1u);
+}
+
+TEST(SourceCache, AnEditedFileIsReadAgain) {
+  testing::TempSkill skill({{"index.js", "import './lib/a.js';"}, {"lib/a.js", "A"}});
+  SourceCache cache = no_window();
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "A");
   skill.write("lib/a.js", "AA");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib/a.js"), "AA");
-  skill.write("index.js", "II");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "II");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "AA");
+  skill.write("index.js", "import './lib/a.js'; ");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "import './lib/a.js'; ");
   EXPECT_EQ(cache.hits(), 0u);
 }
 
-TEST(SourceCache, AddedAndRemovedModuleFilesTakeEffect) {
-  testing::TempSkill skill({{"index.js", "I"}, {"lib/a.js", "A"}});
+TEST(SourceCache, ImportsAddedRemovedAndAppearingTakeEffect) {
+  testing::TempSkill skill({{"index.js", "export default 1;"}, {"lib/a.js", "A"}});
   SourceCache cache = no_window();
-  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib/b.js"), "<absent>");
-  skill.write("lib/b.js", "B");  // in a folder below the skill folder
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib/b.js"), "B");
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "<absent>");
+  // An edit that adds imports: of a file that exists, and of one in a folder that does not yet.
+  skill.write("index.js", "import './lib/a.js';\nimport './new/c.js';");
+  auto edited = cache.read(skill.dir(), "index.js", Limits{});
+  EXPECT_EQ(text_of(edited, "lib/a.js"), "A");
+  ASSERT_TRUE(edited);
+  EXPECT_EQ(edited->refused.at("new/c.js"), "does not exist in the skill folder");
+  // The missing file appears (in a new folder), and an imported one is removed.
+  skill.write("new/c.js", "C");
   std::filesystem::remove(skill.dir() / "lib/a.js");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib/a.js"), "<absent>");
-  skill.write("new/c.js", "C");  // in a new folder
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "new/c.js"), "C");
+  auto changed = cache.read(skill.dir(), "index.js", Limits{});
+  EXPECT_EQ(text_of(changed, "new/c.js"), "C");
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(changed->files.count("lib/a.js"), 0u);
+  EXPECT_EQ(changed->refused.at("lib/a.js"), "does not exist in the skill folder");
+  EXPECT_EQ(cache.hits(), 0u);
+}
+
+TEST(SourceCache, AFolderSwappedForALinkIsRefused) {
+  testing::TempSkill skill({{"index.js", "import './lib/a.js';"}, {"real/a.js", "A"}});
+  std::filesystem::rename(skill.dir() / "real", skill.dir() / "lib");
+  SourceCache cache = no_window();
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib/a.js"), "A");
+  // The same file, reached through a link to its folder: its own stamp is unchanged.
+  std::filesystem::rename(skill.dir() / "lib", skill.dir() / "real");
+  skill.symlink("lib", "real");
+  auto r = cache.read(skill.dir(), "index.js", Limits{});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->files.count("lib/a.js"), 0u);
+  EXPECT_NE(r->refused.at("lib").find("symbolic link to a folder"), std::string::npos);
 }
 
 TEST(SourceCache, AFileRenamedOverTheEntryTakesEffect) {
   testing::TempSkill skill({{"index.js", "I"}});
   SourceCache cache = no_window();
-  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "I");
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "I");
   // Written beside the folder and renamed over the entry: same size, same folder entries, new inode.
   skill.write("../next.js", "J");
   std::filesystem::rename(skill.dir() / "../next.js", skill.dir() / "index.js");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "J");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "J");
 }
 
 TEST(SourceCache, AFileSwappedForALinkOutOfTheFolderIsRefused) {
-  testing::TempSkill skill({{"index.js", "I"}, {"lib.js", "L"}});
+  testing::TempSkill skill({{"index.js", "import './lib.js';"}, {"lib.js", "L"}});
   SourceCache cache = no_window();
-  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "lib.js"), "L");
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "lib.js"), "L");
   skill.write("../secret.js", "S");
   std::filesystem::remove(skill.dir() / "lib.js");
   skill.symlink("lib.js", skill.dir() / "../secret.js");
-  auto r = cache.read(skill.dir(), "index.js", 1 << 20);
+  auto r = cache.read(skill.dir(), "index.js", Limits{});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->files.count("lib.js"), 0u);
   EXPECT_EQ(r->refused.at("lib.js"), "leads outside the skill folder");
@@ -88,30 +122,37 @@ TEST(SourceCache, ASameSizeEditWithinTheRacyWindowIsReadAgain) {
   // default window makes a read of files that young never trusted.
   testing::TempSkill skill({{"index.js", "I1"}});
   SourceCache cache;
-  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "I1");
+  ASSERT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "I1");
   skill.write("index.js", "I2");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "I2");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "I2");
   EXPECT_EQ(cache.hits(), 0u);
 }
 
 TEST(SourceCache, ErrorsAreNotCached) {
   testing::TempSkill skill({{"lib.js", "L"}});
   SourceCache cache = no_window();
-  auto missing = cache.read(skill.dir(), "index.js", 1 << 20);
+  auto missing = cache.read(skill.dir(), "index.js", Limits{});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "entry file 'index.js' does not exist in the skill folder");
   skill.write("index.js", "I");
-  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", 1 << 20), "index.js"), "I");
+  EXPECT_EQ(text_of(cache.read(skill.dir(), "index.js", Limits{}), "index.js"), "I");
 }
 
-TEST(SourceCache, TheCapIsPartOfTheKey) {
-  testing::TempSkill skill({{"index.js", "I"}, {"big.js", std::string(2000, 'x')}});
+TEST(SourceCache, TheLimitsArePartOfTheKey) {
+  testing::TempSkill skill({{"index.js", "import './big.js';"}, {"big.js", std::string(300'000, ' ')}});
   SourceCache cache = no_window();
-  auto large = cache.read(skill.dir(), "index.js", 1 << 20);
-  auto small = cache.read(skill.dir(), "index.js", 1000);
-  ASSERT_TRUE(large && small);
+  Limits small;
+  small.memory_bytes = Limits::kMinMemoryBytes;
+  auto large = cache.read(skill.dir(), "index.js", Limits{});
+  auto tiny = cache.read(skill.dir(), "index.js", small);
+  ASSERT_TRUE(large && tiny);
   EXPECT_EQ(large->files.count("big.js"), 1u);
-  EXPECT_EQ(small->refused.at("big.js"), "is too large (2000 bytes; limit is 1000 bytes)");
+  EXPECT_EQ(tiny->refused.at("big.js"), "is too large (300000 bytes; limit is 262144 bytes)");
+  // The stack limit too: how far a file parses, and so which imports are found, depends on it.
+  Limits shallow;
+  shallow.stack_bytes = Limits::kMinStackBytes;
+  EXPECT_TRUE(cache.read(skill.dir(), "index.js", shallow));
+  EXPECT_EQ(cache.hits(), 0u);
 }
 
 }  // namespace

@@ -197,6 +197,91 @@ TEST(WorkerWall, GarbageFramesEndTheWorkerAsCrashed) {
   EXPECT_EQ(zombie_children(), 0);
 }
 
+// --- a taken-over worker asking for the skill's files ----------------------------------------------
+
+// The worker walks the module graph and asks its supervisor for files (bus::SourcesRequest). A worker
+// that was taken over may ask for anything: every name it could use to leave the skill folder, read
+// something that is no module, or ask again is a protocol violation that ends it, and the caps hold
+// over all its requests together.
+RunResult run_sources(WorkerRunner& runner, TempSkill& skill, const std::string& names) {
+  std::string literal;
+  for (char c : names) {
+    if (c == '\n')
+      literal += "\\n";
+    else if (c == '\0')
+      literal += "\\0";
+    else if (c == '\'')
+      literal += "\\'";
+    else
+      literal += c;
+  }
+  skill.write("index.js", "export default () => __sources('" + literal + "')");
+  skill.manifest().limits.timeout_ms = 10'000;
+  return run(runner, skill);
+}
+
+TEST(WorkerWall, AHostileSourcesRequestEndsTheWorker) {
+  WorkerRunner runner(wall_options());
+  TempSkill skill({{"index.js", ""}, {"lib.js", "export const x = 1;"}, {"notes.txt", "secret"}});
+  const struct {
+    std::string names;
+    const char* says;
+  } kCases[] = {
+      {"/etc/passwd.js", "not a relative name in normal form"},
+      {"../outside.js", "not a relative name in normal form"},
+      {"lib/../lib.js", "not a relative name in normal form"},
+      {"./lib.js", "not a relative name in normal form"},
+      {std::string("lib.js\0.txt", 11), "NUL byte"},
+      {"notes.txt", "not a module source name"},
+      {"index.js", "again"},
+      {"lib.js\nlib.js", "again"},
+      {std::string(5000, 'a') + ".js", "a name of 5003 bytes"},
+  };
+  for (const auto& c : kCases) {
+    RunResult r = run_sources(runner, skill, c.names);
+    EXPECT_EQ(r.outcome, Outcome::crashed) << c.says << ": " << describe(r);
+    ASSERT_TRUE(r.error) << c.says;
+    EXPECT_NE(r.error->message.find("broke the frame protocol"), std::string::npos) << r.error->message;
+    EXPECT_NE(r.error->message.find(c.says), std::string::npos) << r.error->message;
+  }
+  // More names in one request than a graph may hold does not even decode.
+  std::string many;
+  for (int i = 0; i < 4097; ++i) many += (i == 0 ? "" : "\n") + std::string("m") + std::to_string(i) + ".js";
+  RunResult r = run_sources(runner, skill, many);
+  EXPECT_EQ(r.outcome, Outcome::crashed) << describe(r);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("more than the limit of 4096"), std::string::npos) << r.error->message;
+  // An honest request is answered with the in-process reader's reads and refusals.
+  r = run_sources(runner, skill, "lib.js\nmissing.js");
+  EXPECT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, R"("files:lib.js, refused:missing.js,")");
+  EXPECT_EQ(run_js(runner, "'fine'").outcome, Outcome::ok);
+  EXPECT_EQ(zombie_children(), 0);
+}
+
+// The file cap counts every request of the invocation: asking in small batches reaches it as one big
+// graph would, and the supervisor refuses that request and every later one with the cap's message.
+TEST(WorkerWall, RepeatedSourcesRequestsAreHeldToTheCaps) {
+  WorkerRunner runner(wall_options());
+  TempSkill skill({{"index.js", ""}});
+  std::string body =
+      "{ const out = []; for (let b = 0; b < 6; ++b) { const names = [];"
+      " for (let i = 0; i < 1000; ++i) names.push('m' + b + '_' + i + '.js');"
+      " out.push(__sources(names.join('\\n')).slice(0, 60)); } return out; }";
+  skill.write("index.js", "export default () => " + body);
+  skill.manifest().limits.timeout_ms = 10'000;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  const auto answers = nlohmann::json::parse(r.value_json);
+  ASSERT_EQ(answers.size(), 6u);
+  for (int b = 0; b < 4; ++b)
+    EXPECT_EQ(answers[b].get<std::string>().rfind("files: refused:", 0), 0u) << answers;
+  for (int b = 4; b < 6; ++b)
+    EXPECT_EQ(answers[b].get<std::string>().rfind("error:the skill's entry imports more than 4096 files", 0),
+              0u)
+        << answers;
+}
+
 // --- one pool for every limit ----------------------------------------------------------------
 
 // The pooled workers the runner holds once the pool has refilled (at most 10 s).

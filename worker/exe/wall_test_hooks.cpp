@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <variant>
 
 #include "bus/codec.h"
 #include "bus/worker_frames.h"
@@ -153,6 +154,37 @@ void garbage(const std::string& kind) {
   wait_to_be_killed();
 }
 
+// A SourcesRequest as a worker that was taken over may send it: any names, any number of times. The
+// ids start far above the engine's so they keep increasing. Returns what the supervisor answered:
+// "files:a.js,b.js refused:c.js" or "error:<message>"; a worker the supervisor kills never returns.
+std::string sources(const std::string& names_text) {
+  static uint64_t next_id = uint64_t{1} << 32;
+  bus::SourcesRequest request;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = names_text.find('\n', start);
+    request.names.push_back(
+        names_text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  const uint64_t id = next_id++;
+  write_framed(bus::encode_request(id, request));
+  Result<bus::Bytes, Error> bytes = bus::read_frame_blocking(bus::kWorkerSocketFd, bus::kMaxFrameBytes);
+  if (!bytes) wait_to_be_killed();
+  Result<bus::ToWorker> frame = bus::decode_to_worker(*bytes);
+  if (!frame || !std::holds_alternative<bus::ReplyFrame>(*frame)) wait_to_be_killed();
+  const bus::ReplyFrame& reply = std::get<bus::ReplyFrame>(*frame);
+  if (const auto* refused = std::get_if<bus::ErrorReply>(&reply.reply)) return "error:" + refused->message;
+  const auto* got = std::get_if<bus::SourcesReply>(&reply.reply);
+  if (got == nullptr) return "unexpected reply";
+  std::string out = "files:";
+  for (const auto& [name, text] : got->files) out += name + ",";
+  out += " refused:";
+  for (const auto& [name, why] : got->refused) out += name + ",";
+  return out;
+}
+
 std::string arg_string(JSContext* ctx, int argc, JSValueConst* argv) {
   if (argc < 1) return {};
   const char* s = JS_ToCString(ctx, argv[0]);
@@ -178,6 +210,17 @@ JSValue js_spin(JSContext* /*ctx*/, JSValueConst /*this*/, int /*argc*/, JSValue
   for (;;) n = n + 1;
 }
 
+JSValue js_sources(JSContext* ctx, JSValueConst /*this*/, int argc, JSValueConst* argv) {
+  if (argc < 1) return JS_UNDEFINED;
+  size_t len = 0;
+  const char* s = JS_ToCStringLen(ctx, &len, argv[0]);  // NUL bytes kept: a hostile name may hold one
+  if (s == nullptr) return JS_EXCEPTION;
+  const std::string names(s, len);
+  JS_FreeCString(ctx, s);
+  const std::string answer = sources(names);
+  return JS_NewStringLen(ctx, answer.data(), answer.size());
+}
+
 JSValue js_garbage(JSContext* ctx, JSValueConst /*this*/, int argc, JSValueConst* argv) {
   garbage(arg_string(ctx, argc, argv));
   return JS_UNDEFINED;
@@ -191,6 +234,7 @@ void install_wall_test_hooks(JSContext* ctx) {
   JS_SetPropertyStr(ctx, global, "__crash", JS_NewCFunction(ctx, js_crash, "__crash", 0));
   JS_SetPropertyStr(ctx, global, "__spin", JS_NewCFunction(ctx, js_spin, "__spin", 0));
   JS_SetPropertyStr(ctx, global, "__garbage", JS_NewCFunction(ctx, js_garbage, "__garbage", 1));
+  JS_SetPropertyStr(ctx, global, "__sources", JS_NewCFunction(ctx, js_sources, "__sources", 1));
   JS_FreeValue(ctx, global);
 }
 

@@ -21,6 +21,8 @@ namespace skillbox::worker {
 ///   __spin()         loops forever in native code without polling the engine
 ///   __garbage(kind)  writes bytes the protocol forbids to the socket (truncated, oversized, wrong_tag,
 ///                    wrong_id, reply, invocation, noise, crashed_result), then waits to be killed
+///   __sources(names) sends a SourcesRequest for `names` (one per line, NUL bytes kept) and returns the
+///                    answer: "files:a.js, refused:b.js," or "error:<message>"
 void install_wall_test_hooks(JSContext* ctx);
 
 }  // namespace skillbox::worker
