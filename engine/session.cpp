@@ -238,6 +238,36 @@ std::vector<std::string> Session::export_candidates() const {
   return {name};
 }
 
+namespace {
+
+/// "; its exports are 'a', 'b'" (at most kListed names), or "; it exports nothing": what a caller who
+/// asked for a missing export can call instead. Empty when the names cannot be listed (out of memory).
+std::string exports_of(JSContext* ctx, const Value& exports) {
+  constexpr size_t kListed = 20;
+  JSPropertyEnum* props = nullptr;
+  uint32_t count = 0;
+  if (JS_GetOwnPropertyNames(ctx, &props, &count, exports.get(), JS_GPN_STRING_MASK | JS_GPN_ENUM_ONLY) < 0) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return "";
+  }
+  std::string listed;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (i < kListed) {
+      if (const char* name = JS_AtomToCString(ctx, props[i].atom)) {
+        listed += std::string(listed.empty() ? "" : ", ") + "'" + name + "'";
+        JS_FreeCString(ctx, name);
+      }
+    }
+    JS_FreeAtom(ctx, props[i].atom);
+  }
+  js_free(ctx, props);
+  if (count == 0) return "; it exports nothing";
+  if (count > kListed) listed += " and " + std::to_string(count - kListed) + " more";
+  return "; its exports are " + listed;
+}
+
+}  // namespace
+
 bool Session::call_export(const Value& exports, bool is_module, const Value& input, Value& promise) {
   JSContext* ctx = ctx_.get();
   const std::string& entry = params_.sources.entry;
@@ -267,7 +297,7 @@ bool Session::call_export(const Value& exports, bool is_module, const Value& inp
     finish(Outcome::invalid,
            host_error("InvalidSkill",
                       entry + " has no " + kind + " named " + wanted +
-                          (is_module ? ""
+                          (is_module ? exports_of(ctx, exports)
                                      : " (a script's own top-level functions are its exports; built-in "
                                        "globals are not)")));
     return false;

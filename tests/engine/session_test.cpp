@@ -41,13 +41,25 @@ TEST(Session, NamedExportIsCalledWhenRequested) {
 TEST(Session, MissingExportIsInvalidAndSaysWhatWasLookedFor) {
   RunResult r = run_source("export const x = 1;");
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
-  EXPECT_EQ(r.error->message, "index.js has no export named 'default' or 'run'");
+  EXPECT_EQ(r.error->message, "index.js has no export named 'default' or 'run'; its exports are 'x'");
 
   TempSkill skill({{"index.js", "export default () => 1;"}});
   TestRunner runner;
   r = run(runner, skill, "null", "nope");
   ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
-  EXPECT_EQ(r.error->message, "index.js has no export named 'nope'");
+  EXPECT_EQ(r.error->message, "index.js has no export named 'nope'; its exports are 'default'");
+
+  r = run_source("const quiet = 1;\nexport {};");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->message, "index.js has no export named 'default' or 'run'; it exports nothing");
+
+  std::string many;
+  for (int i = 0; i < 25; ++i)
+    many += "export const e" + std::to_string(i) + " = " + std::to_string(i) + ";\n";
+  r = run_source(many);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_NE(r.error->message.find("'e0'"), std::string::npos) << r.error->message;
+  EXPECT_NE(r.error->message.find(" and 5 more"), std::string::npos) << r.error->message;
 }
 
 TEST(Session, ExportThatIsNotAFunctionIsInvalid) {
