@@ -7,7 +7,7 @@
 namespace skillbox::runner {
 
 void LiveRun::log(const LogEntry& entry) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   logs_.push_back(entry);
   if (!open_ || !observer_.on_log) return;
   try {
@@ -21,7 +21,7 @@ void LiveRun::event(RunEvent::Kind kind, std::string_view detail) {
   RunEvent ev;
   ev.kind = kind;
   ev.detail = base::escape_text_capped(detail, kMaxEventDetailBytes, "...");
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (!open_) return;
   try {
     observer_.on_event(ev, Timestamp::clock::now());
@@ -35,7 +35,7 @@ void LiveRun::skill_event(const Event& event) {
   ev.kind = RunEvent::Kind::skill_event;
   ev.detail = base::escape_text_capped(event.type, kMaxEventDetailBytes, "...");
   ev.data_json = event.data_json;
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (!open_) return;
   try {
     observer_.on_event(ev, Timestamp::clock::now());
@@ -44,12 +44,12 @@ void LiveRun::skill_event(const Event& event) {
 }
 
 void LiveRun::close() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   open_ = false;
 }
 
 std::vector<LogEntry> LiveRun::take_logs() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   return std::move(logs_);
 }
 

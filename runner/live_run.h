@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bus/messages.h"
 #include "skillbox/skillbox.h"
 
@@ -44,10 +45,10 @@ class LiveRun {
   std::vector<LogEntry> take_logs();
 
  private:
-  std::mutex mutex_;
-  bool open_ = true;  // guarded by mutex_
+  base::Mutex mutex_;
+  bool open_ SKILLBOX_GUARDED_BY(mutex_) = true;
   const Observer observer_;
-  std::vector<LogEntry> logs_;  // guarded by mutex_
+  std::vector<LogEntry> logs_ SKILLBOX_GUARDED_BY(mutex_);
 };
 
 /// The RunEvent::detail of a host request: the function and its main argument ("http GET URL",

@@ -30,13 +30,13 @@ bool still_valid(const std::filesystem::path& dir, const std::vector<SourceStamp
 std::optional<SourceCache::Entry> SourceCache::valid_entry(const Key& key, const std::filesystem::path& dir) {
   Entry cached;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    base::MutexLock lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) cached = it->second;
   }
   // The stats run outside the lock: invocations of other skills do not wait for them.
   if (!cached.sources || !still_valid(dir, cached.stamps, cached.read_at_ns, racy_window_))
     return std::nullopt;
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   ++hits_;
   return cached;
 }
@@ -44,7 +44,7 @@ std::optional<SourceCache::Entry> SourceCache::valid_entry(const Key& key, const
 void SourceCache::store(Key key, Entry fresh) {
   for (const auto& [name, text] : fresh.sources->files) fresh.bytes += name.size() + text.size();
   if (fresh.bytes > kMaxBytes) return;
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     bytes_ -= it->second.bytes;
     entries_.erase(it);
@@ -102,7 +102,7 @@ void SourceCache::keep_served(const std::filesystem::path& dir, std::string_view
 }
 
 uint64_t SourceCache::hits() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(mutex_);
   return hits_;
 }
 

@@ -30,6 +30,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bus/skill_sources.h"
 #include "runner/skill_reader.h"
 #include "skillbox/result.h"
@@ -100,11 +101,11 @@ class SourceCache {
 
   std::chrono::milliseconds racy_window_;
   Openat2Fn openat2_;
-  mutable std::mutex mutex_;
-  std::map<Key, Entry> entries_;  // guarded by mutex_
-  uint64_t bytes_ = 0;            // guarded by mutex_
-  uint64_t next_sequence_ = 0;    // guarded by mutex_
-  uint64_t hits_ = 0;             // guarded by mutex_
+  mutable base::Mutex mutex_;
+  std::map<Key, Entry> entries_ SKILLBOX_GUARDED_BY(mutex_);
+  uint64_t bytes_ SKILLBOX_GUARDED_BY(mutex_) = 0;
+  uint64_t next_sequence_ SKILLBOX_GUARDED_BY(mutex_) = 0;
+  uint64_t hits_ SKILLBOX_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace skillbox::runner

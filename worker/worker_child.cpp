@@ -230,6 +230,39 @@ bool lower_rlimits(const bus::InvocationFrame& frame, const isolation::MemoryBas
   return isolation::lower_invocation_rlimits(plan).ok();
 }
 
+/// Writes the result frame: 0, or kWorkerExitBadFrame when the socket refuses it.
+int send_result(int fd, const bus::ResultFrame& result) {
+  const bus::Bytes out = bus::encode_result(result);
+  const bus::Bytes* frames[] = {&out};
+  return write_frames(fd, frames, Clock::time_point::max()) ? 0 : kWorkerExitBadFrame;
+}
+
+/// The result of a run whose module graph could not be read: `invalid` (a cap, a refused file), or
+/// `timeout` once the deadline has passed.
+bus::ResultFrame graph_failure(const Error& error, Clock::time_point deadline) {
+  bus::ResultFrame result;
+  const bool late = Clock::now() >= deadline;
+  result.outcome = late ? Outcome::timeout : Outcome::invalid;
+  result.error = ErrorInfo{late ? "TimeoutExceeded" : "InvalidSkill", error.message, "", ""};
+  return result;
+}
+
+/// The result of a finished session, with the bundle database's image when the supervisor would keep
+/// it (ok or error: docs/openhuman.md "db").
+bus::ResultFrame result_of(engine::SessionResult r, WorkerEndpoint& endpoint) {
+  bus::ResultFrame result;
+  result.outcome = r.outcome;
+  result.value_json = std::move(r.value_json);
+  result.error = std::move(r.error);
+  result.cpu_ms = r.usage.cpu_ms;
+  result.steps = r.usage.steps;
+  result.heap_peak_bytes = r.usage.heap_peak_bytes;
+  result.timers_dropped = r.usage.timers_dropped;
+  result.unhandled_rejections = r.usage.unhandled_rejections;
+  if (r.outcome == Outcome::ok || r.outcome == Outcome::error) result.db_image = endpoint.finish_db();
+  return result;
+}
+
 int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
                    const std::function<void(JSContext*)>& extra_api) {
   prefault_heap();
@@ -282,15 +315,7 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
         [&endpoint](const std::vector<std::string>& names, bus::SkillSources& pool) {
           return endpoint.fetch_sources(names, pool);
         });
-    if (!graph) {
-      bus::ResultFrame result;
-      const bool late = Clock::now() >= params.deadline;
-      result.outcome = late ? Outcome::timeout : Outcome::invalid;
-      result.error = ErrorInfo{late ? "TimeoutExceeded" : "InvalidSkill", graph.error().message, "", ""};
-      const bus::Bytes out = bus::encode_result(result);
-      const bus::Bytes* frames[] = {&out};
-      return write_frames(fd, frames, Clock::time_point::max()) ? 0 : kWorkerExitBadFrame;
-    }
+    if (!graph) return send_result(fd, graph_failure(graph.error(), params.deadline));
     params.sources = std::move(*graph);
   }
   if (frame.format == SkillFormat::openhuman && frame.db_quota_bytes > 0)
@@ -300,23 +325,7 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
     endpoint.set_progress(steps, heap, heap_peak);
   };
 
-  engine::SessionResult r = engine::run_session(std::move(params), endpoint, inbox);
-
-  bus::ResultFrame result;
-  result.outcome = r.outcome;
-  result.value_json = std::move(r.value_json);
-  result.error = std::move(r.error);
-  result.cpu_ms = r.usage.cpu_ms;
-  result.steps = r.usage.steps;
-  result.heap_peak_bytes = r.usage.heap_peak_bytes;
-  result.timers_dropped = r.usage.timers_dropped;
-  result.unhandled_rejections = r.usage.unhandled_rejections;
-  // The database goes back only when the supervisor would keep it (docs/openhuman.md "db").
-  if (r.outcome == Outcome::ok || r.outcome == Outcome::error) result.db_image = endpoint.finish_db();
-  const bus::Bytes out = bus::encode_result(result);
-  const bus::Bytes* frames[] = {&out};
-  if (!write_frames(fd, frames, Clock::time_point::max())) return kWorkerExitBadFrame;
-  return 0;
+  return send_result(fd, result_of(engine::run_session(std::move(params), endpoint, inbox), endpoint));
 }
 
 }  // namespace
