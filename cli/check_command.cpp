@@ -6,6 +6,7 @@
 
 #include "base/escape.h"
 #include "cli/commands.h"
+#include "cli/file_skill.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
@@ -66,14 +67,8 @@ int check_skill(const CheckOptions& o) {
   std::string ts_note;
   if (skill) {
     const std::string& entry = skill->manifest().entry;
-    if (entry.ends_with(".ts") || entry.ends_with(".mts") || entry.ends_with(".tsx")) {
-      ts_note = "skill.json: entry " + entry +
-                " is TypeScript, which skillbox does not run: compile it to "
-                "JavaScript first (e.g. npx esbuild " +
-                entry +
-                " --format=esm --outfile=index.js, or tsc) "
-                "and set \"entry\" to the .js file; `skillbox init DIR --ts` scaffolds a TypeScript skill "
-                "whose `npm run build` does this";
+    if (auto ts = typescript_entry_problem(entry)) {
+      ts_note = "skill.json: entry " + *ts;
       problems.push_back({entry, 0, ts_note});
     } else {
       code = check_code(*skill);
