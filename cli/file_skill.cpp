@@ -10,7 +10,8 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The methods skill.json may grant (docs/manifest.md "http"): a granted prefix allows all of them.
-constexpr std::array<const char*, 7> kAllMethods = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+constexpr std::array<const char*, 7> kAllMethods = {"GET",   "HEAD",   "POST",   "PUT",
+                                                    "PATCH", "DELETE", "OPTIONS"};
 
 /// Longest stem kept in the id: the id rule allows 64 bytes, and "-" and 8 hex digits follow.
 constexpr size_t kMaxStemBytes = 40;
@@ -33,7 +34,8 @@ std::string file_skill_id(const std::string& stem, const std::string& canonical)
     if (id.size() == kMaxStemBytes) break;
     if (c >= 'A' && c <= 'Z') {
       id += static_cast<char>(c - 'A' + 'a');
-    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (!id.empty() && (c == '.' || c == '_' || c == '-'))) {
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               (!id.empty() && (c == '.' || c == '_' || c == '-'))) {
       id += c;
     } else if (!id.empty()) {
       id += '-';
