@@ -51,7 +51,8 @@ Result<std::string> read_key_file(const std::string& path) {
                  std::to_string(server::kMaxApiKeyBytes) + " characters, got " + std::to_string(key.size())};
   }
   for (const char c : key) {
-    if (c <= ' ' || c == 0x7f) return Error{"--api-key-file: the key must be printable characters without spaces"};
+    if (c <= ' ' || c == 0x7f)
+      return Error{"--api-key-file: the key must be printable characters without spaces"};
   }
   return key;
 }
@@ -60,7 +61,8 @@ Result<std::string> read_key_file(const std::string& path) {
 Result<server::ServerConfig> folder_config(const ServeOptions& o, std::string& printed_key) {
   std::error_code ec;
   if (!std::filesystem::is_directory(o.skills_dir, ec)) {
-    return Error{"\"" + o.skills_dir + "\" is not a folder; give a folder of skill folders, e.g. examples/skills"};
+    return Error{"\"" + o.skills_dir +
+                 "\" is not a folder; give a folder of skill folders, e.g. examples/skills"};
   }
   std::string key;
   if (o.api_key_file) {
@@ -90,8 +92,9 @@ int serve(const ServeOptions& o) {
   Result<server::ServerConfig> config = Error{""};
   if (o.config) {
     if (!o.skills_dir.empty() || o.api_key_file || !o.data_dir.empty()) {
-      return usage("--config names the skills, keys and data directories; leave out SKILLS_DIR, "
-                   "--api-key-file and --data-dir");
+      return usage(
+          "--config names the skills, keys and data directories; leave out SKILLS_DIR, "
+          "--api-key-file and --data-dir");
     }
     config = server::load_config(*o.config);
   } else if (o.skills_dir.empty()) {
@@ -123,7 +126,8 @@ int serve(const ServeOptions& o) {
 
 void add_serve_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<ServeOptions>();
-  CLI::App* cmd = app.add_subcommand("serve", "Serve skills over HTTP to tenants holding API keys (docs/serve.md).");
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve skills over HTTP to tenants holding API keys (docs/serve.md).");
   cmd->add_option("SKILLS_DIR", o->skills_dir,
                   "A folder of skill folders, served to one tenant with a fresh API key (without --config)")
       ->type_name("");
@@ -134,13 +138,15 @@ void add_serve_command(CLI::App& app, CommandStatus& status) {
                   "Address to listen on, IP:PORT or unix:/PATH; repeatable (default 127.0.0.1:8080; port 0 "
                   "picks a free one; replaces the config's listen)")
       ->type_name("ADDR");
-  cmd->add_option("--api-key-file", o->api_key_file,
-                  "Without --config: read the API key from FILE instead of generating one (replicas share it)")
+  cmd->add_option(
+         "--api-key-file", o->api_key_file,
+         "Without --config: read the API key from FILE instead of generating one (replicas share it)")
       ->type_name("FILE");
   add_data_dir_option(*cmd, o->data_dir);
   add_isolation_option(*cmd, o->isolation);
   cmd->footer(
-      "Prints 'url: URL' for each listener and, for a generated key, 'key: KEY' on stdout, then serves until\n"
+      "Prints 'url: URL' for each listener and, for a generated key, 'key: KEY' on stdout, then serves "
+      "until\n"
       "SIGINT or SIGTERM, drains (in-flight runs finish) and exits 0. One log line per request on stderr.\n"
       "Try: curl -H \"Authorization: Bearer $KEY\" $URL/v1/skills\n"
       "Exit codes: 0 stopped by a signal, 2 bad command line or config (the message names the key).");

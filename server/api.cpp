@@ -108,11 +108,11 @@ void Api::handle(HttpRequest request, const Respond& respond) {
   Tenant* tenant = authenticate(request);
   if (tenant == nullptr) {
     const bool missing = request.authorization.empty();
-    return respond(with_header(
-        error_response(401, "unauthorized",
-                       missing ? "missing API key: send the header Authorization: Bearer KEY"
-                               : "the API key is not valid (send Authorization: Bearer KEY)"),
-        "WWW-Authenticate", "Bearer"));
+    return respond(
+        with_header(error_response(401, "unauthorized",
+                                   missing ? "missing API key: send the header Authorization: Bearer KEY"
+                                           : "the API key is not valid (send Authorization: Bearer KEY)"),
+                    "WWW-Authenticate", "Bearer"));
   }
   admit(*tenant, *route, std::move(request), respond);
 }
@@ -144,9 +144,10 @@ Api::Tenant* Api::authenticate(const HttpRequest& request) const {
 void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond) {
   if (tenant.admitted.fetch_add(1) >= tenant.config.max_concurrent_runs) {
     --tenant.admitted;
-    HttpResponse busy = error_response(429, "too_many_requests",
-                                       "this tenant already has " + std::to_string(tenant.config.max_concurrent_runs) +
-                                           " requests in progress (max_concurrent_runs); retry later");
+    HttpResponse busy =
+        error_response(429, "too_many_requests",
+                       "this tenant already has " + std::to_string(tenant.config.max_concurrent_runs) +
+                           " requests in progress (max_concurrent_runs); retry later");
     busy.tenant = tenant.config.id;
     return respond(with_header(std::move(busy), "Retry-After", "1"));
   }
@@ -155,10 +156,10 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
     try {
       response = serve(tenant, route, request);
     } catch (const std::exception& e) {
-      response = error_response(500, "internal", "internal error; see the server's log for request " +
-                                                     request.request_id);
-      const std::string line = "skillbox serve: request_id=" + request.request_id + " internal error: " +
-                               base::escape_text(e.what()) + "\n";
+      response = error_response(500, "internal",
+                                "internal error; see the server's log for request " + request.request_id);
+      const std::string line = "skillbox serve: request_id=" + request.request_id +
+                               " internal error: " + base::escape_text(e.what()) + "\n";
       (void)std::fwrite(line.data(), 1, line.size(), stderr);
     }
     response.tenant = tenant.config.id;
@@ -167,7 +168,8 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
   };
   if (!queue_.submit(std::move(job))) {
     --tenant.admitted;
-    HttpResponse full = error_response(503, "server_busy", "every run thread is busy and the queue is full; retry later");
+    HttpResponse full =
+        error_response(503, "server_busy", "every run thread is busy and the queue is full; retry later");
     full.tenant = tenant.config.id;
     respond(with_header(std::move(full), "Retry-After", "1"));
   }

@@ -1,13 +1,14 @@
 // server/config.cpp — see config.h. TOML is parsed by toml++; this file only checks the tree.
 #include "server/config.h"
 
+#include <toml++/toml.h>
+
 #include <boost/asio/ip/address.hpp>
 #include <charconv>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "base/skill_id.h"
 
@@ -28,19 +29,26 @@ struct Problems {
 
 std::string describe(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::string: return "the string \"" + std::string(*node.value<std::string_view>()) + "\"";
-    case toml::node_type::integer: return std::to_string(*node.value<int64_t>());
-    case toml::node_type::boolean: return *node.value<bool>() ? "true" : "false";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date or time";
+    case toml::node_type::string:
+      return "the string \"" + std::string(*node.value<std::string_view>()) + "\"";
+    case toml::node_type::integer:
+      return std::to_string(*node.value<int64_t>());
+    case toml::node_type::boolean:
+      return *node.value<bool>() ? "true" : "false";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    default:
+      return "a date or time";
   }
 }
 
 /// An integer from `min` to `max` at `path`, or a problem naming the range.
-std::optional<uint64_t> integer_in(const toml::node& node, const std::string& path, uint64_t min, uint64_t max,
-                                   Problems& p) {
+std::optional<uint64_t> integer_in(const toml::node& node, const std::string& path, uint64_t min,
+                                   uint64_t max, Problems& p) {
   const std::optional<int64_t> v = node.value_exact<int64_t>();
   if (!v || *v < 0 || static_cast<uint64_t>(*v) < min || static_cast<uint64_t>(*v) > max) {
     p.add(path, "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
@@ -56,8 +64,8 @@ std::optional<std::string> string_at(const toml::node& node, const std::string& 
   return std::nullopt;
 }
 
-std::filesystem::path path_at(const toml::node& node, const std::string& path, const std::filesystem::path& base,
-                              Problems& p) {
+std::filesystem::path path_at(const toml::node& node, const std::string& path,
+                              const std::filesystem::path& base, Problems& p) {
   const std::optional<std::string> s = string_at(node, path, p);
   if (!s) return {};
   if (s->empty() || s->find('\0') != std::string::npos) {
@@ -237,8 +245,10 @@ Result<Listener> parse_listener(std::string_view text) {
     }
     return l;
   }
-  const std::string expected = "expected IP:PORT (an IP address, never a name: 127.0.0.1:8080, [::1]:8080) "
-                               "or unix:/PATH, got \"" + std::string(text) + "\"";
+  const std::string expected =
+      "expected IP:PORT (an IP address, never a name: 127.0.0.1:8080, [::1]:8080) "
+      "or unix:/PATH, got \"" +
+      std::string(text) + "\"";
   const size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon + 1 >= text.size()) return Error{expected};
   std::string_view host = text.substr(0, colon);
@@ -279,7 +289,8 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
         p.add("tenants", "expected a table of tenants ([tenants.NAME]), got " + describe(node));
         continue;
       }
-      for (auto&& [name, tenant] : *tenants) read_tenant(std::string(name.str()), tenant, base_dir, config, p);
+      for (auto&& [name, tenant] : *tenants)
+        read_tenant(std::string(name.str()), tenant, base_dir, config, p);
     } else if (!read_server_key(key.str(), node, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/serve.md \"Configuration\" for the keys");
     }
@@ -299,14 +310,16 @@ Result<ServerConfig> load_config(const std::filesystem::path& path) {
   std::string text(kMaxConfigBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxConfigBytes) return Error{path.string() + ": larger than 1 MiB; is it the config file?"};
+  if (text.size() > kMaxConfigBytes)
+    return Error{path.string() + ": larger than 1 MiB; is it the config file?"};
   const std::filesystem::path base = std::filesystem::absolute(path).parent_path();
   return parse_config(text, path.string(), base);
 }
 
 std::string config_problems(const ServerConfig& config) {
   std::string out;
-  if (config.listeners.empty()) out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
+  if (config.listeners.empty())
+    out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
   if (config.tenants.empty()) out += "tenants: no tenant; add a [tenants.NAME] table\n";
   std::map<std::string, std::string> keys;
   for (const TenantConfig& t : config.tenants) {

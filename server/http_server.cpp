@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -38,12 +39,14 @@ struct Shared {
   std::atomic<bool> closing{false};  // draining: no keep-alive, no new connection
 };
 
-/// One log line per request on stderr, written whole: request id, peer, request, status, tenant, time.
+/// One log line per request on stderr, written whole: request id, method and path, status, tenant, time.
 void log_request(const std::string& id, const std::string& method, std::string_view target, unsigned status,
                  const std::string& tenant, Clock::time_point started) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+  // The path only: a query string is never read, and may hold what a client thought was a key.
+  const std::string_view path = target.substr(0, std::min<size_t>(target.find('?'), 256));
   std::string line = "skillbox serve: request_id=" + id + " \"" + base::escape_text(method) + " " +
-                     base::escape_text(target.substr(0, 256)) + "\" status=" + std::to_string(status) +
+                     base::escape_text(path) + "\" status=" + std::to_string(status) +
                      " tenant=" + (tenant.empty() ? "-" : tenant) + " ms=" + std::to_string(ms) + "\n";
   (void)std::fwrite(line.data(), 1, line.size(), stderr);
 }
@@ -82,7 +85,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     // An error of the HTTP parser is the client's malformed request: it gets an answer. Anything else
     // (end of stream, a reset, the timeout) leaves nobody to answer.
     const bool parse_error = ec.category() == http::make_error_code(http::error::bad_target).category();
-    if (!parse_error || ec == http::error::end_of_stream || ec == http::error::partial_message) return close();
+    if (!parse_error || ec == http::error::end_of_stream || ec == http::error::partial_message)
+      return close();
     started_ = Clock::now();
     request_id_ = random_hex(16);
     method_ = "-";
@@ -94,8 +98,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
     if (ec == http::error::header_limit) {
       return fail(431, "headers_too_large",
-                  "the request line and headers are larger than " + std::to_string(shared_->max_header_bytes) +
-                      " bytes (max_header_bytes)");
+                  "the request line and headers are larger than " +
+                      std::to_string(shared_->max_header_bytes) + " bytes (max_header_bytes)");
     }
     return fail(400, "bad_request", "malformed HTTP request: " + ec.message());
   }
@@ -134,8 +138,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   void write(HttpResponse response) {
-    auto message = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(response.status), 11);
+    auto message =
+        std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     message->set(http::field::server, "skillbox");
     message->set(http::field::content_type, "application/json");
     message->set("X-Request-Id", request_id_);
@@ -179,10 +183,11 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
       : io_(io), acceptor_(std::move(acceptor)), shared_(std::move(shared)), retry_(io) {}
 
   void accept() {
-    acceptor_.async_accept(asio::make_strand(io_), [self = this->shared_from_this()](
-                                                       beast::error_code ec, typename Protocol::socket socket) {
-      self->on_accept(ec, std::move(socket));
-    });
+    acceptor_.async_accept(
+        asio::make_strand(io_),
+        [self = this->shared_from_this()](beast::error_code ec, typename Protocol::socket socket) {
+          self->on_accept(ec, std::move(socket));
+        });
   }
 
   void close() {
@@ -280,7 +285,8 @@ Result<std::string> HttpServer::Impl::listen_unix(const Listener& l) {
   using Local = asio::local::stream_protocol;
   struct stat st {};
   if (::lstat(l.path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) return Error{"cannot listen on unix:" + l.path.string() + ": a file that is not a socket is there"};
+    if (!S_ISSOCK(st.st_mode))
+      return Error{"cannot listen on unix:" + l.path.string() + ": a file that is not a socket is there"};
     std::error_code ignored;
     std::filesystem::remove(l.path, ignored);  // a stale socket of an earlier run
   }

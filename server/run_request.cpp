@@ -25,7 +25,8 @@ struct SyntaxProbe : nlohmann::json_sax<json> {
   bool end_object() override { return true; }
   bool start_array(std::size_t /*n*/) override { return true; }
   bool end_array() override { return true; }
-  bool parse_error(std::size_t /*pos*/, const std::string& /*token*/, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t /*pos*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& ex) override {
     const std::string what = ex.what();
     const size_t at = what.find("at line ");
     error = base::escape_text(at == std::string::npos ? what : what.substr(at));
@@ -48,7 +49,8 @@ Result<void> read_limits(const json& limits, RunRequest& out) {
   if (!limits.is_object()) return Error{"limits: expected an object such as {\"timeout_ms\": 1000}"};
   for (const auto& [key, value] : limits.items()) {
     if (key != "memory_mb" && key != "timeout_ms" && key != "steps") {
-      return Error{"limits." + base::escape_text(key) + ": unknown limit; the limits are memory_mb, timeout_ms and steps"};
+      return Error{"limits." + base::escape_text(key) +
+                   ": unknown limit; the limits are memory_mb, timeout_ms and steps"};
     }
   }
   Result<std::optional<uint64_t>> memory = limit_field(limits, "memory_mb");
@@ -103,8 +105,9 @@ Result<RunRequest> parse_run_request(std::string_view body) {
 Result<LimitOverrides> run_overrides(const RunRequest& request, const Limits& effective) {
   LimitOverrides out;
   const auto above = [](const char* field, uint64_t asked, uint64_t limit, const std::string& unit) {
-    return Error{std::string("limits.") + field + ": " + std::to_string(asked) + " is above this skill's limit of " +
-                 std::to_string(limit) + unit + " (its manifest under the tenant's ceilings); a request may only lower limits"};
+    return Error{std::string("limits.") + field + ": " + std::to_string(asked) +
+                 " is above this skill's limit of " + std::to_string(limit) + unit +
+                 " (its manifest under the tenant's ceilings); a request may only lower limits"};
   };
   if (request.memory_mb) {
     // Compared in MiB, so a huge value cannot overflow into a small byte count.
@@ -114,7 +117,8 @@ Result<LimitOverrides> run_overrides(const RunRequest& request, const Limits& ef
     out.memory_bytes = *request.memory_mb << 20;
   }
   if (request.timeout_ms) {
-    if (*request.timeout_ms > effective.timeout_ms) return above("timeout_ms", *request.timeout_ms, effective.timeout_ms, " ms");
+    if (*request.timeout_ms > effective.timeout_ms)
+      return above("timeout_ms", *request.timeout_ms, effective.timeout_ms, " ms");
     out.timeout_ms = request.timeout_ms;
   }
   if (request.steps) {

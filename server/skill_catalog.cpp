@@ -19,7 +19,8 @@ constexpr size_t kMaxListed = 1000;
 /// `text` with every occurrence of the host path `dir` replaced by `id`: load errors name the folder,
 /// and a client must not learn where the operator keeps it.
 std::string without_path(std::string text, const std::string& dir, std::string_view id) {
-  for (size_t at = text.find(dir); !dir.empty() && at != std::string::npos; at = text.find(dir, at + id.size())) {
+  for (size_t at = text.find(dir); !dir.empty() && at != std::string::npos;
+       at = text.find(dir, at + id.size())) {
     text.replace(at, dir.size(), id);
   }
   return text;
@@ -31,7 +32,8 @@ ojson describe(const Skill& skill, std::string_view id) {
   out["id"] = std::string(id);
   out["name"] = m.name;
   out["version"] = m.version;
-  out["description"] = m.bundle && !m.bundle->description.empty() ? ojson(m.bundle->description) : ojson(nullptr);
+  out["description"] =
+      m.bundle && !m.bundle->description.empty() ? ojson(m.bundle->description) : ojson(nullptr);
   out["format"] = m.format == SkillFormat::openhuman ? "openhuman" : "skillbox";
   return out;
 }

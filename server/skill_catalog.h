@@ -25,7 +25,8 @@ struct SkillProblem {
 
 /// The skill `id` of the tenant whose skills folder is `skills_dir`: 400 for an id the rule refuses,
 /// 404 when there is no such folder, 422 when the folder holds no valid skill (the message says why).
-[[nodiscard]] Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir, std::string_view id);
+[[nodiscard]] Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir,
+                                                     std::string_view id);
 
 /// The ids of the folders in `skills_dir` that follow the id rule, sorted.
 [[nodiscard]] std::vector<std::string> skill_ids(const std::filesystem::path& skills_dir);
@@ -37,6 +38,7 @@ struct SkillProblem {
 /// `{"id","name","version","description","format","entry","exports","limits","permissions"}`: the
 /// limits are the manifest's under `ceilings` (what a run gets when it asks for nothing lower) and the
 /// permissions those the manifest grants. No digest yet (docs/serve.md).
-[[nodiscard]] std::string skill_detail_json(const Skill& skill, std::string_view id, const LimitOverrides& ceilings);
+[[nodiscard]] std::string skill_detail_json(const Skill& skill, std::string_view id,
+                                            const LimitOverrides& ceilings);
 
 }  // namespace skillbox::server
