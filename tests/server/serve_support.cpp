@@ -84,7 +84,8 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args) {
     if (line.starts_with("url: ") && url.empty()) url = line.substr(5);
     if (line.starts_with("key: ")) key = line.substr(5);
   }
-  if (url.empty()) ADD_FAILURE() << "skillbox serve printed no url line; stdout: " << text << "\nstderr: " << err();
+  if (url.empty())
+    ADD_FAILURE() << "skillbox serve printed no url line; stdout: " << text << "\nstderr: " << err();
 }
 
 ServeProcess::~ServeProcess() {

@@ -18,9 +18,11 @@ namespace fs = std::filesystem;
 class ServeFolder : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_skill(skills() / "greet", "greet", "export default (input) => { log('hi'); return {hello: input?.name ?? 'world'}; }");
+    write_skill(skills() / "greet", "greet",
+                "export default (input) => { log('hi'); return {hello: input?.name ?? 'world'}; }");
     write_skill(skills() / "fails", "fails", "export default () => { throw new TypeError('bad input'); }");
-    write_skill(skills() / "spin", "spin", "export default () => { for (;;) {} }", R"("limits": {"timeout_ms": 3000})");
+    write_skill(skills() / "spin", "spin", "export default () => { for (;;) {} }",
+                R"("limits": {"timeout_ms": 3000})");
     write_skill(skills() / "slow", "slow",
                 "export default () => new Promise((resolve) => setTimeout(() => resolve('done'), 1500));",
                 R"("limits": {"timeout_ms": 5000})");
@@ -31,7 +33,8 @@ class ServeFolder : public ::testing::Test {
 
   /// `skillbox serve` on the test's skills, a free port and its own data directory.
   std::unique_ptr<ServeProcess> start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {skills().string(), "--listen", "127.0.0.1:0", "--data-dir", data().string()};
+    std::vector<std::string> args = {skills().string(), "--listen", "127.0.0.1:0", "--data-dir",
+                                     data().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ServeProcess>(args);
   }
@@ -42,7 +45,8 @@ class ServeFolder : public ::testing::Test {
 TEST_F(ServeFolder, PrintsTheUrlAndAFreshKeyOnce) {
   auto server = start();
   ASSERT_EQ(server->lines.size(), 2u) << server->err();
-  EXPECT_TRUE(std::regex_match(server->lines[0], std::regex(R"(url: http://127\.0\.0\.1:[0-9]+)"))) << server->lines[0];
+  EXPECT_TRUE(std::regex_match(server->lines[0], std::regex(R"(url: http://127\.0\.0\.1:[0-9]+)")))
+      << server->lines[0];
   EXPECT_TRUE(std::regex_match(server->lines[1], std::regex("key: sbx_[0-9a-f]{64}"))) << server->lines[1];
   auto second = start();
   EXPECT_NE(second->key, server->key);  // generated per start
@@ -74,7 +78,8 @@ TEST_F(ServeFolder, AMissingOrWrongKeyIs401AndTheKeyIsNeverLogged) {
   }
   // A key in the query string is not a key.
   EXPECT_EQ(http("GET", server->url + "/v1/skills?api_key=" + server->key).status, 401);
-  EXPECT_EQ(http("GET", server->url + "/v1/skills", "", std::nullopt, {"Authorization: Basic " + server->key}).status,
+  EXPECT_EQ(http("GET", server->url + "/v1/skills", "", std::nullopt, {"Authorization: Basic " + server->key})
+                .status,
             401);
   EXPECT_EQ(http("GET", server->url + "/v1/skills", server->key).status, 200);
   server->stop(SIGTERM);
@@ -98,10 +103,11 @@ TEST_F(ServeFolder, ListsAndDescribesTheSkills) {
 
 TEST_F(ServeFolder, ARunAnswersWhatSkillboxRunJsonPrints) {
   auto server = start();
-  const HttpReply r = http("POST", server->url + "/v1/skills/greet/run", server->key, R"({"input": {"name": "Ada"}})");
+  const HttpReply r =
+      http("POST", server->url + "/v1/skills/greet/run", server->key, R"({"input": {"name": "Ada"}})");
   ASSERT_EQ(r.status, 200) << r.body;
-  const CliExec cli = run_cli({"run", (skills() / "greet").string(), "--json", "--input", R"({"name": "Ada"})",
-                               "--data-dir", (tmp_.path() / "cli-data").string()});
+  const CliExec cli = run_cli({"run", (skills() / "greet").string(), "--json", "--input",
+                               R"({"name": "Ada"})", "--data-dir", (tmp_.path() / "cli-data").string()});
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   nlohmann::json served = r.json();
   nlohmann::json printed = nlohmann::json::parse(cli.out);
@@ -119,7 +125,8 @@ TEST_F(ServeFolder, ASkillErrorIsStill200WithItsOutcome) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.json()["outcome"], "error");
   EXPECT_EQ(r.json()["error"]["name"], "TypeError");
-  const HttpReply missing = http("POST", server->url + "/v1/skills/greet/run", server->key, R"({"export": "nope"})");
+  const HttpReply missing =
+      http("POST", server->url + "/v1/skills/greet/run", server->key, R"({"export": "nope"})");
   EXPECT_EQ(missing.status, 200);
   EXPECT_EQ(missing.json()["outcome"], "invalid");
 }
@@ -139,9 +146,12 @@ TEST_F(ServeFolder, LimitsCanBeLoweredButNotRaised) {
       http("POST", server->url + "/v1/skills/spin/run", server->key, R"({"limits": {"timeout_ms": 3001}})");
   EXPECT_EQ(raised.status, 400);
   EXPECT_EQ(raised.json()["error"]["code"], "limit_too_high");
-  EXPECT_NE(raised.json()["error"]["message"].get<std::string>().find("limits.timeout_ms"), std::string::npos);
-  EXPECT_EQ(http("POST", server->url + "/v1/skills/spin/run", server->key, R"({"limits": {"memory_mb": 4096}})").status,
-            400);
+  EXPECT_NE(raised.json()["error"]["message"].get<std::string>().find("limits.timeout_ms"),
+            std::string::npos);
+  EXPECT_EQ(
+      http("POST", server->url + "/v1/skills/spin/run", server->key, R"({"limits": {"memory_mb": 4096}})")
+          .status,
+      400);
 }
 
 TEST_F(ServeFolder, BadBodiesAre400SayingWhatIsWrong) {
@@ -181,7 +191,8 @@ TEST_F(ServeFolder, UnknownRoutesAre404AndWrongMethods405) {
   EXPECT_EQ(wrong.status, 405);
   EXPECT_EQ(wrong.header("allow"), "POST");
   EXPECT_EQ(http("DELETE", server->url + "/v1/skills/greet", server->key).status, 405);
-  const HttpReply long_target = http("GET", server->url + "/v1/skills/" + std::string(5000, 'a'), server->key);
+  const HttpReply long_target =
+      http("GET", server->url + "/v1/skills/" + std::string(5000, 'a'), server->key);
   EXPECT_EQ(long_target.status, 414);
 }
 
@@ -211,9 +222,10 @@ TEST_F(ServeFolder, AnApiKeyFileGivesTheKey) {
 
 TEST_F(ServeFolder, ATenantOverItsConcurrentRunsGets429WithRetryAfter) {
   const fs::path config = tmp_.path() / "serve.toml";
-  write_file(config, "listen = [\"127.0.0.1:0\"]\nisolation = \"process\"\n[tenants.solo]\nkey_sha256 = "
-                     "[\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"]\nskills = \"" +
-                         skills().string() + "\"\ndata_dir = \"" + data().string() + "\"\nmax_concurrent_runs = 1\n");
+  write_file(config,
+             "listen = [\"127.0.0.1:0\"]\nisolation = \"process\"\n[tenants.solo]\nkey_sha256 = "
+             "[\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"]\nskills = \"" +
+                 skills().string() + "\"\ndata_dir = \"" + data().string() + "\"\nmax_concurrent_runs = 1\n");
   ServeProcess server({"--config", config.string()});
   // sha256("test") is the key_sha256 above.
   auto slow = std::async(std::launch::async,

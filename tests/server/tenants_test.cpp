@@ -25,23 +25,29 @@ class TwoTenants : public ::testing::Test {
  protected:
   void SetUp() override {
     write_skill(root() / "a-skills" / "counter", "counter", kCounter);
-    write_skill(root() / "a-skills" / "aonly", "aonly", "export default () => 'a'", R"("limits": {"timeout_ms": 4000})");
+    write_skill(root() / "a-skills" / "aonly", "aonly", "export default () => 'a'",
+                R"("limits": {"timeout_ms": 4000})");
     write_skill(root() / "b-skills" / "counter", "counter", kCounter);
     write_skill(root() / "b-skills" / "bonly", "bonly", "export default () => 'secret of b'");
     write_file(root() / "serve.toml", config_text());
-    server_ = std::make_unique<ServeProcess>(std::vector<std::string>{"--config", (root() / "serve.toml").string()});
+    server_ = std::make_unique<ServeProcess>(
+        std::vector<std::string>{"--config", (root() / "serve.toml").string()});
   }
 
   std::string config_text() const {
     return "listen = [\"127.0.0.1:0\"]\n"
            "[tenants.a]\n"
-           "key_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKeyA)) + "\"]\n"
-           "skills = \"a-skills\"\n"   // relative: to the config file's folder
+           "key_sha256 = [\"" +
+           server::key_hash_hex(server::hash_api_key(kKeyA)) +
+           "\"]\n"
+           "skills = \"a-skills\"\n"  // relative: to the config file's folder
            "data_dir = \"a-data\"\n"
            "[tenants.a.ceilings]\n"
            "timeout_ms = 2000\n"
            "[tenants.b]\n"
-           "key_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKeyB)) + "\"]\n"
+           "key_sha256 = [\"" +
+           server::key_hash_hex(server::hash_api_key(kKeyB)) +
+           "\"]\n"
            "skills = \"b-skills\"\n"
            "data_dir = \"b-data\"\n";
   }
@@ -62,8 +68,10 @@ std::vector<std::string> listed_ids(const HttpReply& r) {
 
 TEST_F(TwoTenants, EachKeySeesOnlyItsTenantsSkills) {
   EXPECT_TRUE(server_->key.empty());  // keys come from the config: none is printed
-  EXPECT_EQ(listed_ids(http("GET", url("/v1/skills"), kKeyA)), (std::vector<std::string>{"aonly", "counter"}));
-  EXPECT_EQ(listed_ids(http("GET", url("/v1/skills"), kKeyB)), (std::vector<std::string>{"bonly", "counter"}));
+  EXPECT_EQ(listed_ids(http("GET", url("/v1/skills"), kKeyA)),
+            (std::vector<std::string>{"aonly", "counter"}));
+  EXPECT_EQ(listed_ids(http("GET", url("/v1/skills"), kKeyB)),
+            (std::vector<std::string>{"bonly", "counter"}));
   EXPECT_EQ(http("GET", url("/v1/skills/bonly"), kKeyA).status, 404);
   const HttpReply run = http("POST", url("/v1/skills/bonly/run"), kKeyA, "{}");
   EXPECT_EQ(run.status, 404);
@@ -72,10 +80,11 @@ TEST_F(TwoTenants, EachKeySeesOnlyItsTenantsSkills) {
 }
 
 TEST_F(TwoTenants, PathTricksNeverReachAnotherFolder) {
-  for (const std::string& path : std::vector<std::string>{"/v1/skills/../b-skills/bonly/run", "/v1/skills/../../b-skills/bonly/run", "/v1/skills/%2e%2e/run",
-        "/v1/skills/%2e%2e%2fb-skills%2fbonly/run", "/v1/skills/..%2fb-skills%2fbonly/run",
-        "/v1/skills/bonly%00/run", "/v1/skills/./run", "/v1/skills/../run", "/v1/skills/BONLY/run",
-        "/v1/skills//run", "/v1/skills/" + std::string(65, 'b') + "/run", "/v1/skills/%62only/run"}) {
+  for (const std::string& path : std::vector<std::string>{
+           "/v1/skills/../b-skills/bonly/run", "/v1/skills/../../b-skills/bonly/run", "/v1/skills/%2e%2e/run",
+           "/v1/skills/%2e%2e%2fb-skills%2fbonly/run", "/v1/skills/..%2fb-skills%2fbonly/run",
+           "/v1/skills/bonly%00/run", "/v1/skills/./run", "/v1/skills/../run", "/v1/skills/BONLY/run",
+           "/v1/skills//run", "/v1/skills/" + std::string(65, 'b') + "/run", "/v1/skills/%62only/run"}) {
     const HttpReply r = http("POST", url(path), kKeyA, "{}");
     EXPECT_TRUE(r.status == 400 || r.status == 404) << path << " -> " << r.status << " " << r.body;
     EXPECT_EQ(r.body.find("secret"), std::string::npos) << path;
@@ -104,8 +113,10 @@ TEST_F(TwoTenants, ATenantsCeilingsBoundItsRuns) {
   // aonly's manifest allows 4000 ms; tenant a's ceiling is 2000 ms.
   const HttpReply detail = http("GET", url("/v1/skills/aonly"), kKeyA);
   EXPECT_EQ(detail.json()["limits"]["timeout_ms"], 2000);
-  EXPECT_EQ(http("POST", url("/v1/skills/aonly/run"), kKeyA, R"({"limits": {"timeout_ms": 3000}})").status, 400);
-  EXPECT_EQ(http("POST", url("/v1/skills/aonly/run"), kKeyA, R"({"limits": {"timeout_ms": 1500}})").json()["outcome"],
+  EXPECT_EQ(http("POST", url("/v1/skills/aonly/run"), kKeyA, R"({"limits": {"timeout_ms": 3000}})").status,
+            400);
+  EXPECT_EQ(http("POST", url("/v1/skills/aonly/run"), kKeyA, R"({"limits": {"timeout_ms": 1500}})")
+                .json()["outcome"],
             "ok");
 }
 
@@ -123,7 +134,8 @@ TEST(ServeConfig, ABadConfigIsRefusedAtStartNamingTheKey) {
                  "\"]\nskills = \"s\"\ndata_dir = \"d\"\n[tenants.a.ceilings]\nmemory_mb = \"lots\"\n");
   const CliExec r = run_cli({"serve", "--config", (tmp.path() / "bad.toml").string()}, quick());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("tenants.a.ceilings.memory_mb: expected an integer from 1 to 4096"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tenants.a.ceilings.memory_mb: expected an integer from 1 to 4096"), std::string::npos)
+      << r.err;
   write_file(tmp.path() / "syntax.toml", "listen = [\n");
   const CliExec syntax = run_cli({"serve", "--config", (tmp.path() / "syntax.toml").string()}, quick());
   EXPECT_EQ(syntax.exit_code, 2);
