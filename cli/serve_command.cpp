@@ -27,12 +27,16 @@ struct ServeOptions {
   std::optional<std::string> api_key_file;
   std::string data_dir;
   std::string isolation = "process";
+  bool isolation_given = false;
 };
 
 constexpr const char* kDefaultListen = "127.0.0.1:8080";
 
-int usage(const std::string& text) {
-  say("", "serve: " + text + "\nRun 'skillbox serve --help' for usage.");
+/// Every line of `text` as a message (a config error holds one line per problem), then where to read
+/// more, as main.cpp reports a bad command line. Returns exit code 2.
+int usage(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  emit(stderr, message("", text) + "Run 'skillbox serve --help' for usage.\n");
   return kExitUsage;
 }
 
@@ -150,7 +154,11 @@ void add_serve_command(CLI::App& app, CommandStatus& status) {
       "SIGINT or SIGTERM, drains (in-flight runs finish) and exits 0. One log line per request on stderr.\n"
       "Try: curl -H \"Authorization: Bearer $KEY\" $URL/v1/skills\n"
       "Exit codes: 0 stopped by a signal, 2 bad command line or config (the message names the key).");
-  cmd->callback([o, &status] { status.exit_code = serve(*o); });
+  const CLI::Option* isolation = cmd->get_option("--isolation");
+  cmd->callback([o, isolation, &status] {
+    o->isolation_given = isolation->count() > 0;
+    status.exit_code = serve(*o);
+  });
 }
 
 }  // namespace skillbox::cli
