@@ -95,10 +95,10 @@ int serve(const ServeOptions& o) {
   std::string printed_key;
   Result<server::ServerConfig> config = Error{""};
   if (o.config) {
-    if (!o.skills_dir.empty() || o.api_key_file || !o.data_dir.empty()) {
+    if (!o.skills_dir.empty() || o.api_key_file || !o.data_dir.empty() || o.isolation_given) {
       return usage(
-          "--config names the skills, keys and data directories; leave out SKILLS_DIR, "
-          "--api-key-file and --data-dir");
+          "--config names the skills, keys, data directories and isolation; leave out SKILLS_DIR, "
+          "--api-key-file, --data-dir and --isolation");
     }
     config = server::load_config(*o.config);
   } else if (o.skills_dir.empty()) {

@@ -140,6 +140,12 @@ TEST(ServeConfig, ABadConfigIsRefusedAtStartNamingTheKey) {
   const CliExec syntax = run_cli({"serve", "--config", (tmp.path() / "syntax.toml").string()}, quick());
   EXPECT_EQ(syntax.exit_code, 2);
   EXPECT_NE(syntax.err.find("line "), std::string::npos) << syntax.err;
+  const CliExec both =
+      run_cli({"serve", "--config", (tmp.path() / "bad.toml").string(), "--isolation", "inprocess"}, quick());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("leave out SKILLS_DIR, --api-key-file, --data-dir and --isolation"),
+            std::string::npos)
+      << both.err;
   const CliExec missing = run_cli({"serve"}, quick());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--config"), std::string::npos) << missing.err;
