@@ -64,7 +64,7 @@ HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
 }
 
 HttpResponse probe(std::string_view path, std::string_view method, bool draining) {
-  if (method != "GET" && method != "HEAD") {
+  if (method != "GET") {
     return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");
   }
   if (path == "/readyz" && draining) return error_response(503, "draining", "the server is shutting down");

@@ -16,7 +16,7 @@ namespace skillbox::server {
 namespace {
 
 /// Largest config file read: far more than any real one, small enough to read whole.
-constexpr size_t kMaxConfigBytes = 1024 * 1024;
+constexpr size_t kMaxConfigBytes = size_t{1024} * 1024;
 
 /// Collects problems as "SOURCE: KEY.PATH: message" lines.
 struct Problems {

@@ -56,9 +56,9 @@ struct ServerConfig {
   /// Admitted runs that may wait for a thread, server-wide; beyond it, 503.
   size_t queue_limit = 64;
   /// Largest request body; beyond it, 413. 1 MiB: a run's input is a JSON value, not a file upload.
-  size_t max_body_bytes = 1024 * 1024;
+  size_t max_body_bytes = size_t{1024} * 1024;
   /// Largest request line plus headers; beyond it, 431. 16 KiB: room for any real client's headers.
-  size_t max_header_bytes = 16 * 1024;
+  size_t max_header_bytes = size_t{16} * 1024;
   /// Longest request target (path and query); beyond it, 414.
   size_t max_target_bytes = 4096;
   /// Time a client has to send a whole request, counted from the end of the previous response (or

@@ -32,7 +32,8 @@ class Hardening : public ::testing::Test {
                    "\"]\nidle_timeout_ms = 1000\nmax_header_bytes = 2048\n[tenants.t]\nkey_sha256 = [\"" +
                    server::key_hash_hex(server::hash_api_key(kKey)) +
                    "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
-    server_ = std::make_unique<ServeProcess>(std::vector<std::string>{"--config", (tmp_.path() / "serve.toml").string()});
+    server_ = std::make_unique<ServeProcess>(
+        std::vector<std::string>{"--config", (tmp_.path() / "serve.toml").string()});
   }
 
   /// A raw TCP connection to the server's port.
@@ -58,7 +59,8 @@ TEST_F(Hardening, PrintsAUrlPerListener) {
 }
 
 TEST_F(Hardening, HeadersAboveTheCapAre431) {
-  const HttpReply r = http("GET", server_->url + "/v1/skills", kKey, std::nullopt, {"X-Filler: " + std::string(4000, 'x')});
+  const HttpReply r =
+      http("GET", server_->url + "/v1/skills", kKey, std::nullopt, {"X-Filler: " + std::string(4000, 'x')});
   EXPECT_EQ(r.status, 431);
   EXPECT_EQ(r.json()["error"]["code"], "headers_too_large");
 }
@@ -88,10 +90,11 @@ TEST_F(Hardening, TheUnixSocketServesAndIsTheOwnersOnly) {
   curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, "http://127.0.0.1/healthz");
   curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
-    static_cast<std::string*>(u)->append(d, s * n);
-    return s * n;
-  });
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+        static_cast<std::string*>(u)->append(d, s * n);
+        return s * n;
+      });
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
   ASSERT_EQ(curl_easy_perform(curl), CURLE_OK);
   long status = 0;

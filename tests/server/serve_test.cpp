@@ -1,5 +1,6 @@
 // `skillbox serve SKILLS_DIR`, the no-config mode, as a client sees it: the lines it prints, the key
 // check, runs that answer what `skillbox run --json` prints, and every way a request can be refused.
+#include <curl/curl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -206,6 +207,40 @@ TEST_F(ServeFolder, SigtermLetsARunInProgressFinishThenExits0) {
   EXPECT_EQ(r.status, 200) << server->err();
   EXPECT_EQ(r.json()["value"], "done");
   EXPECT_EQ(http("GET", server->url + "/healthz").status, 0);  // no longer listening
+}
+
+/// GET `url` on the reusable handle `curl` (keep-alive); returns the status.
+long get_on(CURL* curl, const std::string& url) {
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+        static_cast<std::string*>(u)->append(d, s * n);
+        return s * n;
+      });
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  long status = 0;
+  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  return status;
+}
+
+TEST_F(ServeFolder, WhileDrainingReadyzIs503OnAnOpenConnection) {
+  auto server = start();
+  CURL* curl = curl_easy_init();
+  ASSERT_EQ(get_on(curl, server->url + "/readyz"), 200);  // the connection stays open (keep-alive)
+  auto run = std::async(std::launch::async,
+                        [&] { return http("POST", server->url + "/v1/skills/slow/run", server->key, "{}"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::future<int> stopped = std::async(std::launch::async, [&] { return server->stop(SIGTERM); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  long reuse = 0;
+  EXPECT_EQ(get_on(curl, server->url + "/readyz"), 503);
+  curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &reuse);
+  EXPECT_EQ(reuse, 0);  // asked on the connection opened before the signal
+  curl_easy_cleanup(curl);
+  EXPECT_EQ(run.get().status, 200);
+  EXPECT_EQ(stopped.get(), 0);
 }
 
 TEST_F(ServeFolder, AnApiKeyFileGivesTheKey) {
