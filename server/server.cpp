@@ -53,9 +53,10 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   }
   s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit);
   s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, s.draining, s.cancel_all);
-  s.http = std::make_unique<HttpServer>(s.config, [api = s.api.get()](HttpRequest request, Respond respond) {
-    api->handle(std::move(request), respond);
-  });
+  s.http = std::make_unique<HttpServer>(s.config,
+                                        [api = s.api.get()](HttpRequest request, const Respond& respond) {
+                                          api->handle(std::move(request), respond);
+                                        });
   for (const Listener& l : s.config.listeners) {
     Result<std::string> url = s.http->listen(l);
     if (!url) return url.error();
