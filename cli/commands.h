@@ -47,6 +47,9 @@ void add_skills_command(CLI::App& app, CommandStatus& status);
 /// `skillbox workspace ls|cat|rm --skill ID`: the files a skill wrote (cli/workspace_command.cpp).
 void add_workspace_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/serve.md).
+void add_serve_command(CLI::App& app, CommandStatus& status);
+
 /// `skillbox completion bash`: prints bash_completion_script(app) (cli/completion_command.cpp). Hidden
 /// from --help and from the command lists of error messages; added after every other command.
 void add_completion_command(CLI::App& app, CommandStatus& status);

@@ -11,6 +11,7 @@ packages=(
   nodejs npm                       # npm pack fetches the QuickJS sources (qjsc@0.3.0)
   nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libboost1.81-dev libtomlplusplus-dev libsodium-dev  # skillbox serve: Beast/Asio, the TOML config, key hashes
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   openssl python3                  # tests: certificates and loopback servers
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback

@@ -1,0 +1,339 @@
+// server/config.cpp — see config.h. TOML is parsed by toml++; this file only checks the tree.
+#include "server/config.h"
+
+#include <toml++/toml.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "base/skill_id.h"
+
+namespace skillbox::server {
+namespace {
+
+/// Largest config file read: far more than any real one, small enough to read whole.
+constexpr size_t kMaxConfigBytes = size_t{1024} * 1024;
+
+/// Collects problems as "SOURCE: KEY.PATH: message" lines.
+struct Problems {
+  std::string source;
+  std::string text;
+  void add(const std::string& path, const std::string& what) {
+    text += source + ": " + (path.empty() ? "" : path + ": ") + what + "\n";
+  }
+};
+
+std::string describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string:
+      return "the string \"" + std::string(*node.value<std::string_view>()) + "\"";
+    case toml::node_type::integer:
+      return std::to_string(*node.value<int64_t>());
+    case toml::node_type::boolean:
+      return *node.value<bool>() ? "true" : "false";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    default:
+      return "a date or time";
+  }
+}
+
+/// An integer from `min` to `max` at `path`, or a problem naming the range.
+std::optional<uint64_t> integer_in(const toml::node& node, const std::string& path, uint64_t min,
+                                   uint64_t max, Problems& p) {
+  const std::optional<int64_t> v = node.value_exact<int64_t>();
+  if (!v || *v < 0 || static_cast<uint64_t>(*v) < min || static_cast<uint64_t>(*v) > max) {
+    p.add(path, "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
+                    describe(node));
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(*v);
+}
+
+std::optional<std::string> string_at(const toml::node& node, const std::string& path, Problems& p) {
+  if (const auto s = node.value_exact<std::string>()) return *s;
+  p.add(path, "expected a string, got " + describe(node));
+  return std::nullopt;
+}
+
+std::filesystem::path path_at(const toml::node& node, const std::string& path,
+                              const std::filesystem::path& base, Problems& p) {
+  const std::optional<std::string> s = string_at(node, path, p);
+  if (!s) return {};
+  if (s->empty() || s->find('\0') != std::string::npos) {
+    p.add(path, "expected a folder path, got an empty string");
+    return {};
+  }
+  return (base / *s).lexically_normal();
+}
+
+void read_ceilings(const toml::table& table, const std::string& path, LimitOverrides& out, Problems& p) {
+  for (auto&& [key, node] : table) {
+    const std::string at = path + "." + std::string(key.str());
+    if (key == "memory_mb") {
+      if (auto v = integer_in(node, at, 1, Limits::kMaxMemoryBytes >> 20, p)) out.memory_bytes = *v << 20;
+    } else if (key == "timeout_ms") {
+      if (auto v = integer_in(node, at, 1, Limits::kMaxTimeoutMs, p)) out.timeout_ms = *v;
+    } else if (key == "steps") {
+      if (auto v = integer_in(node, at, 1, Limits::kMaxSteps, p)) out.steps = *v;
+    } else {
+      p.add(at, "unknown key; the ceilings are memory_mb, timeout_ms and steps");
+    }
+  }
+}
+
+void read_key_hashes(const toml::node& node, const std::string& path, TenantConfig& t, Problems& p) {
+  const toml::array* list = node.as_array();
+  if (list == nullptr) {
+    p.add(path, "expected an array of SHA-256 hashes (64 hex digits each), got " + describe(node));
+    return;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    const std::optional<std::string> s = string_at(*list->get(i), at, p);
+    if (!s) continue;
+    if (const std::optional<KeyHash> h = parse_key_hash(*s)) {
+      t.key_hashes.push_back(*h);
+    } else {
+      p.add(at, "expected a SHA-256 hash as 64 hex digits (sha256sum of the key), got a string of " +
+                    std::to_string(s->size()) + " characters");
+    }
+  }
+}
+
+void read_tenant(const std::string& name, const toml::node& node, const std::filesystem::path& base,
+                 ServerConfig& config, Problems& p) {
+  const std::string path = "tenants." + name;
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add(path, "expected a table ([" + path + "]), got " + describe(node));
+    return;
+  }
+  TenantConfig t;
+  t.id = name;
+  if (!base::is_valid_skill_id(name)) p.add(path, "a tenant name must be " + std::string(base::kSkillIdRule));
+  for (auto&& [key, value] : *table) {
+    const std::string at = path + "." + std::string(key.str());
+    if (key == "key_sha256") {
+      read_key_hashes(value, at, t, p);
+    } else if (key == "skills") {
+      t.skills_dir = path_at(value, at, base, p);
+    } else if (key == "data_dir") {
+      t.data_dir = path_at(value, at, base, p);
+    } else if (key == "max_concurrent_runs") {
+      if (auto v = integer_in(value, at, 1, 10'000, p)) t.max_concurrent_runs = *v;
+    } else if (key == "ceilings") {
+      if (const toml::table* c = value.as_table()) {
+        read_ceilings(*c, at, t.ceilings, p);
+      } else {
+        p.add(at, "expected a table, got " + describe(value));
+      }
+    } else {
+      p.add(at, "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs and ceilings");
+    }
+  }
+  if (!table->contains("key_sha256")) p.add(path, "missing key_sha256: a tenant needs at least one key");
+  if (!table->contains("skills")) p.add(path, "missing skills: the folder of the tenant's skill folders");
+  if (!table->contains("data_dir")) p.add(path, "missing data_dir: the tenant's own data directory");
+  config.tenants.push_back(std::move(t));
+}
+
+void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
+  const toml::array* list = node.as_array();
+  if (list == nullptr) {
+    p.add("listen", "expected an array such as [\"127.0.0.1:8080\"], got " + describe(node));
+    return;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string at = "listen[" + std::to_string(i) + "]";
+    const std::optional<std::string> s = string_at(*list->get(i), at, p);
+    if (!s) continue;
+    Result<Listener> l = parse_listener(*s);
+    if (l) {
+      config.listeners.push_back(std::move(*l));
+    } else {
+      p.add(at, l.error().message);
+    }
+  }
+}
+
+/// The server-wide keys of the top-level table (everything but `listen` and `tenants`).
+bool read_server_key(std::string_view key, const toml::node& node, ServerConfig& c, Problems& p) {
+  const std::string at(key);
+  const auto size = [&](size_t& out, uint64_t min, uint64_t max) {
+    if (auto v = integer_in(node, at, min, max, p)) out = static_cast<size_t>(*v);
+  };
+  const auto ms = [&](uint64_t& out) {
+    if (auto v = integer_in(node, at, 1, 3'600'000, p)) out = *v;
+  };
+  if (key == "isolation") {
+    const std::optional<std::string> s = string_at(node, at, p);
+    if (s && *s != "process" && *s != "inprocess") {
+      p.add(at, "expected \"process\" or \"inprocess\", got \"" + *s + "\"");
+    } else if (s) {
+      c.isolation = *s;
+    }
+  } else if (key == "run_threads") {
+    size(c.run_threads, 1, 1024);
+  } else if (key == "queue_limit") {
+    size(c.queue_limit, 0, 100'000);
+  } else if (key == "max_body_bytes") {
+    size(c.max_body_bytes, 1, 64ull << 20);
+  } else if (key == "max_header_bytes") {
+    size(c.max_header_bytes, 1024, 1 << 20);
+  } else if (key == "max_target_bytes") {
+    size(c.max_target_bytes, 64, 1 << 16);
+  } else if (key == "max_connections") {
+    size(c.max_connections, 1, 1'000'000);
+  } else if (key == "idle_timeout_ms") {
+    ms(c.idle_timeout_ms);
+  } else if (key == "drain_timeout_ms") {
+    ms(c.drain_timeout_ms);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// True when `inner` is `outer` or lies below it (lexically; both are normalized absolute paths).
+bool within(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;  // a trailing separator
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+/// A tenant's folders must not meet another tenant's: two tenants in one data directory would share a
+/// store, and a skills folder inside any data directory could be written by a skill's workspace (code
+/// injection into another tenant's skills).
+std::string overlap_problems(const TenantConfig& t, const std::vector<TenantConfig>& all) {
+  std::string out;
+  const std::string at = "tenants." + t.id;
+  for (const TenantConfig& other : all) {
+    if (t.data_dir.empty() || other.data_dir.empty()) continue;
+    if (&other != &t && (within(t.data_dir, other.data_dir) || within(other.data_dir, t.data_dir))) {
+      out += at + ".data_dir: overlaps tenants." + other.id + ".data_dir; each tenant needs its own folder\n";
+    }
+    if (!t.skills_dir.empty() && within(t.skills_dir, other.data_dir)) {
+      out += at + ".skills: inside tenants." + other.id +
+             ".data_dir, where skills write; keep skill folders outside every data directory\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Listener> parse_listener(std::string_view text) {
+  Listener l;
+  if (text.starts_with("unix:")) {
+    l.kind = Listener::Kind::unix_socket;
+    l.path = std::string(text.substr(5));
+    // sun_path holds 108 bytes with the NUL.
+    if (!l.path.is_absolute() || text.size() - 5 > 107 || text.find('\0') != std::string_view::npos) {
+      return Error{"expected unix:/ABSOLUTE/PATH (at most 107 bytes), got \"" + std::string(text) + "\""};
+    }
+    return l;
+  }
+  const std::string expected =
+      "expected IP:PORT (an IP address, never a name: 127.0.0.1:8080, [::1]:8080) "
+      "or unix:/PATH, got \"" +
+      std::string(text) + "\"";
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 >= text.size()) return Error{expected};
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port = text.substr(colon + 1);
+  if (host.starts_with('[') && host.ends_with(']')) {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return Error{expected};  // an IPv6 address needs brackets
+  }
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value > 65535) return Error{expected};
+  boost::system::error_code bad;
+  const boost::asio::ip::address address = boost::asio::ip::make_address(std::string(host), bad);
+  if (bad) return Error{expected};
+  l.address = address.to_string();
+  l.port = static_cast<uint16_t>(value);
+  return l;
+}
+
+Result<ServerConfig> parse_config(std::string_view text, std::string_view source,
+                                  const std::filesystem::path& base_dir) {
+  Problems p{.source = std::string(source), .text = {}};
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    p.add("", "line " + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    return Error{p.text};
+  }
+  ServerConfig config;
+  for (auto&& [key, node] : root) {
+    if (key == "listen") {
+      read_listen(node, config, p);
+    } else if (key == "tenants") {
+      const toml::table* tenants = node.as_table();
+      if (tenants == nullptr) {
+        p.add("tenants", "expected a table of tenants ([tenants.NAME]), got " + describe(node));
+        continue;
+      }
+      for (auto&& [name, tenant] : *tenants)
+        read_tenant(std::string(name.str()), tenant, base_dir, config, p);
+    } else if (!read_server_key(key.str(), node, config, p)) {
+      p.add(std::string(key.str()), "unknown key; see docs/serve.md \"Configuration\" for the keys");
+    }
+  }
+  if (p.text.empty()) {
+    const std::string problems = config_problems(config);
+    std::istringstream lines(problems);
+    for (std::string line; std::getline(lines, line);) p.add("", line);
+  }
+  if (!p.text.empty()) return Error{p.text};
+  return config;
+}
+
+Result<ServerConfig> load_config(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path.string() + ": cannot read the config file"};
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes)
+    return Error{path.string() + ": larger than 1 MiB; is it the config file?"};
+  const std::filesystem::path base = std::filesystem::absolute(path).parent_path();
+  return parse_config(text, path.string(), base);
+}
+
+std::string config_problems(const ServerConfig& config) {
+  std::string out;
+  if (config.listeners.empty())
+    out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
+  if (config.tenants.empty()) out += "tenants: no tenant; add a [tenants.NAME] table\n";
+  std::map<std::string, std::string> keys;
+  for (const TenantConfig& t : config.tenants) {
+    const std::string at = "tenants." + t.id;
+    if (t.key_hashes.empty()) out += at + ".key_sha256: no key; a tenant needs at least one\n";
+    out += overlap_problems(t, config.tenants);
+    for (const KeyHash& h : t.key_hashes) {
+      const auto [owner, unique] = keys.emplace(key_hash_hex(h), t.id);
+      if (!unique && owner->second != t.id) {
+        out += at + ".key_sha256: a key of tenants." + owner->second + " too; a key must name one tenant\n";
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace skillbox::server

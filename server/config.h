@@ -1,0 +1,86 @@
+// server/config.h — what `skillbox serve` serves: listeners, tenants, their keys, skills, data and
+// ceilings, and the server's own bounds. Read from a TOML file (`--config FILE`, docs/serve.md
+// "Configuration") or built by the command line for the no-config mode.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/api_key.h"
+#include "skillbox/policy.h"
+#include "skillbox/result.h"
+
+namespace skillbox::server {
+
+/// One address the server listens on.
+struct Listener {
+  enum class Kind : uint8_t { tcp, unix_socket };
+  Kind kind = Kind::tcp;
+  std::string address;         // tcp: an IPv4 or IPv6 literal (never a name: nothing is resolved)
+  uint16_t port = 0;           // tcp: 0 picks a free port
+  std::filesystem::path path;  // unix_socket: the socket file (made 0600)
+};
+
+/// Parses "IP:PORT" ("127.0.0.1:8080", "[::1]:8080") or "unix:/absolute/path". Errors say what is
+/// expected.
+[[nodiscard]] Result<Listener> parse_listener(std::string_view text);
+
+/// One tenant: whoever holds one of its keys sees its skills and its data, and nothing else.
+struct TenantConfig {
+  /// The tenant's name (the skill-id rule: base/skill_id.h), in log lines and the audit.
+  std::string id;
+  /// SHA-256 of each accepted API key (several: rotation).
+  std::vector<KeyHash> key_hashes;
+  /// A folder of skill folders: GET /v1/skills/ID is `skills_dir/ID`.
+  std::filesystem::path skills_dir;
+  /// The tenant's data directory (store, workspaces, bindings), distinct from every other tenant's.
+  std::filesystem::path data_dir;
+  /// Upper bounds on every run's limits (TenantContext::ceilings); unset fields bound nothing more.
+  LimitOverrides ceilings;
+  /// Runs of this tenant admitted at once (running or waiting for a thread); beyond it, 429.
+  size_t max_concurrent_runs = 4;
+};
+
+/// Everything the server needs. Defaults are those of docs/serve.md.
+struct ServerConfig {
+  std::vector<Listener> listeners;
+  std::vector<TenantConfig> tenants;
+  /// "process" (a sandboxed worker per run, the default, as `skillbox run`) or "inprocess".
+  std::string isolation = "process";
+  /// Threads running skills at once, server-wide (each waits on one run).
+  size_t run_threads = 4;
+  /// Admitted runs that may wait for a thread, server-wide; beyond it, 503.
+  size_t queue_limit = 64;
+  /// Largest request body; beyond it, 413. 1 MiB: a run's input is a JSON value, not a file upload.
+  size_t max_body_bytes = size_t{1024} * 1024;
+  /// Largest request line plus headers; beyond it, 431. 16 KiB: room for any real client's headers.
+  size_t max_header_bytes = size_t{16} * 1024;
+  /// Longest request target (path and query); beyond it, 414.
+  size_t max_target_bytes = 4096;
+  /// Time a client has to send a whole request, counted from the end of the previous response (or
+  /// the connection), and to read a response. Bounds idle keep-alive and slow-request connections.
+  uint64_t idle_timeout_ms = 30'000;
+  /// After SIGTERM/SIGINT: how long in-flight runs may finish before they are cancelled.
+  uint64_t drain_timeout_ms = 30'000;
+  /// Connections open at once; a connection beyond it is closed at once.
+  size_t max_connections = 1024;
+};
+
+/// Parses TOML `text` (docs/serve.md "Configuration"). Relative paths are taken from `base_dir`.
+/// Every problem is reported, one per line, as "SOURCE: KEY.PATH: what is wrong"; unknown keys are
+/// problems too (a misspelt key must not silently fall back to a default).
+[[nodiscard]] Result<ServerConfig> parse_config(std::string_view text, std::string_view source,
+                                                const std::filesystem::path& base_dir);
+
+/// Reads and parses the file `path` (at most 1 MiB).
+[[nodiscard]] Result<ServerConfig> load_config(const std::filesystem::path& path);
+
+/// Problems of a config however it was built (no listener, no tenant, two tenants sharing a data
+/// directory or a key, ...), one per line; empty when it can be served.
+[[nodiscard]] std::string config_problems(const ServerConfig& config);
+
+}  // namespace skillbox::server

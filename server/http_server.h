@@ -1,0 +1,52 @@
+// server/http_server.h — HTTP/1.1 with keep-alive on TCP and UNIX sockets, through Boost.Beast and
+// Asio: no HTTP parsing of our own. One I/O thread (the one that calls run()) does all socket work;
+// handlers answer from any thread.
+//
+// Every request gets a random 128-bit id (X-Request-Id on the response, and in its log line). What a
+// client cannot do to the server: send a body above max_body_bytes (413, then the connection closes),
+// a request line and headers above max_header_bytes (431), a target above max_target_bytes (414),
+// take longer than idle_timeout_ms to send a request or read a response (the connection closes: slow
+// clients hold one connection each, never the I/O thread), or open more than max_connections at once.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/config.h"
+#include "server/http_types.h"
+#include "skillbox/result.h"
+
+namespace skillbox::server {
+
+class HttpServer {
+ public:
+  HttpServer(const ServerConfig& config, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Binds and listens on `listener` (before run()). Returns its URL: "http://127.0.0.1:8080" (the
+  /// port actually bound, for port 0) or "unix:/path". A UNIX socket file is made 0600; a stale socket
+  /// file at the path is replaced, anything else there is an error.
+  Result<std::string> listen(const Listener& listener);
+
+  /// Runs the I/O loop on the calling thread until stop(). `on_signal` runs on that thread for each
+  /// SIGINT or SIGTERM received meanwhile.
+  void run(const std::function<void(int signal)>& on_signal);
+
+  /// Closes the listeners and stops keep-alive: each connection closes after its current response.
+  /// Any thread.
+  void stop_accepting();
+  /// Requests read and not yet answered (written or failed). Any thread.
+  [[nodiscard]] size_t open_requests() const;
+  /// Ends run(); connections are dropped. Any thread.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skillbox::server

@@ -1,0 +1,44 @@
+// server/skill_catalog.h — a tenant's skills: the folders of its skills folder, found by id and
+// described as JSON for `GET /v1/skills` and `GET /v1/skills/{id}`.
+//
+// The id in a URL is checked against the skill-id rule (base/skill_id.h) before it is joined to any
+// path, so no id can name a folder outside the tenant's skills folder ("..", "a/b", "%2e%2e", NUL).
+// The folder's name is the id: a skill runs under the id the tenant addressed it by.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skillbox/skillbox.h"
+
+namespace skillbox::server {
+
+/// Why a skill cannot be served: an HTTP status, an error code and a message for the client (which
+/// never holds a host path).
+struct SkillProblem {
+  unsigned status = 404;
+  std::string code;
+  std::string message;
+};
+
+/// The skill `id` of the tenant whose skills folder is `skills_dir`: 400 for an id the rule refuses,
+/// 404 when there is no such folder, 422 when the folder holds no valid skill (the message says why).
+[[nodiscard]] Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir,
+                                                     std::string_view id);
+
+/// The ids of the folders in `skills_dir` that follow the id rule, sorted.
+[[nodiscard]] std::vector<std::string> skill_ids(const std::filesystem::path& skills_dir);
+
+/// `{"skills":[{"id","name","version","description","format","exports"}...]}` for every skill of the
+/// folder that loads (a folder that does not is listed with "error" instead of the rest).
+[[nodiscard]] std::string skill_list_json(const std::filesystem::path& skills_dir);
+
+/// `{"id","name","version","description","format","entry","exports","limits","permissions"}`: the
+/// limits are the manifest's under `ceilings` (what a run gets when it asks for nothing lower) and the
+/// permissions those the manifest grants. No digest yet (docs/serve.md).
+[[nodiscard]] std::string skill_detail_json(const Skill& skill, std::string_view id,
+                                            const LimitOverrides& ceilings);
+
+}  // namespace skillbox::server

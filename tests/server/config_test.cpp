@@ -1,0 +1,163 @@
+// The server's parsers in-process: the TOML config (every problem with its key path), listener
+// addresses, API key hashes, and the body of a run request.
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "server/api_key.h"
+#include "server/run_request.h"
+
+namespace skillbox::server {
+namespace {
+
+const std::string kHash = key_hash_hex(hash_api_key("a-key-for-the-tests"));
+
+std::string tenant(const std::string& name, const std::string& extra = "") {
+  return "[tenants." + name + "]\nkey_sha256 = [\"" + kHash + "\"]\nskills = \"skills-" + name +
+         "\"\ndata_dir = \"data-" + name + "\"\n" + extra;
+}
+
+Result<ServerConfig> parse(const std::string& text) {
+  return parse_config(text, "serve.toml", "/srv/conf");
+}
+
+std::string problems(const std::string& text) {
+  Result<ServerConfig> c = parse(text);
+  return c ? "" : c.error().message;
+}
+
+TEST(ServerConfigParse, ReadsListenersTenantsCeilingsAndBounds) {
+  Result<ServerConfig> c = parse(
+      "listen = [\"127.0.0.1:8080\", \"[::1]:0\", \"unix:/run/skillbox.sock\"]\nisolation = \"inprocess\"\n"
+      "run_threads = 8\nqueue_limit = 5\nmax_body_bytes = 2048\nidle_timeout_ms = 1000\n" +
+      tenant(
+          "acme",
+          "max_concurrent_runs = 2\n[tenants.acme.ceilings]\nmemory_mb = 64\ntimeout_ms = 900\nsteps = 7\n"));
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->listeners.size(), 3u);
+  EXPECT_EQ(c->listeners[0].address, "127.0.0.1");
+  EXPECT_EQ(c->listeners[0].port, 8080);
+  EXPECT_EQ(c->listeners[1].address, "::1");
+  EXPECT_EQ(c->listeners[2].kind, Listener::Kind::unix_socket);
+  EXPECT_EQ(c->listeners[2].path, "/run/skillbox.sock");
+  EXPECT_EQ(c->isolation, "inprocess");
+  EXPECT_EQ(c->run_threads, 8u);
+  EXPECT_EQ(c->queue_limit, 5u);
+  EXPECT_EQ(c->max_body_bytes, 2048u);
+  EXPECT_EQ(c->idle_timeout_ms, 1000u);
+  ASSERT_EQ(c->tenants.size(), 1u);
+  const TenantConfig& t = c->tenants[0];
+  EXPECT_EQ(t.id, "acme");
+  EXPECT_EQ(t.skills_dir, "/srv/conf/skills-acme");  // relative to the config's folder
+  EXPECT_EQ(t.data_dir, "/srv/conf/data-acme");
+  EXPECT_EQ(t.max_concurrent_runs, 2u);
+  EXPECT_EQ(t.ceilings.memory_bytes, 64u << 20);
+  EXPECT_EQ(t.ceilings.timeout_ms, 900u);
+  EXPECT_EQ(t.ceilings.steps, 7u);
+  ASSERT_EQ(t.key_hashes.size(), 1u);
+  EXPECT_TRUE(key_hashes_equal(t.key_hashes[0], hash_api_key("a-key-for-the-tests")));
+}
+
+TEST(ServerConfigParse, EveryProblemNamesItsKeyPath) {
+  const std::string p = problems(
+      "listen = [\"localhost:8080\", 5]\nrun_thread = 2\nqueue_limit = -1\n" +
+      tenant("a",
+             "max_concurrent_runs = 0\nkey = 1\n[tenants.a.ceilings]\nmemory_mb = \"lots\"\nstack_kb = 1\n") +
+      "[tenants.b]\nkey_sha256 = [\"abc\"]\n");
+  for (const char* expected :
+       {"serve.toml: listen[0]: expected IP:PORT (an IP address, never a name",
+        "serve.toml: listen[1]: expected a string", "serve.toml: run_thread: unknown key",
+        "serve.toml: queue_limit: expected an integer from 0 to 100000, got -1",
+        "tenants.a.max_concurrent_runs: expected an integer from 1 to 10000, got 0",
+        "tenants.a.key: unknown key",
+        "tenants.a.ceilings.memory_mb: expected an integer from 1 to 4096, got the string \"lots\"",
+        "tenants.a.ceilings.stack_kb: unknown key", "tenants.b.key_sha256[0]: expected a SHA-256 hash",
+        "tenants.b: missing skills", "tenants.b: missing data_dir"}) {
+    EXPECT_NE(p.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << p;
+  }
+}
+
+TEST(ServerConfigParse, ATomlSyntaxErrorNamesTheLine) {
+  EXPECT_NE(problems("listen = [\"127.0.0.1:1\"]\n[tenants.a\n").find("serve.toml: line 2"),
+            std::string::npos);
+}
+
+TEST(ServerConfigParse, TenantsMustNotShareFoldersOrKeys) {
+  const std::string listen = "listen = [\"127.0.0.1:0\"]\n";
+  EXPECT_NE(problems(listen + tenant("a") + "[tenants.b]\nkey_sha256 = [\"" +
+                     key_hash_hex(hash_api_key("other-key")) +
+                     "\"]\nskills = \"x\"\ndata_dir = \"data-a/nested\"\n")
+                .find("tenants.b.data_dir: overlaps tenants.a.data_dir"),
+            std::string::npos);
+  EXPECT_NE(problems(listen + tenant("a") + "[tenants.b]\nkey_sha256 = [\"" +
+                     key_hash_hex(hash_api_key("other-key")) +
+                     "\"]\nskills = \"data-a/skills\"\ndata_dir = \"data-b\"\n")
+                .find("tenants.b.skills: inside tenants.a.data_dir"),
+            std::string::npos);
+  EXPECT_NE(problems(listen + tenant("a") + tenant("b")).find("tenants.b.key_sha256: a key of tenants.a too"),
+            std::string::npos);
+  EXPECT_NE(problems(listen).find("tenants: no tenant"), std::string::npos);
+  EXPECT_NE(problems(tenant("a")).find("listen: no address"), std::string::npos);
+  EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\n[tenants.\"Bad/Name\"]\nkey_sha256 = [\"" + kHash +
+                     "\"]\nskills = \"s\"\ndata_dir = \"d\"\n")
+                .find("tenants.Bad/Name: a tenant name must be"),
+            std::string::npos);
+}
+
+TEST(ServerListener, TakesIpLiteralsAndAbsoluteUnixPathsOnly) {
+  EXPECT_TRUE(parse_listener("127.0.0.1:0"));
+  EXPECT_TRUE(parse_listener("[::1]:8080"));
+  EXPECT_TRUE(parse_listener("unix:/tmp/s.sock"));
+  for (const char* bad : {"localhost:80", "example.com:80", "127.0.0.1", "127.0.0.1:65536", "127.0.0.1:x",
+                          "::1:80", "unix:relative.sock", ":80"}) {
+    EXPECT_FALSE(parse_listener(bad)) << bad;
+  }
+}
+
+TEST(ServerApiKey, GeneratedKeysAreFreshAndHashesCompareExactly) {
+  const std::string a = generate_api_key();
+  EXPECT_EQ(a.size(), 68u);
+  EXPECT_NE(a, generate_api_key());
+  const KeyHash h = hash_api_key("test");
+  EXPECT_EQ(key_hash_hex(h),
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");  // sha256sum
+  ASSERT_TRUE(parse_key_hash(key_hash_hex(h)));
+  EXPECT_TRUE(key_hashes_equal(*parse_key_hash(key_hash_hex(h)), h));
+  EXPECT_FALSE(key_hashes_equal(hash_api_key("tesT"), h));
+  EXPECT_FALSE(parse_key_hash("9f86"));
+  EXPECT_FALSE(parse_key_hash(std::string(64, 'g')));
+  EXPECT_EQ(random_hex(16).size(), 32u);
+}
+
+TEST(ServerRunRequest, ReadsTheFieldsAndRefusesRaisedLimits) {
+  Result<RunRequest> r =
+      parse_run_request(R"({"export": "hog", "input": {"a": [1, "x"]}, "limits": {"timeout_ms": 10}})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->export_name, "hog");
+  EXPECT_EQ(r->input_json, R"({"a":[1,"x"]})");
+  EXPECT_EQ(r->timeout_ms, 10u);
+  Limits effective;
+  effective.timeout_ms = 100;
+  effective.memory_bytes = 8u << 20;
+  EXPECT_TRUE(run_overrides(*r, effective));
+  r->timeout_ms = 101;
+  EXPECT_NE(run_overrides(*r, effective)
+                .error()
+                .message.find("limits.timeout_ms: 101 is above this skill's limit of 100"),
+            std::string::npos);
+  r->timeout_ms.reset();
+  r->memory_mb = 9;
+  EXPECT_FALSE(run_overrides(*r, effective));
+  r->memory_mb = 8;
+  EXPECT_EQ(run_overrides(*r, effective)->memory_bytes, 8u << 20);
+  EXPECT_EQ(parse_run_request("{}")->input_json, "null");
+  EXPECT_NE(parse_run_request(R"({"limits": {"timeout_ms": 0}})").error().message.find("limits.timeout_ms"),
+            std::string::npos);
+  EXPECT_NE(parse_run_request(R"({"limits": {"timeout_ms": -5}})").error().message.find("positive integer"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillbox::server

@@ -1,0 +1,83 @@
+// tests/server/serve_support.h — what the server tests share: the real `skillbox serve` started as a
+// child process (as an operator starts it), an HTTP client on libcurl that talks only to 127.0.0.1, and
+// temporary skill folders.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skillbox::testing {
+
+/// A temporary folder, removed with everything in it.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Writes `text` to `path`, creating the folders above it.
+void write_file(const std::filesystem::path& path, const std::string& text);
+
+/// A skill folder `dir` with skill.json {"id": id, "entry": "index.js", ...extra} and index.js = `js`.
+void write_skill(const std::filesystem::path& dir, const std::string& id, const std::string& js,
+                 const std::string& extra_manifest = "");
+
+/// `skillbox serve ARGS...` running in the background. The constructor waits (up to 30 s) for the url
+/// lines on stdout and fails the test when they do not come.
+class ServeProcess {
+ public:
+  explicit ServeProcess(const std::vector<std::string>& args);
+  /// SIGKILL if still running.
+  ~ServeProcess();
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  /// The lines the server printed on stdout before it served.
+  std::vector<std::string> lines;
+  /// The first url line's URL, and the key line's key (empty when none was printed).
+  std::string url;
+  std::string key;
+
+  /// Sends `signal` and waits up to 60 s for the process to exit; returns its exit code (128 + signal
+  /// when killed by one).
+  int stop(int signal);
+  /// What the server wrote on stderr so far.
+  [[nodiscard]] std::string err() const;
+
+ private:
+  pid_t pid_ = -1;
+  TempDir tmp_;
+};
+
+struct HttpReply {
+  long status = 0;  // 0: no response (connection refused, reset)
+  std::string body;
+  std::map<std::string, std::string> headers;  // names in lower case
+  /// The header `name` (lower case), or "".
+  [[nodiscard]] std::string header(const std::string& name) const {
+    const auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+  /// The body as JSON (a discarded value when it is not).
+  [[nodiscard]] nlohmann::json json() const;
+};
+
+/// One request with libcurl: the path is sent as given (CURLOPT_PATH_AS_IS: no "../" squashing), no
+/// proxy, `key` as "Authorization: Bearer KEY" when not empty, `body` when set.
+HttpReply http(const std::string& method, const std::string& url, const std::string& key = "",
+               const std::optional<std::string>& body = std::nullopt,
+               const std::vector<std::string>& headers = {});
+
+}  // namespace skillbox::testing
