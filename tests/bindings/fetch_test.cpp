@@ -39,8 +39,8 @@ constexpr const char* kTypes =
 TEST_F(FetchTest, AbsentByDefaultEvenWithNetworkAccess) {
   HttpPolicy p = with_fetch(server);
   p.fetch = false;
-  EXPECT_EQ(value_of(run_js(kTypes, p)),
-            json({"undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined"}));
+  EXPECT_EQ(value_of(run_js(kTypes, p)), json({"undefined", "undefined", "undefined", "undefined",
+                                               "undefined", "undefined", "undefined"}));
 }
 
 TEST_F(FetchTest, PresentWhenTheManifestAsksButNoXmlHttpRequest) {
@@ -131,7 +131,8 @@ TEST_F(FetchTest, RefusalsRejectWithATypeErrorWhoseCauseIsTheHostError) {
     return out;
   )JS",
                                  with_fetch(server)));
-  EXPECT_EQ(v, json({{true, "PermissionDenied", "EACCES", true}, {true, "PermissionDenied", "EACCES", true}}));
+  EXPECT_EQ(v,
+            json({{true, "PermissionDenied", "EACCES", true}, {true, "PermissionDenied", "EACCES", true}}));
   EXPECT_EQ(server.requests(), 0u);
 }
 
@@ -147,8 +148,9 @@ TEST_F(FetchTest, RedirectsAreFollowedAndEachHopChecked) {
     return [ok.status, ok.redirected, ok.url, await ok.text(), refused, manual];
   )JS",
                                  with_fetch(server)));
-  EXPECT_EQ(v, json({200, true, server.url("/chain?n=0"), "end of chain", {true, "PermissionDenied"},
-                     {true, true}}));
+  EXPECT_EQ(
+      v,
+      json({200, true, server.url("/chain?n=0"), "end of chain", {true, "PermissionDenied"}, {true, true}}));
 }
 
 TEST_F(FetchTest, AbortBeforeTheRequestSendsNothing) {
@@ -219,8 +221,8 @@ TEST_F(FetchTest, HostileArgumentsRejectWithErrorsAndSendNothing) {
   )JS",
                                  with_fetch(server)));
   EXPECT_EQ(v[0], json({"TypeError", "TypeError", "boom", "boom", "TypeError", "TypeError", "TypeError",
-                        "TypeError", "TypeError", "TypeError", "TypeError", "TypeError", "TypeError", "TypeError",
-                        "TypeError"}));
+                        "TypeError", "TypeError", "TypeError", "TypeError", "TypeError", "TypeError",
+                        "TypeError", "TypeError"}));
   EXPECT_EQ(v[1], json({true, true, true, true}));
   EXPECT_EQ(v[2], "function") << "fetch never throws synchronously";
   EXPECT_EQ(server.requests(), 0u);
@@ -279,8 +281,9 @@ TEST_F(FetchTest, RequestAndResponseCanBeBuiltAndRead) {
             j.headers.get('content-type'), await j.json(), range];
   )JS",
                                  with_fetch(server)));
-  EXPECT_EQ(v, json::parse(R"([")" + server.url("/x#frag") +
-                           R"(", "POST", "application/json", {"a": 1}, true, "{\"a\":1}", 201, true, "Made", "hi",
+  EXPECT_EQ(
+      v, json::parse(R"([")" + server.url("/x#frag") +
+                     R"(", "POST", "application/json", {"a": 1}, true, "{\"a\":1}", 201, true, "Made", "hi",
                            "b", "application/json", {"k": [1]}, "RangeError"])"));
 }
 
