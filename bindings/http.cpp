@@ -35,9 +35,9 @@ constexpr int64_t kMaxTimeoutMs = static_cast<int64_t>(Limits::kMaxTimeoutMs);
 // fetch's default for a string body without a Content-Type header.
 constexpr const char* kTextContentType = "text/plain;charset=UTF-8";
 
-enum Function : int { kRequest, kGet, kPost, kRequestBlocking };
+enum Function : int { kRequest, kGet, kPost, kRequestBlocking, kFetch };
 constexpr const char* kFunctionNames[] = {"openhuman.http.request", "openhuman.http.get",
-                                          "openhuman.http.post", "net.fetch"};
+                                          "openhuman.http.post", "net.fetch", "fetch"};
 
 bool has_header(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view lname) {
   for (const auto& [name, value] : headers) {
@@ -203,6 +203,10 @@ JSValue http_call(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueCo
 
 JSValue http_request_blocking(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv) {
   return http_call(ctx, this_val, argc, argv, kRequestBlocking);
+}
+
+JSValue http_request_for_fetch(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv) {
+  return http_call(ctx, this_val, argc, argv, kFetch);
 }
 
 namespace {

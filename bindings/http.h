@@ -17,4 +17,8 @@ namespace skillbox::bindings {
 /// it behind the synchronous `net.fetch` of OpenHuman bundles.
 JSValue http_request_blocking(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv);
 
+/// `openhuman.http.request` under the name "fetch" (in its error messages): what the fetch glue
+/// (bindings/fetch_glue.h) sends every request through. Same checks, same copy, same promise.
+JSValue http_request_for_fetch(JSContext* ctx, JSValueConst this_val, int argc, JSValueConst* argv);
+
 }  // namespace skillbox::bindings

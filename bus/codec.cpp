@@ -219,6 +219,7 @@ void fields(auto& v, Is<InvocationFrame> auto& s) {
   v("export_name", s.export_name);
   v("input_json", s.input_json);
   v("db_quota_bytes", s.db_quota_bytes);
+  v("fetch", s.fetch);
 }
 void fields(auto& v, Is<ProgressFrame> auto& s) {
   v("steps", s.steps);

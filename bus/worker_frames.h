@@ -58,6 +58,8 @@ struct InvocationFrame {
   // An OpenHuman bundle's permissions.db.quota_bytes: the worker serves the bundle's db calls itself,
   // on an in-memory copy of its database that it asks for with a DbOpenRequest (0: not a bundle).
   uint64_t db_quota_bytes = 0;
+  // permissions.http.fetch: the worker puts the WHATWG fetch globals on the skill's global object.
+  bool fetch = false;
 
   bool operator==(const InvocationFrame&) const = default;
 };

@@ -235,7 +235,8 @@ json manifest_json(const Manifest& m) {
                           {"max_redirects", p.http.max_redirects},
                           {"max_concurrent", p.http.max_concurrent},
                           {"max_requests", p.http.max_requests},
-                          {"allow_private_addresses", p.http.allow_private_addresses}}},
+                          {"allow_private_addresses", p.http.allow_private_addresses},
+                          {"fetch", p.http.fetch}}},
                         {"env", p.env},
                         {"store",
                          {{"quota_bytes", p.store.quota_bytes},
@@ -287,6 +288,7 @@ std::string skill_report(const Skill& skill, const CodeCheck* code) {
            plural(p.http.max_requests, "request", "requests") + " per run\n";
     out += std::string("           private and loopback addresses ") +
            (p.http.allow_private_addresses ? "ALLOWED" : "refused") + "\n";
+    if (p.http.fetch) out += "           also through fetch (permissions.http.fetch)\n";
   }
   out += "  env      " + (p.env.empty() ? std::string("none") : join(p.env, ", ")) + "\n";
   out += "  store    quota " + exact_bytes(p.store.quota_bytes) + ", at most " +

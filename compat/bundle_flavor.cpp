@@ -2,8 +2,9 @@
 //
 // What the bundle sees is built by the glue (compat/bundle_glue.h) from two kinds of parts, both
 // reaching the host only as bus requests through the Bridge:
-//  - the v1 bindings (store, env, openhuman.http, console, timers, TextEncoder/Decoder, atob/btoa),
-//    captured by the glue before any bundle code runs and then taken off the global object;
+//  - the v1 bindings (store, env, console, timers, TextEncoder/Decoder, atob/btoa) and the WHATWG
+//    fetch with its classes (bindings/fetch.h), captured by the glue before any bundle code runs; the
+//    v1-only ones are then taken off the global object;
 //  - the natives below, for what v1 has no binding of: synchronous workspace reads and writes (data),
 //    synchronous http (net.fetch), events, the skill's database, credentials with placeholders.
 // Every native checks its arguments as the v1 bindings do (bindings/args.h: types first, one
@@ -17,6 +18,7 @@
 #include "bindings/args.h"
 #include "bindings/bridge.h"
 #include "bindings/errors.h"
+#include "bindings/fetch.h"
 #include "bindings/function_list.h"
 #include "bindings/http.h"
 #include "bindings/owners.h"
@@ -131,6 +133,8 @@ const JSCFunctionListEntry kNatives[] = {
 class BundleFlavor final : public engine::Flavor {
  public:
   bool install(JSContext* ctx, const engine::Call& call, Value& state) const override {
+    // The bundle's fetch is built on the WHATWG one (docs/openhuman.md), which the glue captures.
+    if (!bindings::install_fetch(ctx)) return false;
     Value natives(ctx, JS_NewObject(ctx));
     if (natives.is_exception()) return false;
     JS_SetPropertyFunctionList(ctx, natives.get(), kNatives, static_cast<int>(std::size(kNatives)));

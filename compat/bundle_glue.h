@@ -20,7 +20,9 @@ const JSONstringify = JSON.stringify, JSONparse = JSON.parse, isArray = Array.is
 const ObjectKeys = Object.keys, defineProperty = Object.defineProperty, freeze = Object.freeze;
 const TE = G.TextEncoder, TD = G.TextDecoder, U8 = Uint8Array, fromCharCode = String.fromCharCode;
 const console_ = G.console;
-const store = G.store, env = G.env, http = G.openhuman.http, v1atob = G.atob, v1btoa = G.btoa;
+const store = G.store, env = G.env, v1atob = G.atob, v1btoa = G.btoa;
+// The WHATWG fetch of bindings/fetch_glue.h, installed before this glue: the bundle's fetch is it.
+const webFetch = G.fetch;
 // The v1-only globals are not part of a bundle's API.
 delete G.openhuman; delete G.store; delete G.env;
 
@@ -86,22 +88,15 @@ function syncResponse(r) {
 define(G, 'net', {
   fetch(url, options) { return syncResponse(N.fetchSync(requestOptions('net.fetch', url, options))); },
 });
+// OpenHuman's fetch is the WHATWG one but for the body: a value that is not a string or bytes is
+// JSON-stringified. `timeout` is checked as net.fetch checks it, then the policy's timeout applies.
 define(G, 'fetch', function fetch(url, options) {
-  let request;
+  let init;
   try {
-    request = requestOptions('fetch', url, options);
-    request.timeoutMs = undefined;  // the policy's timeout applies
+    const r = requestOptions('fetch', url, options);
+    init = { method: r.method, headers: r.headers, body: r.body };
   } catch (e) { return Promise.reject(e); }
-  return http.request(request).then(function (r) {
-    const headers = r.headers;
-    return {
-      status: r.status, statusText: r.statusText, ok: r.status >= 200 && r.status < 300, url: r.url,
-      headers: { get(name) { const v = headers[Str(name).toLowerCase()]; return v === undefined ? null : v; } },
-      text() { return Promise.resolve(r.body); },
-      json() { return new Promise(function (resolve) { resolve(JSONparse(r.body)); }); },
-      arrayBuffer() { return Promise.resolve(new TE().encode(r.body).buffer); },
-    };
-  });
+  return webFetch(url, init);
 });
 
 // ---- data: the workspace (fs capability) ----

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bindings/fetch.h"
 #include "bindings/install.h"
 #include "engine/realm.h"
 #include "engine/result.h"
@@ -123,6 +124,7 @@ bool Session::start_runtime() {
   timers_ = std::make_unique<TimerQueue>(ctx);
 
   bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
+  if (timers_ok && params_.fetch) timers_ok = bindings::install_fetch(ctx);
   if (timers_ok && params_.flavor) timers_ok = params_.flavor->install(ctx, params_.call, flavor_state_);
   if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
   // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the

@@ -62,6 +62,8 @@ struct SessionParams {
 
   /// The API and calling convention of another skill format (compat/: OpenHuman bundles). Null: v1.
   std::shared_ptr<const Flavor> flavor;
+  /// permissions.http.fetch: install the WHATWG fetch globals (bindings/fetch.h) after the host API.
+  bool fetch = false;
   /// Worker mode: told the steps, heap in use and heap peak so far right before each host request is sent, so
   /// a supervisor that has to kill the worker knows how far it got. May be empty.
   std::function<void(uint64_t steps, uint64_t heap_bytes, uint64_t heap_peak_bytes)> report_progress;

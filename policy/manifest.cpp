@@ -42,9 +42,9 @@ constexpr std::array<std::string_view, 6> kTopKeys = {"id",    "name",   "versio
 constexpr std::array<std::string_view, 4> kLimitKeys = {"memory_mb", "steps", "stack_kb", "timeout_ms"};
 constexpr std::array<std::string_view, 4> kPermissionKeys = {"fs", "http", "env", "store"};
 constexpr std::array<std::string_view, 4> kFsKeys = {"mode", "quota_bytes", "max_files", "max_file_bytes"};
-constexpr std::array<std::string_view, 9> kHttpKeys = {
-    "allow",         "methods",        "max_request_bytes", "max_response_bytes",     "timeout_ms",
-    "max_redirects", "max_concurrent", "max_requests",      "allow_private_addresses"};
+constexpr std::array<std::string_view, 10> kHttpKeys = {
+    "allow",         "methods",        "max_request_bytes", "max_response_bytes",      "timeout_ms",
+    "max_redirects", "max_concurrent", "max_requests",      "allow_private_addresses", "fetch"};
 constexpr std::array<std::string_view, 3> kStoreKeys = {"quota_bytes", "max_keys", "max_value_bytes"};
 
 /// Edit distance, for "did you mean" on unknown keys. Keys are short; O(n*m) is nothing.
@@ -435,6 +435,16 @@ void read_http(Validator& v, const json& value, const KeyPath& path, HttpPolicy&
   });
   with_key(value, path, "allow_private_addresses", [&](const json& x, const KeyPath& p) {
     if (auto b = v.boolean(x, p)) http.allow_private_addresses = *b;
+  });
+  with_key(value, path, "fetch", [&](const json& x, const KeyPath& p) {
+    const auto b = v.boolean(x, p);
+    if (!b) return;
+    // A fetch that could reach no host is a manifest mistake, not a skill that works offline.
+    if (*b && http.allow.empty())
+      return v.problem(p,
+                       "fetch is true but permissions.http.allow lists no URL prefix; every fetch would be "
+                       "refused: add the prefixes fetch may reach, or leave fetch out");
+    http.fetch = *b;
   });
 }
 

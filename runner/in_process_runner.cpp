@@ -206,6 +206,7 @@ engine::SessionParams session_params(const Invocation& invocation, const Limits&
   params.memory_budget = &job.memory;
   params.install_extra_api = extra_api();
   if (invocation.skill.manifest().format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
+  params.fetch = invocation.skill.manifest().permissions.http.fetch;
   return params;
 }
 

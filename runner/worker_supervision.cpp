@@ -98,6 +98,7 @@ Result<void> send_invocation(const Worker& w, SupervisedRun& run) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(run.deadline.time_since_epoch()).count());
   frame.export_name = run.invocation.export_name;
   frame.input_json = run.invocation.input_json;
+  frame.fetch = manifest.permissions.http.fetch;
   if (frame.format == SkillFormat::openhuman) frame.db_quota_bytes = manifest.permissions.db.quota_bytes;
   const bus::Bytes bytes = bus::encode_invocation(frame);
   const bus::Bytes* frames[] = {&bytes};

@@ -2,7 +2,8 @@
 // "JavaScript API for skills").
 //
 // A skill runs in QuickJS 2021-03-27 (ES2020) with exactly these host globals: no DOM, no Node.js, no
-// `fetch`, no `require`, no `process`. Use with a tsconfig like:
+// `require`, no `process`; `fetch` and its classes (the end of this file) only when the manifest sets
+// `permissions.http.fetch: true`. Use with a tsconfig like:
 //
 //   { "compilerOptions": { "target": "es2020", "module": "es2020", "lib": ["es2020"], "types": [],
 //                          "allowJs": true, "checkJs": true, "noEmit": true, "strict": true },
@@ -139,7 +140,11 @@ declare namespace Skillbox {
     headers?: HttpHeaders;
     /** Lowered to `permissions.http.timeout_ms`, never raised. */
     timeoutMs?: number;
-    /** How to deliver the body: a string (default), a Uint8Array, or the parsed JSON value. */
+    /**
+     * How to deliver the body: a string (default), a Uint8Array, or the parsed JSON value. With 'json' a
+     * body that is not JSON rejects with a SyntaxError naming the URL and status, whatever the status
+     * (an HTML 404 page rejects; a JSON error body resolves parsed): read error pages with 'text'.
+     */
     responseType?: R;
   }
 
@@ -151,8 +156,9 @@ declare namespace Skillbox {
   }
 
   /**
-   * A response: a plain, JSON-serializable object. HTTP error statuses (404, 500) resolve; policy
-   * refusals, transport failures, caps and timeouts reject.
+   * A response: a plain, JSON-serializable object. HTTP error statuses (404, 500) resolve (check
+   * `status`); policy refusals, transport failures, caps and timeouts reject with a HostError, and with
+   * responseType 'json' a body that is not JSON rejects with a SyntaxError.
    */
   interface HttpResponse<B = string> {
     status: number;
@@ -271,3 +277,129 @@ declare function btoa(data: string): string;
 declare function atob(data: string): string;
 
 declare var crypto: Skillbox.Crypto;
+
+// ---- fetch: only when skill.json sets permissions.http.fetch (docs/http.md "fetch") -------------------
+//
+// The WHATWG fetch over the same capability as openhuman.http. Without the permission these globals do
+// not exist (a ReferenceError at run time). HTTP error statuses resolve with `ok === false`; refusals,
+// transport failures, caps and timeouts reject with a TypeError whose `cause` is the Skillbox.HostError.
+
+declare namespace Skillbox {
+  type HeadersInit = Headers | Iterable<readonly [string, string]> | { [name: string]: string };
+  /** A string (sent as UTF-8, Content-Type text/plain;charset=UTF-8 unless given) or bytes (sent as is). */
+  type BodyInit = string | ArrayBuffer | ArrayBufferView;
+
+  interface RequestInit {
+    /** Default 'GET'; must be allowed by `permissions.http.methods`. */
+    method?: string;
+    headers?: HeadersInit;
+    /** None on GET and HEAD. */
+    body?: BodyInit | null;
+    signal?: AbortSignal | null;
+    /** Only 'follow': skillbox follows redirects itself, checking each hop against the allowlist. */
+    redirect?: 'follow';
+  }
+
+  interface ResponseInit {
+    /** 200 to 599. */
+    status?: number;
+    statusText?: string;
+    headers?: HeadersInit;
+  }
+
+  interface Body {
+    /** True once text(), json(), arrayBuffer() or bytes() read the body: a second read rejects. */
+    readonly bodyUsed: boolean;
+    text(): Promise<string>;
+    /** Rejects with a SyntaxError when the body is not JSON, whatever the status. */
+    json<T = JsonValue>(): Promise<T>;
+    arrayBuffer(): Promise<ArrayBuffer>;
+    bytes(): Promise<Uint8Array>;
+  }
+}
+
+/** Header names are case-insensitive (stored lower-cased); `get` joins repeated values with ", ". */
+declare class Headers implements Iterable<[string, string]> {
+  constructor(init?: Skillbox.HeadersInit);
+  append(name: string, value: string): void;
+  delete(name: string): void;
+  get(name: string): string | null;
+  getSetCookie(): string[];
+  has(name: string): boolean;
+  set(name: string, value: string): void;
+  forEach(callback: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void;
+  /** Sorted by name, repeated names joined. */
+  entries(): IterableIterator<[string, string]>;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, string]>;
+}
+
+declare class Request implements Skillbox.Body {
+  constructor(input: string | Request, init?: Skillbox.RequestInit);
+  /** The URL as given (the capability parses it when the request is sent). */
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly signal: AbortSignal;
+  readonly redirect: 'follow';
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+  json<T = Skillbox.JsonValue>(): Promise<T>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+  bytes(): Promise<Uint8Array>;
+  clone(): Request;
+}
+
+/** The whole body has arrived (within permissions.http.max_response_bytes) when fetch resolves. */
+declare class Response implements Skillbox.Body {
+  constructor(body?: Skillbox.BodyInit | null, init?: Skillbox.ResponseInit);
+  static json(data: unknown, init?: Skillbox.ResponseInit): Response;
+  static error(): Response;
+  readonly status: number;
+  readonly statusText: string;
+  /** status is 200 to 299. */
+  readonly ok: boolean;
+  /** Immutable on a response from fetch. */
+  readonly headers: Headers;
+  /** The final URL, after redirects. */
+  readonly url: string;
+  readonly redirected: boolean;
+  readonly type: 'basic' | 'default' | 'error';
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+  json<T = Skillbox.JsonValue>(): Promise<T>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+  bytes(): Promise<Uint8Array>;
+  clone(): Response;
+}
+
+/** Aborting rejects a pending fetch with `reason` (default: an Error named "AbortError", code 20). */
+declare class AbortSignal {
+  private constructor();
+  static abort(reason?: unknown): AbortSignal;
+  /** Aborts after `ms` milliseconds with an Error named "TimeoutError" (code 23). */
+  static timeout(ms: number): AbortSignal;
+  /** Aborts when the first of `signals` does, with its reason. */
+  static any(signals: Iterable<AbortSignal>): AbortSignal;
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  onabort: ((event: { type: 'abort'; target: AbortSignal }) => void) | null;
+  throwIfAborted(): void;
+  addEventListener(type: 'abort', listener: (event: { type: 'abort'; target: AbortSignal }) => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: (event: { type: 'abort'; target: AbortSignal }) => void): void;
+}
+
+declare class AbortController {
+  constructor();
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
+/**
+ * Resolves when the response and its whole body have arrived, whatever the HTTP status. Rejects with a
+ * TypeError (its `cause` the Skillbox.HostError: PermissionDenied, PayloadTooLarge, Timeout, ...) when
+ * the request is refused or fails, with the signal's reason when aborted, and with a TypeError for
+ * arguments it cannot take. Never throws synchronously.
+ */
+declare function fetch(input: string | Request, init?: Skillbox.RequestInit): Promise<Response>;

@@ -296,6 +296,7 @@ int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
   params.install_extra_api = extra_api;
   params.leave_runtime_to_process_exit = true;  // the process exits once the result is written
   if (frame.format == SkillFormat::openhuman) params.flavor = compat::bundle_flavor();
+  params.fetch = frame.fetch;
   // The same rule as in-process: heap plus the host buffers this process holds (replies waiting in
   // the inbox) within limits.memory_mb; the address-space rlimit is the wall behind it.
   bus::MemoryBudget budget(frame.memory_bytes);

@@ -142,6 +142,10 @@ struct HttpPolicy {
   uint32_t max_requests = 100;  // requests per invocation
   /// Permit connecting to loopback/private/link-local/... addresses. Default false; tests set it.
   bool allow_private_addresses = false;
+  /// Put the WHATWG `fetch` (with Headers, Request, Response, AbortController, AbortSignal) on the
+  /// skill's global object, over the same capability as `openhuman.http` (docs/http.md "fetch").
+  /// Default false: the global object has no fetch. The manifest accepts it only beside an `allow` entry.
+  bool fetch = false;
   /// `allow` was narrowed for this run (PolicyNarrowing deny_net or allow_http): denials say so.
   bool allow_narrowed = false;
 };

@@ -4,12 +4,11 @@
 #include "bindings/http.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "http_js_fixture.h"
 #include "skill_fixture.h"
 #include "support/http_test_server.h"
 
@@ -17,46 +16,9 @@ namespace skillbox::bindings {
 namespace {
 
 using json = nlohmann::json;
-using skillbox::testing::HttpTestServer;
-using skillbox::testing::TempSkill;
+using skillbox::testing::loopback;
 
-HttpPolicy loopback(const HttpTestServer& server) {
-  HttpPolicy p;
-  p.allow = {server.origin() + "/"};
-  p.methods = {"GET", "POST", "PUT", "DELETE"};
-  p.allow_private_addresses = true;  // the test server is on loopback
-  return p;
-}
-
-class HttpBindingTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "skillbox-http-js-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    data_dir = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(data_dir); }
-
-  // Runs `body` as the body of the skill's default export (an async function of `input`), with
-  // globalThis.URL_BASE set to the server's origin.
-  RunResult run_js(const std::string& body, const HttpPolicy& policy, uint64_t timeout_ms = 20'000) {
-    TempSkill skill({{"index.js", "const BASE = " + json(server.origin()).dump() +
-                                      ";\nexport default async function (input) {\n" + body + "\n}\n"}});
-    skill.manifest().permissions.http = policy;
-    skill.manifest().limits.timeout_ms = timeout_ms;
-    HostOptions options;
-    options.data_dir = data_dir;
-    skillbox::testing::TestRunner runner(options);
-    return skillbox::testing::run(runner, skill);
-  }
-  json value_of(const RunResult& r) {
-    EXPECT_EQ(r.outcome, Outcome::ok) << skillbox::testing::describe(r);
-    return r.outcome == Outcome::ok ? json::parse(r.value_json) : json();
-  }
-
-  HttpTestServer server;
-  std::filesystem::path data_dir;
-};
+class HttpBindingTest : public skillbox::testing::HttpJsTest {};
 
 TEST_F(HttpBindingTest, GetResolvesToAPlainJsonSerializableObject) {
   const RunResult r = run_js(R"JS(
@@ -134,6 +96,18 @@ TEST_F(HttpBindingTest, InvalidJsonRejectsWithASyntaxErrorNamingTheUrl) {
       page.get<std::string>().find(server.url("/no-such-route") + " (HTTP 404 Not Found) is not valid JSON"),
       std::string::npos)
       << page;
+}
+
+// As types/skillbox.d.ts says: an error status resolves, with responseType 'json' too when the body is JSON.
+TEST_F(HttpBindingTest, ErrorStatusesResolveAndAJsonErrorBodyIsParsed) {
+  const json v = value_of(run_js(R"JS(
+    const r = await openhuman.http.get(BASE + '/status?code=404&type=application/json&body=%7B%22e%22%3A1%7D',
+                                       {responseType: 'json'});
+    const t = await openhuman.http.get(BASE + '/status?code=500');
+    return [r.status, r.statusText, r.body, t.status, t.body];
+  )JS",
+                                 loopback(server)));
+  EXPECT_EQ(v, json({404, "Custom Reason", {{"e", 1}}, 500, "status 500"}));
 }
 
 TEST_F(HttpBindingTest, SecurityDeeplyNestedJsonIsACatchableError) {

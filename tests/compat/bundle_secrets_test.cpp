@@ -97,6 +97,42 @@ TEST_F(Mailbox, TheTokenCannotBeSentToAnotherHost) {
   EXPECT_EQ(other_.requests(), 0u);
 }
 
+// fetch (bindings/fetch_glue.h under the bundle's fetch) is the same road: the placeholder becomes the
+// token only toward the bound host; toward another one the request is refused before it leaves.
+constexpr const char* kFetchWithToken = R"JS(
+globalThis.__skill = { default: { tools: [{ name: 'send', async execute(a) {
+  const token = oauth.getCredential().accessToken;
+  try {
+    const r = await fetch(a.url, { headers: new Headers({ authorization: 'Bearer ' + token }) });
+    return { status: r.status, ok: r.ok, echoed: (await r.json()).headers, token };
+  } catch (e) { return { error: e.name, cause: e.cause && e.cause.name, token }; }
+} }] } };
+)JS";
+
+TEST_F(Mailbox, FetchPutsTheTokenInOnlyTowardTheBoundHost) {
+  bundle_.write("index.js", kFetchWithToken);
+  const RunResult bound =
+      call(*runner_, bundle_.skill(), "tool:send", json({{"url", proxy_.url("/echo")}}).dump());
+  const json v = text_of(bound);
+  ASSERT_TRUE(v.is_object()) << describe_run(bound);
+  EXPECT_EQ(v["status"], 200);
+  const auto seen = proxy_.recorded();
+  ASSERT_EQ(seen.size(), 1u);
+  std::string authorization;
+  for (const auto& [n, val] : seen[0].headers)
+    if (n == "authorization") authorization = val;
+  EXPECT_EQ(authorization, std::string("Bearer ") + kToken);
+  EXPECT_EQ(everything(bound).find(kToken), std::string::npos) << "the echo is redacted";
+
+  const RunResult other =
+      call(*runner_, bundle_.skill(), "tool:send", json({{"url", other_.url("/echo")}}).dump());
+  const json w = text_of(other);
+  ASSERT_TRUE(w.is_object()) << describe_run(other);
+  EXPECT_EQ(w["error"], "TypeError");
+  EXPECT_EQ(w["cause"], "PermissionDenied");
+  EXPECT_EQ(other_.requests(), 0u);
+}
+
 TEST_F(Mailbox, RevokeForgetsTheCredentialAndIsAnEvent) {
   const RunResult r = call(*runner_, bundle_.skill(), "tool:revoke", "{}");
   const json v = text_of(r);

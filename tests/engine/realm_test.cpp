@@ -92,8 +92,14 @@ const std::vector<std::string> kGoldenGlobals = {
     "store",
 };
 
-std::string golden_json() {
+// What permissions.http.fetch adds (bindings/fetch.cpp), and nothing else: no XMLHttpRequest, no
+// DOMException, no EventTarget.
+const std::vector<std::string> kFetchGlobals = {"AbortController", "AbortSignal", "Headers",
+                                                "Request",         "Response",    "fetch"};
+
+std::string golden_json(const std::vector<std::string>& extra = {}) {
   std::vector<std::string> names = kGoldenGlobals;
+  names.insert(names.end(), extra.begin(), extra.end());
   std::sort(names.begin(), names.end());
   std::string joined;
   for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
@@ -104,6 +110,17 @@ TEST(Realm, GlobalObjectHasExactlyTheGoldenList) {
   RunResult r = run_source("export default () => Object.getOwnPropertyNames(globalThis).sort().join(',')");
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json, golden_json());
+}
+
+TEST(Realm, WithFetchTheGlobalObjectGainsExactlyTheFetchGlobals) {
+  TempSkill skill(
+      {{"index.js", "export default () => Object.getOwnPropertyNames(globalThis).sort().join(',')"}});
+  skill.manifest().permissions.http.allow = {"https://api.example.com/"};
+  skill.manifest().permissions.http.fetch = true;
+  TestRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_EQ(r.value_json, golden_json(kFetchGlobals));
 }
 
 TEST(Realm, NoHostModulesNoSharedMemoryNoEngineHelpers) {

@@ -110,6 +110,20 @@ TEST(ParseManifest, ExtraPermissionKeysOfPolicyHAreRead) {
   EXPECT_EQ(m->permissions.store.max_value_bytes, 100u);
 }
 
+TEST(ParseManifest, FetchIsOffByDefaultAndOnWhenAsked) {
+  Result<Manifest> off = Skill::parse_manifest(R"({"id": "a", "entry": "a.js"})");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->permissions.http.fetch);
+  Result<Manifest> on = Skill::parse_manifest(
+      R"({"id": "a", "entry": "a.js", "permissions": {"http": {"fetch": true, "allow": ["https://a.example/"]}}})");
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  EXPECT_TRUE(on->permissions.http.fetch);
+  Result<Manifest> no =
+      Skill::parse_manifest(R"({"id": "a", "entry": "a.js", "permissions": {"http": {"fetch": false}}})");
+  ASSERT_TRUE(no.ok()) << no.error().message;
+  EXPECT_FALSE(no->permissions.http.fetch);
+}
+
 TEST(ParseManifest, EntryAndAllowEntriesAreNormalized) {
   Result<Manifest> m =
       Skill::parse_manifest(R"({"id": "a", "entry": "./src/./main.mjs", "permissions": {"http": {
@@ -290,6 +304,13 @@ std::vector<BadManifest> bad_manifests() {
        "skill.json: permissions.http.methods[2]: \"GET\" is listed twice; list each method once"},
       {"private addresses as a string", with(R"("permissions": {"http": {"allow_private_addresses": "no"}})"),
        "skill.json: permissions.http.allow_private_addresses: expected true or false, got \"no\""},
+      {"fetch as a string",
+       with(R"("permissions": {"http": {"allow": ["https://a.example/"], "fetch": "yes"}})"),
+       "skill.json: permissions.http.fetch: expected true or false, got \"yes\""},
+      {"fetch without an allow entry", with(R"("permissions": {"http": {"fetch": true}})"),
+       "skill.json: permissions.http.fetch: fetch is true but permissions.http.allow lists no URL prefix; "
+       "every "
+       "fetch would be refused: add the prefixes fetch may reach, or leave fetch out"},
       {"too many redirects", with(R"("permissions": {"http": {"max_redirects": 21}})"),
        "skill.json: permissions.http.max_redirects: expected an integer from 0 to 20, got 21"},
       {"env name with '='", with(R"("permissions": {"env": ["API_KEY=secret"]})"),

@@ -438,8 +438,9 @@ bool HttpTestServer::Impl::handle(Conn& c, const Request& req) {
   }
   if (p == "/status") {
     const int code = std::stoi(q("code", "200"));
-    return respond(c, code, "Custom Reason", {"Content-Type: text/plain"}, "status " + std::to_string(code),
-                   false);
+    // q("body") and q("type") replace the default body and Content-Type when given.
+    return respond(c, code, "Custom Reason", {"Content-Type: " + q("type", "text/plain")},
+                   q("body", "status " + std::to_string(code)), false);
   }
   if (p == "/headers")
     return respond(c, 200, "OK",

@@ -8,7 +8,7 @@
 //   /plain                  200 text/plain "hello from the test server"
 //   /json                   200 application/json {"ok":true,"n":42,"s":"caf\u00e9"}
 //   /echo                   200 JSON {method, target, headers: [[name, value], ...], body}
-//   /status?code=N          status N, body "status N"
+//   /status?code=N          status N, body "status N" (or &body=TEXT, &type=CONTENT-TYPE)
 //   /headers                200 with X-One, two X-Multi, Set-Cookie and X-Mixed-CASE headers
 //   /binary                 the 256 byte values 0..255
 //   /deep?n=N               JSON nested N deep: N '[' then N ']'

@@ -48,8 +48,14 @@ TEST(SkillboxDts, DeclaresExactlyTheHostGlobals) {
   testing::JsHarness bare(/*install=*/false);
   const std::set<std::string> ecmascript =
       split(bare.eval("Object.getOwnPropertyNames(globalThis).join()").value);
-  const RunResult r =
-      testing::run_source("export default () => Object.getOwnPropertyNames(globalThis).join()");
+  // With permissions.http.fetch, so the fetch globals (declared at the end of the file) are there too;
+  // tests/engine/realm_test.cpp shows that without it they are not.
+  testing::TempSkill skill(
+      {{"index.js", "export default () => Object.getOwnPropertyNames(globalThis).join()"}});
+  skill.manifest().permissions.http.allow = {"https://api.example.com/"};
+  skill.manifest().permissions.http.fetch = true;
+  testing::TestRunner runner;
+  const RunResult r = testing::run(runner, skill);
   ASSERT_EQ(r.outcome, Outcome::ok) << testing::describe(r);
   const std::string json = r.value_json;
   std::set<std::string> host;

@@ -161,8 +161,8 @@ log(decoded, into.read + into.written, back, random[0], uuid);
 require('fs');
 // @ts-expect-error no process
 process.exit(1);
-// @ts-expect-error no fetch
-fetch('https://example.com/');
+// @ts-expect-error no XMLHttpRequest (fetch is declared: it exists with permissions.http.fetch)
+new XMLHttpRequest();
 // @ts-expect-error no document
 document.title;
 
@@ -191,4 +191,29 @@ export const asyncTyped: Skillbox.AsyncHandler<WeatherInput, WeatherOutput> = as
 });
 // @ts-expect-error an AsyncHandler returns a promise
 export const notAsync: Skillbox.AsyncHandler<WeatherInput> = (input) => input.city;
-export { useFs, useHttp };
+
+// ---- fetch (with permissions.http.fetch) ----
+async function useFetch(): Promise<number> {
+  const controller = new AbortController();
+  const headers = new Headers({ accept: 'application/json' });
+  headers.append('x-trace', '1');
+  const res = await fetch('https://api.example.com/v1/items', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ a: 1 }),
+    signal: controller.signal,
+  });
+  const items = await res.json<{ n: number }>();
+  const bytes: Uint8Array = await (await fetch(new Request('https://api.example.com/bin'))).bytes();
+  const nf: boolean = (await fetch('https://api.example.com/missing', { signal: AbortSignal.timeout(1000) })).ok;
+  // @ts-expect-error only redirect: 'follow' is supported
+  await fetch('https://api.example.com/', { redirect: 'manual' });
+  // @ts-expect-error a plain object is not a body (JSON.stringify it)
+  await fetch('https://api.example.com/', { method: 'POST', body: { a: 1 } });
+  // @ts-expect-error AbortSignal has no public constructor
+  new AbortSignal();
+  for (const [name, value] of res.headers) log(name, value);
+  log(new Response('x', { status: 201 }).ok, Response.json({ a: 1 }).status, nf);
+  return items.n + bytes.length;
+}
+export { useFs, useHttp, useFetch };
