@@ -65,7 +65,8 @@ TEST_F(ManPages, OnePerCommandWithEveryOptionAndSubcommandItsHelpShows) {
       EXPECT_NE(text.find("skillbox " + path), std::string::npos) << name << " lacks " << path;
     }
     for (const std::string& option : entry.options)
-      EXPECT_NE(text.find(option), std::string::npos) << name << " does not show " << option << " of '" << path << "'";
+      EXPECT_NE(text.find(option), std::string::npos)
+          << name << " does not show " << option << " of '" << path << "'";
   }
   EXPECT_EQ(pages_, expected);
   for (const char* command : {"skillbox-run.1", "skillbox-check.1", "skillbox-store.1", "skillbox-test.1"})
@@ -86,11 +87,14 @@ TEST_F(ManPages, SeeAlsoNamesPagesThatExistAndTheInstalledGuides) {
   for (const std::string& name : pages_) {
     const std::string text = page(name);
     int pages = 0, docs = 0;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), page_ref); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), page_ref); it != std::sregex_iterator();
+         ++it) {
       ++pages;
-      EXPECT_TRUE(pages_.count((*it)[1].str() + ".1")) << name << " names " << (*it)[0] << ", which is not a page";
+      EXPECT_TRUE(pages_.count((*it)[1].str() + ".1"))
+          << name << " names " << (*it)[0] << ", which is not a page";
     }
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), doc_ref); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), doc_ref); it != std::sregex_iterator();
+         ++it) {
       ++docs;
       const std::string relative = it->str().substr(std::string(kDocDir).size() + 1);
       EXPECT_TRUE(fs::is_regular_file(fs::path(SKILLBOX_SOURCE_DIR) / relative))
@@ -119,7 +123,8 @@ TEST(HelpText, NoHelpNamesAPathOfTheSourceTree) {
   for (const auto& [path, entry] : help_tree()) {
     for (const char* repo_path : {"docs/", ".md\"", "scripts/", "tests/"})
       EXPECT_EQ(entry.text.find(repo_path), std::string::npos)
-          << "skillbox " << path << " --help names " << repo_path << ":\n" << entry.text;
+          << "skillbox " << path << " --help names " << repo_path << ":\n"
+          << entry.text;
   }
   const CliExec root = run_program({SKILLBOX_CLI_PATH, "--help"});
   EXPECT_NE(root.out.find("man skillbox-COMMAND"), std::string::npos) << root.out;
