@@ -268,7 +268,7 @@ _skillbox_names() {
 }
 
 _skillbox() {
-  local cmdpath='' word cur=${words[CURRENT]} pending=''
+  local cmdpath='' word cur=${words[CURRENT]} pending='' REPLY
   local -a reply reply_names
   local -i i positional=0 help=0
   # Walk the words before the cursor: command words extend the path, option values are skipped,

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -303,18 +304,21 @@ std::vector<std::pair<std::string, std::string>> man_pages(CLI::App& root, const
 }
 
 void add_man_command(CLI::App& app, CommandStatus& status) {
-  // Hidden (no group): `cmake --install` runs it (cmake/SkillboxInstall.cmake).
+  // Hidden (no group): `cmake --install` runs it (cmake/SkillboxInstallGenerated.cmake).
+  struct Options {
+    std::string dir;
+    std::string doc_dir;
+  };
+  auto o = std::make_shared<Options>();
   CLI::App* man =
       app.add_subcommand("man-pages", "Write the man pages of skillbox and its commands")->group("");
-  static std::string dir, doc_dir;
-  man->add_option("DIR", dir, "Folder to write skillbox.1 and skillbox-COMMAND.1 into")->required();
-  man->add_option("--doc-dir", doc_dir, "Where the guides (README.md, cli.md, ...) are installed")
-      ->required();
-  man->callback([&app, &status] {
+  man->add_option("DIR", o->dir, "Folder to write skillbox.1 and skillbox-COMMAND.1 into")->required();
+  man->add_option("--doc-dir", o->doc_dir, "Where the guides (README.md, ...) are installed")->required();
+  man->callback([&app, &status, o] {
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    for (const auto& [file, text] : man_pages(app, doc_dir)) {
-      const std::filesystem::path path = std::filesystem::path(dir) / file;
+    std::filesystem::create_directories(o->dir, ec);
+    for (const auto& [file, text] : man_pages(app, o->doc_dir)) {
+      const std::filesystem::path path = std::filesystem::path(o->dir) / file;
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
       out << text;
       out.close();
