@@ -179,9 +179,9 @@ void add_common(CLI::App& cmd, BundleOptions& o) {
                  "Values for platform.env from a dotenv file; the bundle still sees only names in "
                  "permissions.env of the skill.json beside manifest.json")
       ->type_name("FILE");
-  cmd.add_option(
-         "--credentials", o.credentials,
-         "The operator's credentials file (docs/openhuman.md \"Secrets\"); the bundle sees placeholders")
+  cmd.add_option("--credentials", o.credentials,
+                 "The operator's credentials file (openhuman.md \"Secrets\" in the guides); the bundle sees "
+                 "placeholders")
       ->type_name("FILE");
   cmd.add_option("--map-origin", o.map_origin,
                  "Send requests for origin FROM to origin TO (tests against a local server); policy is "

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/cli11.h"
 #include "skillbox/skillbox.h"
@@ -50,10 +52,20 @@ void add_workspace_command(CLI::App& app, CommandStatus& status);
 /// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/serve.md).
 void add_serve_command(CLI::App& app, CommandStatus& status);
 
-/// `skillbox completion bash`: prints bash_completion_script(app) (cli/completion_command.cpp). Hidden
-/// from --help and from the command lists of error messages; added after every other command.
+/// `skillbox completion bash|zsh|fish`: prints the shell's completion script (cli/completion_command.cpp).
+/// Hidden from --help and from the command lists of error messages; added after every other command.
 void add_completion_command(CLI::App& app, CommandStatus& status);
-/// The bash completion script of `root`'s visible commands and options, generated from the tree.
+/// The bash, zsh and fish completion scripts of `root`'s visible commands and options, generated from
+/// the tree (cli/command_tree.h).
 std::string bash_completion_script(CLI::App& root);
+std::string zsh_completion_script(CLI::App& root);
+std::string fish_completion_script(CLI::App& root);
+
+/// `skillbox man-pages DIR [--doc-dir DIR]`: writes the man pages skillbox.1 and skillbox-COMMAND.1
+/// (cli/man_command.cpp). Hidden like `completion`; `cmake --install` runs it.
+void add_man_command(CLI::App& app, CommandStatus& status);
+/// The man pages of `root`'s visible commands: file name ("skillbox-run.1") and roff text. `doc_dir`
+/// is where the guides (README.md, cli.md, ...) are installed, named in every page's SEE ALSO.
+std::vector<std::pair<std::string, std::string>> man_pages(CLI::App& root, const std::string& doc_dir);
 
 }  // namespace skillbox::cli

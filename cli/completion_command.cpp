@@ -1,15 +1,17 @@
-// cli/completion_command.cpp — `skillbox completion bash`: the bash completion script, generated from the
-// CLI11 command tree itself.
+// cli/completion_command.cpp — `skillbox completion bash|zsh|fish`: the shell completion scripts,
+// generated from the CLI11 command tree itself.
 //
-// The script is never written by hand: every subcommand, option, option value kind and positional
-// argument comes from the CLI::App that parses the command line, so a command added to kCommands is
-// completed without a change here. The build runs this command to produce the installed file
-// (share/bash-completion/completions/skillbox); tests/cli/completion_test.cpp checks the script against
+// No script is written by hand: every subcommand, option, option value kind and positional argument comes
+// from the CLI::App that parses the command line (cli/command_tree.h), so a command added to kCommands is
+// completed in every shell without a change here. `cmake --install` runs these commands to write the
+// installed files (share/bash-completion/completions/skillbox, share/zsh/site-functions/_skillbox,
+// share/fish/vendor_completions.d/skillbox.fish); tests/cli/completion_test.cpp checks each script against
 // the commands and options `--help` shows.
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "cli/command_tree.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "skillbox/version.h"
@@ -17,7 +19,7 @@
 namespace skillbox::cli {
 namespace {
 
-/// `text` as one single-quoted bash word.
+/// `text` as one single-quoted bash or zsh word.
 std::string quoted(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
@@ -30,99 +32,92 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-bool hidden(const CLI::App* command) {
-  return command->get_group().empty();
-}
-
-/// What the value of an option or a positional argument completes to: "dir", "file", a choice list
-/// "a|b|c", or "none" (free text: a number, a key, a JSON value).
-std::string value_kind(CLI::Option* option) {
-  const std::string name = option->get_name(/*positional=*/true);
-  const std::string type = option->get_type_name();
-  if (name == "DIR" || type == "DIR") return "dir";
-  if (name == "FILE" || type == "FILE") return "file";
-  // CLI::IsMember describes itself as "{a,b,c}".
-  for (int i = 0;; ++i) {
-    CLI::Validator* validator = nullptr;
-    try {
-      validator = option->get_validator(i);
-    } catch (const CLI::OptionNotFound&) {
-      break;
-    }
-    std::string description = validator->get_description();
-    if (description.size() > 2 && description.front() == '{' && description.back() == '}') {
-      std::string choices = description.substr(1, description.size() - 2);
-      for (char& c : choices)
-        if (c == ',') c = '|';
-      return choices;
-    }
+/// `text` as one single-quoted fish word (fish reads \\ and \' inside single quotes).
+std::string fish_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
   }
-  return "none";
+  return out + "'";
 }
 
-/// A flag expects no items (its type size is still 1 in CLI11 2.1).
-bool takes_value(const CLI::Option* option) {
-  return option->get_items_expected_max() > 0;
+/// What a menu shows beside a command or option: the first line of its description, up to the first
+/// sentence end, at most kMaxSummary characters (a menu line, not the help text).
+constexpr size_t kMaxSummary = 80;
+std::string summary(const std::string& description) {
+  std::string text = description.substr(0, description.find('\n'));
+  if (const size_t end = text.find(". "); end != std::string::npos) text = text.substr(0, end);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  for (char& c : text)
+    if (c == '\t') c = ' ';
+  if (text.size() > kMaxSummary) text = text.substr(0, kMaxSummary - 3) + "...";
+  return text;
 }
 
-struct Node {
-  std::string path;  // "" for skillbox itself, "store import" for `skillbox store import`
-  CLI::App* app = nullptr;
+/// The case-statement bodies every script is built on, one entry per command path (bash and zsh share
+/// the syntax; fish gets its own from the same table).
+struct Tables {
+  struct Entry {
+    std::string key;    // the command path, or "PATH OPTION" / "PATH INDEX" for the kinds
+    std::string value;  // words separated by spaces, or a kind
+  };
+  std::vector<Entry> commands, options, option_kinds, positional_kinds;
+  // zsh and fish: "name:summary" and name<TAB>summary lists per command path.
+  struct Described {
+    std::string path;
+    std::vector<std::pair<std::string, std::string>> items;
+  };
+  std::vector<Described> described_commands, described_options;
 };
 
-/// Every visible command, parents before children, in the order --help lists them.
-std::vector<Node> command_tree(CLI::App& root) {
-  std::vector<Node> nodes = {{"", &root}};
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node at = nodes[i];
-    for (CLI::App* sub : at.app->get_subcommands([](CLI::App* c) { return !hidden(c); }))
-      nodes.push_back({at.path.empty() ? sub->get_name() : at.path + " " + sub->get_name(), sub});
+Tables tables_of(CLI::App& root) {
+  Tables t;
+  for (const CommandNode& node : command_tree(root)) {
+    std::vector<std::string> subs;
+    Tables::Described dc{node.path, {}};
+    for (CLI::App* sub : visible_subcommands(node.app)) {
+      subs.push_back(sub->get_name());
+      dc.items.emplace_back(sub->get_name(), summary(sub->get_description()));
+    }
+    if (!subs.empty()) {
+      t.commands.push_back({node.path, join_words(subs)});
+      t.described_commands.push_back(dc);
+    }
+    std::vector<std::string> names;
+    Tables::Described dopts{node.path, {}};
+    for (CLI::Option* option : visible_options(node.app)) {
+      for (const std::string& s : option_spellings(option)) {
+        names.push_back(s);
+        dopts.items.emplace_back(s, summary(option->get_description()));
+        if (takes_value(option)) t.option_kinds.push_back({node.path + " " + s, value_kind(option)});
+      }
+    }
+    int index = 0;
+    for (CLI::Option* positional : positionals(node.app))
+      t.positional_kinds.push_back({node.path + " " + std::to_string(index++), value_kind(positional)});
+    if (!names.empty()) {
+      t.options.push_back({node.path, join_words(names)});
+      t.described_options.push_back(dopts);
+    }
   }
-  return nodes;
+  return t;
 }
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
+/// A POSIX case statement on $1 (or "$1 $2") setting `variable`, as bash and zsh read it.
+std::string case_function(const std::string& name, const std::string& subject,
+                          const std::vector<Tables::Entry>& entries, const std::string& variable,
+                          const std::string& fallback) {
+  std::string out = name + "() {\n  case " + subject + " in\n";
+  for (const Tables::Entry& e : entries)
+    out += "    " + quoted(e.key) + ") " + variable + "=" + quoted(e.value) + " ;;\n";
+  return out + "    *) " + variable + "=" + fallback + " ;;\n  esac\n}\n\n";
 }
 
 }  // namespace
 
 std::string bash_completion_script(CLI::App& root) {
-  const std::vector<Node> nodes = command_tree(root);
-  std::string commands, options, option_kinds, positional_kinds;
-  for (const Node& node : nodes) {
-    std::vector<std::string> subs;
-    for (CLI::App* sub : node.app->get_subcommands([](CLI::App* c) { return !hidden(c); }))
-      subs.push_back(sub->get_name());
-    if (!subs.empty())
-      commands += "    " + quoted(node.path) + ") _skillbox_reply=" + quoted(join(subs)) + " ;;\n";
-
-    std::vector<std::string> names;
-    int positional = 0;
-    for (CLI::Option* option : node.app->get_options()) {
-      if (option->get_group().empty()) continue;  // hidden
-      if (option->nonpositional()) {
-        std::vector<std::string> spellings;
-        for (const std::string& n : option->get_lnames()) spellings.push_back("--" + n);
-        for (const std::string& n : option->get_snames()) spellings.push_back("-" + n);
-        for (const std::string& s : spellings) {
-          names.push_back(s);
-          if (takes_value(option))
-            option_kinds += "    " + quoted(node.path + " " + s) +
-                            ") _skillbox_reply=" + quoted(value_kind(option)) + " ;;\n";
-        }
-      } else {
-        positional_kinds += "    " + quoted(node.path + " " + std::to_string(positional)) +
-                            ") _skillbox_reply=" + quoted(value_kind(option)) + " ;;\n";
-        ++positional;
-      }
-    }
-    if (!names.empty())
-      options += "    " + quoted(node.path) + ") _skillbox_reply=" + quoted(join(names)) + " ;;\n";
-  }
-
+  const Tables t = tables_of(root);
   std::string script;
   script += "# bash completion for skillbox                                  -*- shell-script -*-\n";
   script +=
@@ -130,18 +125,16 @@ std::string bash_completion_script(CLI::App& root) {
       ") from the command's own\n# option tree: regenerate it, do not edit it. Install it as\n"
       "# share/bash-completion/completions/skillbox, or load it with: source <(skillbox completion bash)\n\n";
   script += "# The subcommands of a command path (\"\" is skillbox itself, \"store\" is `skillbox store`).\n";
-  script +=
-      "_skillbox_commands() {\n  case $1 in\n" + commands + "    *) _skillbox_reply='' ;;\n  esac\n}\n\n";
+  script += case_function("_skillbox_commands", "$1", t.commands, "_skillbox_reply", "''");
   script += "# The options of a command path.\n";
-  script += "_skillbox_options() {\n  case $1 in\n" + options + "    *) _skillbox_reply='' ;;\n  esac\n}\n\n";
+  script += case_function("_skillbox_options", "$1", t.options, "_skillbox_reply", "''");
   script +=
       "# What the value of option $2 of command path $1 is: dir, file, none (free text) or choices a|b;\n"
       "# flag when the option takes no value.\n";
-  script += "_skillbox_option_kind() {\n  case \"$1 $2\" in\n" + option_kinds +
-            "    *) _skillbox_reply=flag ;;\n  esac\n}\n\n";
+  script += case_function("_skillbox_option_kind", "\"$1 $2\"", t.option_kinds, "_skillbox_reply", "flag");
   script += "# What positional argument $2 (from 0) of command path $1 is: dir, file or none.\n";
-  script += "_skillbox_positional_kind() {\n  case \"$1 $2\" in\n" + positional_kinds +
-            "    *) _skillbox_reply=none ;;\n  esac\n}\n\n";
+  script +=
+      case_function("_skillbox_positional_kind", "\"$1 $2\"", t.positional_kinds, "_skillbox_reply", "none");
   script += R"BASH(# Sets COMPREPLY to the words of kind $1 (dir, file, none, a|b) that start with $2.
 _skillbox_complete_value() {
   case $1 in
@@ -225,16 +218,274 @@ complete -F _skillbox skillbox
   return script;
 }
 
+std::string zsh_completion_script(CLI::App& root) {
+  const Tables t = tables_of(root);
+  // reply=('name:summary' ...), the form _describe takes.
+  auto described = [](const std::string& name, const std::vector<Tables::Described>& lists) {
+    std::string out = name + "() {\n  case $1 in\n";
+    for (const Tables::Described& d : lists) {
+      out += "    " + quoted(d.path) + ") reply=(";
+      std::string items;
+      for (const auto& [word, text] : d.items) {
+        std::string escaped_word;  // _describe splits at the first unescaped colon
+        for (char c : word) escaped_word += c == ':' ? std::string("\\:") : std::string(1, c);
+        items += (items.empty() ? "" : " ") + quoted(escaped_word + ":" + text);
+      }
+      out += items + ") ;;\n";
+    }
+    return out + "    *) reply=() ;;\n  esac\n}\n\n";
+  };
+  std::string script;
+  script += "#compdef skillbox\n";
+  script += "# zsh completion for skillbox. Generated by `skillbox completion zsh` (skillbox " +
+            std::string(kVersion) +
+            ")\n# from the command's own option tree: regenerate it, do not edit it. Install it as\n"
+            "# share/zsh/site-functions/_skillbox (a folder on $fpath), or load it after compinit with:\n"
+            "# source <(skillbox completion zsh)\n\n";
+  script += "# The subcommands of a command path (\"\" is skillbox itself), as name:summary in $reply.\n";
+  script += described("_skillbox_commands", t.described_commands);
+  script += "# The options of a command path, as name:summary in $reply.\n";
+  script += described("_skillbox_options", t.described_options);
+  script +=
+      "# What the value of option $2 of command path $1 is: dir, file, none (free text) or choices a|b;\n"
+      "# flag when the option takes no value. In $REPLY.\n";
+  script += case_function("_skillbox_option_kind", "\"$1 $2\"", t.option_kinds, "REPLY", "flag");
+  script += "# What positional argument $2 (from 0) of command path $1 is: dir, file or none. In $REPLY.\n";
+  script += case_function("_skillbox_positional_kind", "\"$1 $2\"", t.positional_kinds, "REPLY", "none");
+  script += R"ZSH(# Completes a value of kind $1 (dir, file, none, a|b).
+_skillbox_value() {
+  case $1 in
+    dir) _files -/ ;;
+    file) _files ;;
+    none | flag) _message 'a value' ;;
+    *) local -a choices=(${(s:|:)1}); compadd -a choices ;;
+  esac
+}
+
+# The names of $reply's name:summary items, in $reply_names.
+_skillbox_names() {
+  reply_names=(${reply%%:*})
+}
+
+_skillbox() {
+  local cmdpath='' word cur=${words[CURRENT]} pending='' REPLY
+  local -a reply reply_names
+  local -i i positional=0 help=0
+  # Walk the words before the cursor: command words extend the path, option values are skipped,
+  # the rest are positional arguments. (Not $path: zsh ties it to $PATH.)
+  for ((i = 2; i < CURRENT; i++)); do
+    word=${words[i]}
+    if ((help)); then  # `skillbox help store get`: every word names a command
+      _skillbox_commands "$cmdpath"; _skillbox_names
+      if ((${reply_names[(Ie)$word]})); then cmdpath="${cmdpath:+$cmdpath }$word"; else cmdpath='?'; fi
+      continue
+    fi
+    case $word in
+      -*=*) continue ;;
+      -*)
+        _skillbox_option_kind "$cmdpath" "$word"
+        if [[ $REPLY != flag ]]; then
+          ((i + 1 == CURRENT)) && pending=$word
+          ((i++))
+        fi
+        continue ;;
+    esac
+    _skillbox_commands "$cmdpath"; _skillbox_names
+    if ((positional == 0 && ${reply_names[(Ie)$word]})); then
+      cmdpath="${cmdpath:+$cmdpath }$word"
+      if [[ $cmdpath == help ]]; then help=1; cmdpath=''; fi
+    else
+      ((positional++))
+    fi
+  done
+
+  if [[ -n $pending ]]; then
+    _skillbox_option_kind "$cmdpath" "$pending"
+    _skillbox_value "$REPLY"
+    return
+  fi
+  if [[ $cur == -*=* ]] && ((!help)); then
+    _skillbox_option_kind "$cmdpath" "${cur%%=*}"
+    if [[ $REPLY != flag ]]; then
+      compset -P '*='
+      _skillbox_value "$REPLY"
+      return
+    fi
+  fi
+  if [[ $cur == -* ]] && ((!help)); then
+    _skillbox_options "$cmdpath"
+    _describe -t options 'skillbox option' reply
+    return
+  fi
+  _skillbox_commands "$cmdpath"
+  if ((${#reply} && (positional == 0 || help))); then
+    _describe -t commands 'skillbox command' reply
+    return
+  fi
+  ((help)) && return 1
+  _skillbox_positional_kind "$cmdpath" "$positional"
+  _skillbox_value "$REPLY"
+}
+
+# Autoloaded from $fpath, this file is the body of _skillbox: run it. Sourced, register it.
+if [[ $funcstack[1] == _skillbox ]]; then
+  _skillbox "$@"
+else
+  compdef _skillbox skillbox
+fi
+)ZSH";
+  return script;
+}
+
+std::string fish_completion_script(CLI::App& root) {
+  const Tables t = tables_of(root);
+  // A fish switch on the command path (or "PATH OPTION"), printing the entry.
+  auto switch_function = [](const std::string& name, const std::string& subject,
+                            const std::vector<Tables::Entry>& entries, const std::string& fallback) {
+    std::string out = "function " + name + "\n    switch " + subject + "\n";
+    for (const Tables::Entry& e : entries)
+      out += "        case " + fish_quoted(e.key) + "\n            echo " + fish_quoted(e.value) + "\n";
+    return out + "        case '*'\n            echo " + fallback + "\n    end\nend\n\n";
+  };
+  // Prints name<TAB>summary lines, the form fish completions take.
+  auto described = [](const std::string& name, const std::vector<Tables::Described>& lists) {
+    std::string out = "function " + name + "\n    switch \"$argv[1]\"\n";
+    for (const Tables::Described& d : lists) {
+      out += "        case " + fish_quoted(d.path) + "\n";
+      for (const auto& [word, text] : d.items)
+        out += "            printf '%s\\t%s\\n' " + fish_quoted(word) + " " + fish_quoted(text) + "\n";
+    }
+    return out + "    end\nend\n\n";
+  };
+  std::string script;
+  script += "# fish completion for skillbox. Generated by `skillbox completion fish` (skillbox " +
+            std::string(kVersion) +
+            ")\n# from the command's own option tree: regenerate it, do not edit it. Install it as\n"
+            "# share/fish/vendor_completions.d/skillbox.fish, or load it with:\n"
+            "# skillbox completion fish | source\n\n";
+  script += "# The subcommands of a command path (\"\" is skillbox itself), as name<TAB>summary lines.\n";
+  script += described("__skillbox_commands", t.described_commands);
+  script += "# The options of a command path, as name<TAB>summary lines.\n";
+  script += described("__skillbox_options", t.described_options);
+  script +=
+      "# What the value of option $argv[2] of command path $argv[1] is: dir, file, none (free text) or\n"
+      "# choices a|b; flag when the option takes no value.\n";
+  script += switch_function("__skillbox_option_kind", "\"$argv[1] $argv[2]\"", t.option_kinds, "flag");
+  script += "# What positional argument $argv[2] (from 0) of command path $argv[1] is: dir, file or none.\n";
+  script +=
+      switch_function("__skillbox_positional_kind", "\"$argv[1] $argv[2]\"", t.positional_kinds, "none");
+  script += R"FISH(# The values of kind $argv[1] (dir, file, none, a|b) for the token $argv[2].
+function __skillbox_values
+    switch $argv[1]
+        case dir
+            __fish_complete_directories $argv[2] ''
+        case file
+            __fish_complete_path $argv[2]
+        case none flag
+        case '*'
+            string split '|' -- $argv[1]
+    end
+end
+
+# The candidates for the token under the cursor.
+function __skillbox_complete
+    set -l tokens (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l cmdpath ''
+    set -l pending ''
+    set -l positional 0
+    set -l help 0
+    set -l i 2
+    # Walk the words before the cursor: command words extend the path, option values are skipped,
+    # the rest are positional arguments.
+    while test $i -le (count $tokens)
+        set -l word $tokens[$i]
+        set i (math $i + 1)
+        set -l names (__skillbox_commands "$cmdpath" | string replace -r '\t.*' '')
+        if test $help = 1
+            # `skillbox help store get`: every word names a command
+            if contains -- $word $names
+                set cmdpath (string trim -- "$cmdpath $word")
+            else
+                set cmdpath '?'
+            end
+            continue
+        end
+        switch $word
+            case '-*=*'
+                continue
+            case '-*'
+                if test (__skillbox_option_kind "$cmdpath" $word) != flag
+                    test $i -gt (count $tokens); and set pending $word
+                    set i (math $i + 1)
+                end
+                continue
+        end
+        if test $positional = 0; and contains -- $word $names
+            set cmdpath (string trim -- "$cmdpath $word")
+            if test "$cmdpath" = help
+                set help 1
+                set cmdpath ''
+            end
+        else
+            set positional (math $positional + 1)
+        end
+    end
+
+    if test -n "$pending"
+        __skillbox_values (__skillbox_option_kind "$cmdpath" $pending) $cur
+        return
+    end
+    if test $help = 0; and string match -q -- '-*=*' $cur
+        set -l parts (string split -m 1 = -- $cur)
+        set -l kind (__skillbox_option_kind "$cmdpath" $parts[1])
+        if test $kind != flag
+            __skillbox_values $kind $parts[2] | string replace -r -- '^' "$parts[1]="
+            return
+        end
+    end
+    if test $help = 0; and string match -q -- '-*' $cur
+        __skillbox_options "$cmdpath"
+        return
+    end
+    set -l subs (__skillbox_commands "$cmdpath")
+    if test (count $subs) -gt 0; and begin; test $positional = 0; or test $help = 1; end
+        printf '%s\n' $subs
+        return
+    end
+    test $help = 1; and return
+    __skillbox_values (__skillbox_positional_kind "$cmdpath" $positional) $cur
+end
+
+complete -c skillbox -e
+complete -c skillbox -f -a '(__skillbox_complete)'
+)FISH";
+  return script;
+}
+
 void add_completion_command(CLI::App& app, CommandStatus& status) {
-  // Hidden (no group): it is for the build and for users who set up completion by hand (docs/cli.md).
+  // Hidden (no group): it is for `cmake --install` and for users who set up completion by hand
+  // (docs/cli.md "Man pages and shell completion").
   CLI::App* completion =
       app.add_subcommand("completion", "Print the shell completion script of skillbox")->group("");
   completion->require_subcommand(1);
-  completion->add_subcommand("bash", "Print the bash completion script: source <(skillbox completion bash)")
-      ->callback([&app, &status] {
-        emit(stdout, bash_completion_script(app));
-        status.exit_code = 0;
-      });
+  struct Shell {
+    const char* name;
+    const char* help;
+    std::string (*script)(CLI::App&);
+  };
+  static constexpr Shell kShells[] = {
+      {"bash", "Print the bash completion script: source <(skillbox completion bash)",
+       bash_completion_script},
+      {"zsh", "Print the zsh completion script: source <(skillbox completion zsh)", zsh_completion_script},
+      {"fish", "Print the fish completion script: skillbox completion fish | source", fish_completion_script},
+  };
+  for (const Shell& shell : kShells) {
+    completion->add_subcommand(shell.name, shell.help)->callback([&app, &status, &shell] {
+      emit(stdout, shell.script(app));
+      status.exit_code = 0;
+    });
+  }
 }
 
 }  // namespace skillbox::cli

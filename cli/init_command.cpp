@@ -228,8 +228,8 @@ void add_init_command(CLI::App& app, CommandStatus& status) {
   init->add_option("--name", o->name, "Human-readable name in skill.json (default: made from the id)")
       ->type_name("TEXT");
   init->footer(
-      "Files: skill.json (the manifest, docs/manifest.md), index.js or index.ts, skillbox.d.ts (the API's "
-      "types),\nskill.test.json (run by `skillbox test DIR`, docs/cli.md); with --ts also package.json, "
+      "Files: skill.json (the manifest), index.js or index.ts, skillbox.d.ts (the API's "
+      "types),\nskill.test.json (run by `skillbox test DIR`); with --ts also package.json, "
       "tsconfig.json, .gitignore.");
   init->callback([o, &status] { status.exit_code = init_skill(*o); });
 }

@@ -283,7 +283,9 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", version_text(), "Print the skillbox and engine versions and exit");
   app.require_subcommand(1);
   app.footer(
-      "Run 'skillbox COMMAND --help' for a command's options. Docs: docs/cli.md, docs/manifest.md.\n"
+      "Run 'skillbox COMMAND --help' or 'man skillbox-COMMAND' for a command's options; 'man skillbox' for "
+      "the\n"
+      "environment, the files and the guides installed with skillbox.\n"
       "Exit codes: 0 ok, 1 error, 2 invalid, 10 memory_limit, 11 step_limit, 12 timeout, 13 stack_overflow,\n"
       "20 crashed, 70 internal, 130 cancelled.");
 
@@ -293,6 +295,7 @@ int run_main(int argc, char** argv) {
   add_help_commands(app, help);
   // Hidden from --help; when it runs, it generates the completion script from the whole tree above.
   skillbox::cli::add_completion_command(app, status);
+  skillbox::cli::add_man_command(app, status);
 
   try {
     app.parse(argc, argv);

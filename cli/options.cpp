@@ -49,8 +49,8 @@ PolicyNarrowing NarrowingFlags::narrowing() const {
 void add_isolation_option(CLI::App& command, std::string& isolation) {
   command
       .add_option("--isolation", isolation,
-                  "process (default): each run in a sandboxed worker process (seccomp, Landlock, rlimits; "
-                  "docs/isolation.md); inprocess: in this process, behind the engine's limits only")
+                  "process (default): each run in a sandboxed worker process (seccomp, Landlock, rlimits); "
+                  "inprocess: in this process, behind the engine's limits only")
       ->check(CLI::IsMember({"process", "inprocess"}))
       ->type_name("MODE");
 }

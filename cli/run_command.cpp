@@ -344,7 +344,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                 "Ctrl-C stops");
   add_data_dir_option(*run, o->data_dir);
   run->add_option("--env-file", o->env_file,
-                  "Values for env.get from a dotenv file (KEY=VALUE lines, docs/env.md) instead of the "
+                  "Values for env.get from a dotenv file (KEY=VALUE lines) instead of the "
                   "process environment; the skill still sees only names in permissions.env")
       ->type_name("FILE");
   add_isolation_option(*run, o->isolation);

@@ -116,7 +116,8 @@ int rebind(const SkillsOptions& o) {
 void add_skills_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<SkillsOptions>();
   CLI::App* skills = app.add_subcommand(
-      "skills", "Show and change which skill folder owns each skill id (docs/manifest.md \"Identity\").");
+      "skills",
+      "Show and change which skill folder owns each skill id (manifest.md \"Identity\" in the guides).");
   skills->require_subcommand(1);
 
   CLI::App* list = skills->add_subcommand("list", "Print each bound skill id and the folder that owns it");

@@ -584,7 +584,8 @@ int run_check(const StoreOptions& o) {
 
 void add_store_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<StoreOptions>();
-  CLI::App* store = app.add_subcommand("store", "Inspect and edit the per-skill store (docs/store.md).");
+  CLI::App* store =
+      app.add_subcommand("store", "Inspect and edit the per-skill store (store.md in the guides).");
   store->require_subcommand(1);
   store->footer(
       "Exit codes: 0 done, 1 no such key or a quota would be exceeded, 2 bad input, 70 the database is "

@@ -290,8 +290,8 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
   if (!text) {
     if (text.error().code == base::ReadErrc::open_failed && text.error().sys_errno == ENOENT)
       return Error{shown +
-                   ": not found; write one (skillbox init makes a folder with one, docs/cli.md "
-                   "\"skillbox test\" gives the format)"};
+                   ": not found; write one (skillbox init makes a folder with one; man skillbox-test "
+                   "gives the format)"};
     return Error{shown + ": " + text.error().message};
   }
   // Checked whole first (no tree, any depth) so that the message can say how deep it goes.
@@ -531,7 +531,7 @@ void add_test_command(CLI::App& app, CommandStatus& status) {
   test->footer(
       "Each test runs in a fresh, throwaway data directory; env.get sees only the test's \"env\"; HTTP\n"
       "requests are answered by the test's \"http\" fixtures on 127.0.0.1 and every other URL is refused.\n"
-      "Format: docs/cli.md \"skillbox test\". Exit codes: 0 all passed, 1 a test failed, 2 invalid skill or "
+      "Format: man skillbox-test. Exit codes: 0 all passed, 1 a test failed, 2 invalid skill or "
       "test file,\n130 cancelled (Ctrl-C or SIGTERM: the running test is cancelled and cleaned up, no other "
       "starts).");
   test->callback([o, &status] { status.exit_code = run_tests(*o); });

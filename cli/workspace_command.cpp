@@ -79,7 +79,7 @@ int run_rm(const WorkspaceOptions& o) {
 void add_workspace_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<WorkspaceOptions>();
   CLI::App* ws = app.add_subcommand(
-      "workspace", "List, print and remove the files a skill wrote in its workspace (docs/fs.md).");
+      "workspace", "List, print and remove the files a skill wrote in its workspace (fs.md in the guides).");
   ws->require_subcommand(1);
   ws->footer(
       "Paths are relative to the workspace and follow the rules of the skill's own fs calls: no '..' out of "

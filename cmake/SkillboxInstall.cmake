@@ -3,11 +3,23 @@
 #   include/skillbox/         the public headers, the generated version.h among them
 #   bin/skillbox              the CLI (when SKILLBOX_BUILD_CLI)
 #   bin/skillbox-worker       the worker executable of WorkerRunner (imported target skillbox::worker)
-#   share/man/man1/skillbox.1 the man page, from help2man (when SKILLBOX_BUILD_CLI and help2man was found)
-#   share/bash-completion/completions/skillbox  the bash completion script (when SKILLBOX_BUILD_CLI)
+#   share/man/man1/           skillbox.1 and skillbox-COMMAND.1, one per command (when SKILLBOX_BUILD_CLI)
+#   share/bash-completion/completions/skillbox      the bash, zsh and fish completion scripts (when
+#   share/zsh/site-functions/_skillbox              SKILLBOX_BUILD_CLI)
+#   share/fish/vendor_completions.d/skillbox.fish
+#   share/doc/skillbox/       README.md and docs/*.md, the guides the man pages name
 #   lib/cmake/skillbox/       skillboxConfig.cmake, its version file and the exported targets:
 #                             find_package(skillbox) gives `skillbox::skillbox`, one target to link
 #   lib/pkgconfig/skillbox.pc the same for pkg-config users
+#
+# The man pages and completion scripts are generated at install time by the built command
+# (cmake/SkillboxInstallGenerated.cmake), so an install needs nothing built but the command and the
+# libraries: it works right after scripts/demo.sh, which builds skillbox_cli only.
+#
+# Installed programs are stripped and the libraries lose their debug sections (SKILLBOX_INSTALL_STRIP,
+# on by default: the RelWithDebInfo CLI is about 100 MB with its debug info, 10 MB without). The build
+# tree keeps its debug info; -DSKILLBOX_INSTALL_STRIP=OFF installs it as built (`cmake --install --strip`
+# then strips as CMake does).
 #
 # Embedders link one target, skillbox::skillbox: it brings every layer in link order and, through
 # find_dependency in skillboxConfig.cmake, the libraries the layers use privately (libcurl, SQLite,
@@ -15,6 +27,13 @@
 include(CMakePackageConfigHelpers)
 
 set(SKILLBOX_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/skillbox")
+
+option(SKILLBOX_INSTALL_STRIP "Strip the installed programs and the debug info of the installed libraries" ON)
+if(SKILLBOX_INSTALL_STRIP)
+  # First in the install script: CMake's own strip rule of each program below reads it. `cmake --install
+  # --strip` sets it to 1 before this runs.
+  install(CODE "if(NOT DEFINED CMAKE_INSTALL_DO_STRIP)\n  set(CMAKE_INSTALL_DO_STRIP 1)\nendif()")
+endif()
 # Every layer library, bottom up, as cmake/SkillboxLayers.cmake declared them (a new layer is installed
 # without a change here), plus the engine.
 get_property(SKILLBOX_INSTALL_LAYERS GLOBAL PROPERTY SKILLBOX_LAYERS)
@@ -30,6 +49,27 @@ install(TARGETS ${_skillbox_targets}
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
+# CMake strips programs and shared libraries, never static ones: their debug sections go here.
+set(_skillbox_archives "")
+foreach(target IN LISTS _skillbox_targets)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    list(APPEND _skillbox_archives "$<TARGET_FILE_NAME:${target}>")
+  endif()
+endforeach()
+if(CMAKE_STRIP)
+  install(CODE "
+    if(CMAKE_INSTALL_DO_STRIP)
+      foreach(archive ${_skillbox_archives})
+        set(path \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/\${archive}\")
+        execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug \"\${path}\" RESULT_VARIABLE rc)
+        if(NOT rc EQUAL 0)
+          message(FATAL_ERROR \"${CMAKE_STRIP} --strip-debug \${path} failed (\${rc})\")
+        endif()
+      endforeach()
+    endif()")
+endif()
+
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/skillbox" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
@@ -37,11 +77,18 @@ install(FILES "${PROJECT_BINARY_DIR}/generated/skillbox/version.h"
 
 if(SKILLBOX_BUILD_CLI)
   install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-  # bash-completion loads completions/skillbox on the first <TAB> after `skillbox`.
-  install(FILES "${SKILLBOX_COMPLETION_FILE}" DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions")
-  if(SKILLBOX_MAN_PAGE_FILE)
-    install(FILES "${SKILLBOX_MAN_PAGE_FILE}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
-  endif()
+  # The guides, laid out as in the source tree so that README.md's links to docs/ work.
+  install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs"
+          FILES_MATCHING PATTERN "*.md")
+  # The man pages (naming the guides' installed paths) and the completion scripts, written by the command.
+  install(CODE "
+    set(SKILLBOX_CLI \"$<TARGET_FILE:skillbox_cli>\")
+    set(SKILLBOX_STAGE \"${PROJECT_BINARY_DIR}/install-generated\")
+    set(SKILLBOX_DOCDIR \"${CMAKE_INSTALL_DOCDIR}\")
+    set(SKILLBOX_MANDIR \"${CMAKE_INSTALL_MANDIR}\")
+    set(SKILLBOX_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
+    include(\"${PROJECT_SOURCE_DIR}/cmake/SkillboxInstallGenerated.cmake\")")
 endif()
 # The worker executable WorkerRunner starts, exported as skillbox::worker so that an embedder can pass
 # $<TARGET_FILE:skillbox::worker> as HostOptions::worker_path wherever the package was installed (the

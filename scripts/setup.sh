@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config patch git ca-certificates
   ccache                           # rebuilds and fresh clones reuse compiled objects
   clang-format                     # scripts/check-format.sh, run by the test command
-  help2man                         # the man page, generated from skillbox --help at build time
+  man-db zsh fish                   # tests: the man pages render, the zsh and fish completion scripts work
   nodejs npm                       # npm pack fetches the QuickJS sources (qjsc@0.3.0)
   nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
