@@ -18,6 +18,7 @@
 #include "base/sanitizer.h"
 #include "skillbox/skillbox.h"
 #include "skillbox/version.h"
+#include "support/http_test_server.h"
 
 namespace skillbox {
 namespace {
@@ -975,4 +976,58 @@ TEST_F(WorkspaceCli, PathsFollowTheSkillsRulesAndNothingOutsideIsReadOrRemoved) 
 }
 
 }  // namespace
+
+// ---- skillbox run FILE.js -----------------------------------------------------------------------------
+
+// A single file has no manifest: it gets nothing (no network) until the command line grants it, and then
+// exactly what was granted (a loopback prefix can reach loopback).
+TEST_F(CliTest, ASingleFileRunsWithOnlyWhatTheCommandLineGrants) {
+  testing::HttpTestServer server;
+  const fs::path file = tmp_ / "probe.js";
+  std::ofstream(file) << "export default async () => (await openhuman.http.get('"
+                      << server.url("/text?body=hi") << "')).body;\n";
+  const Exec denied = run({file.string(), "--isolation", "inprocess"});
+  EXPECT_EQ(denied.exit_code, 1) << denied.err;
+  EXPECT_NE(denied.err.find("PermissionDenied"), std::string::npos) << denied.err;
+  const Exec granted = run({file.string(), "--allow-http", server.origin() + "/"});
+  EXPECT_EQ(granted.exit_code, 0) << granted.err;
+  EXPECT_EQ(granted.out, "\"hi\"\n");
+  const Exec elsewhere = run({file.string(), "--allow-http", server.origin() + "/other/"});
+  EXPECT_EQ(elsewhere.exit_code, 1) << elsewhere.err;
+  const Exec bad = run({file.string(), "--allow-http", "ftp://x"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--allow-http ftp://x"), std::string::npos) << bad.err;
+}
+
+TEST_F(CliTest, ASingleFileImportsFromBesideItAndKeepsItsOwnStore) {
+  for (const char* folder : {"one", "two"}) {
+    fs::create_directories(tmp_ / folder);
+    std::ofstream(tmp_ / folder / "lib.js") << "export const name = '" << folder << "';\n";
+    std::ofstream(tmp_ / folder / "main.js")
+        << "import { name } from './lib.js';\n"
+           "export default async () => { const before = await store.get('k');"
+           " await store.set('k', name); return [before ?? null, name]; };\n";
+  }
+  // Two files called main.js in two folders: two ids, two stores (no "belongs to another folder").
+  EXPECT_EQ(run({(tmp_ / "one/main.js").string()}).out, "[\n  null,\n  \"one\"\n]\n");
+  EXPECT_EQ(run({(tmp_ / "two/main.js").string()}).out, "[\n  null,\n  \"two\"\n]\n");
+  const Exec again = run({(tmp_ / "one/main.js").string()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "[\n  \"one\",\n  \"one\"\n]\n");
+}
+
+TEST_F(CliTest, RunOfATypeScriptFileOrEntrySaysHowToCompileIt) {
+  const fs::path file = tmp_ / "tool.ts";
+  std::ofstream(file) << "export default (): number => 1;\n";
+  const Exec r = run({file.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("tool.ts is TypeScript"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("esbuild tool.ts"), std::string::npos) << r.err;
+  const std::string dir = skill("ts", R"({"id": "ts", "entry": "index.ts"})");
+  std::ofstream(fs::path(dir) / "index.ts") << "export default (): number => 1;\n";
+  const Exec entry = run({dir});
+  EXPECT_EQ(entry.exit_code, 2) << entry.err;
+  EXPECT_NE(entry.err.find("skill.json: entry index.ts is TypeScript"), std::string::npos) << entry.err;
+}
+
 }  // namespace skillbox
