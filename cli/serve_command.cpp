@@ -131,7 +131,7 @@ int serve(const ServeOptions& o) {
 void add_serve_command(CLI::App& app, CommandStatus& status) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd =
-      app.add_subcommand("serve", "Serve skills over HTTP to tenants holding API keys (docs/serve.md).");
+      app.add_subcommand("serve", "Serve skills over HTTP to tenants holding API keys (man skillbox-serve).");
   cmd->add_option("SKILLS_DIR", o->skills_dir,
                   "A folder of skill folders, served to one tenant with a fresh API key (without --config)")
       ->type_name("");
