@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -144,6 +145,24 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
+// How the hints should call skillbox: `skillbox` when that name on PATH is this very program, else
+// the full path of this program (a build tree's binary, say), so that every hint works as written.
+std::string skillbox_command() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "skillbox";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    if (!dir.empty() && fs::equivalent(fs::path(dir) / "skillbox", self, ec)) return "skillbox";
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return base::escape_text(shell_quote(self.string()));
+}
+
 int fail(const std::string& message) {
   say("", "init: " + message);
   return kExitUsage;
@@ -200,14 +219,22 @@ int init_skill(const InitOptions& o) {
 
   // The hints are commands to copy: the folder quoted for the shell (and escaped for the terminal).
   const std::string where = base::escape_text(shell_quote(o.dir));
+  const std::string self = skillbox_command();
+  const bool on_path = self == "skillbox";
   std::string out = "Created skill \"" + id + "\" in " + where + ":" + written + "\n\nNext:\n";
   if (o.typescript) {
-    out += "  cd " + where + " && npm install && npm run build   # compiles index.ts into dist/index.js\n";
-    out += "  skillbox test " + where + "                         # runs the tests in skill.test.json\n";
+    const std::string npm_test = on_path ? "npm test" : "SKILLBOX=" + self + " npm test";
+    out += "  cd " + where + "\n";
+    out += "  npm install      # the pinned typescript and esbuild, into node_modules/\n";
+    out += "  " + npm_test + "         # builds index.ts into dist/index.js, then runs skill.test.json\n";
   } else {
-    out += "  skillbox run " + where + " --input '{\"name\": \"Ada\"}'\n";
-    out += "  skillbox test " + where + "     # runs the tests in skill.test.json\n";
+    out += "  " + self + " run " + where + " --input '{\"name\": \"Ada\"}'\n";
+    out += "  " + self + " test " + where + "     # runs the tests in skill.test.json\n";
   }
+  if (!on_path)
+    out +=
+        "\n`skillbox` is not on your PATH, so these call it by its full path. To put it there, install "
+        "it\n(cmake --install BUILD_DIR --prefix ~/.local) and add ~/.local/bin to PATH.\n";
   emit(stdout, out);
   return 0;
 }

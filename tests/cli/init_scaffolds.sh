@@ -26,7 +26,16 @@ cat >"$work/plain/tsconfig.json" <<'JSON'
 JSON
 node "$tsc" -p "$work/plain/tsconfig.json" --pretty false
 
-"$skillbox" init "$work/greeter" --ts
+# The hints must work as written: skillbox is not on this PATH, so they call it by its full path.
+PATH=/usr/bin:/bin "$skillbox" init "$work/greeter" --ts | tee "$work/init.out"
+npm_test=$(sed -n 's/^  \(SKILLBOX=[^ ]* npm test\) .*/\1/p' "$work/init.out")
+[[ -n "$npm_test" ]] || { echo "init_scaffolds: no 'SKILLBOX=... npm test' hint" >&2; exit 1; }
+grep -q "is not on your PATH" "$work/init.out" || { echo "init_scaffolds: no PATH note" >&2; exit 1; }
+# With skillbox on PATH the hint is plain `npm test`.
+mkdir -p "$work/bin" && ln -s "$(readlink -f "$skillbox")" "$work/bin/skillbox"
+PATH=$work/bin:/usr/bin:/bin skillbox init "$work/other" --ts >"$work/init2.out"
+grep -q "^  npm test " "$work/init2.out" || { echo "init_scaffolds: hint: $(cat "$work/init2.out")" >&2; exit 1; }
+if grep -q "PATH" "$work/init2.out"; then echo "init_scaffolds: PATH note with skillbox on PATH" >&2; exit 1; fi
 cd "$work/greeter"
 for pkg in typescript esbuild; do
   pinned=$(node -p "require('./package.json').devDependencies['$pkg']")
@@ -50,9 +59,9 @@ if "$skillbox" run . 2>"$work/err"; then
 fi
 grep -q "npm run build" "$work/err" || { echo "init_scaffolds: no build hint in: $(cat "$work/err")" >&2; exit 1; }
 
-npm run --silent build
+# `npm test` as the hint says (builds, then runs the tests), with no skillbox on PATH.
+PATH=/usr/bin:/bin:$(dirname "$(command -v node)") bash -c "$npm_test" | tee "$work/out"
 test -f dist/index.js
-"$skillbox" test . | tee "$work/out"
 grep -q "4 tests: 4 passed, 0 failed" "$work/out"
 # The skill's sources are dist/index.js and what it imports: node_modules is never read.
 "$skillbox" check . >"$work/check" || { echo "init_scaffolds: check failed after the build" >&2; exit 1; }
