@@ -146,6 +146,9 @@ int run_bundle(const BundleOptions& o) {
     if (!mapping) return report_invalid(o, "InvalidInput", "--map-origin: " + mapping.error().message);
     host.origin_map.push_back(std::move(*mapping));
   }
+  // The operator named these targets on the command line: one written as a loopback address
+  // (127.0.0.1:PORT, [::1]:PORT) is trusted for its mapping only, without allow_private_addresses.
+  host.trust_loopback_origin_map_targets = !host.origin_map.empty();
   const std::unique_ptr<Runner> runner = make_runner(o.isolation, std::move(host));
   const RunResult result = checked_result(runner->run(invocation));
   if (o.json) {
@@ -185,7 +188,8 @@ void add_common(CLI::App& cmd, BundleOptions& o) {
       ->type_name("FILE");
   cmd.add_option("--map-origin", o.map_origin,
                  "Send requests for origin FROM to origin TO (tests against a local server); policy is "
-                 "checked on the original URL. Repeatable")
+                 "checked on the original URL; a TO on 127.0.0.1 or [::1] needs no "
+                 "allow_private_addresses. Repeatable")
       ->type_name("FROM=TO");
   cmd.footer(
       std::string(kLimitFlagsNote) +

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A tiny local weather API for the `weather` example skill (python3 standard library only).
+"""A tiny local API for the examples: weather for the `weather` skill, and a mail proxy for the `mailbox`
+bundle (python3 standard library only).
 
     python3 scripts/demo-api-server.py [--port 8787]
 
@@ -8,6 +9,9 @@ Serves on 127.0.0.1 only:
                                      "forecast": [{"day", "high_c", "low_c", "conditions"} x 3]}
                                 404 {"error"} for an empty city
   GET /v1/health             -> 200 {"ok": true}
+  GET /gmail/echo            -> the `mailbox` bundle's OAuth proxy: 200 {"headers": [[name, value], ...]}, the
+                                request's own headers, when it carries "Authorization: Bearer TOKEN" with
+                                the --oauth-token (default demo-oauth-token); 401 {"error"} otherwise
 The numbers are made up but deterministic: the same city always gets the same weather. With --port 0
 the kernel picks a port. The first line on stdout is "listening on http://127.0.0.1:PORT", printed once
 the socket accepts connections, so a script can wait for it.
@@ -51,6 +55,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         url = urlsplit(self.path)
+        if url.path == "/gmail/echo":
+            if self.headers.get("Authorization") != "Bearer " + self.server.oauth_token:
+                return self.send_json(401, {"error": "missing or wrong bearer token"})
+            return self.send_json(200, {"headers": [[n, v] for n, v in self.headers.items()]})
         if url.path == "/v1/health":
             return self.send_json(200, {"ok": True})
         if url.path == "/v1/weather":
@@ -67,8 +75,11 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8787)
+    parser.add_argument("--oauth-token", default="demo-oauth-token",
+                        help="the bearer token /gmail/echo accepts (the operator's credentials file holds it)")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.oauth_token = args.oauth_token
     print("listening on http://127.0.0.1:%d" % server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -162,7 +162,19 @@ TEST(BundleIdentity, ASecondFolderWithTheSameIdIsRefusedBeforeItRuns) {
   EXPECT_EQ(r.outcome, Outcome::invalid) << describe_run(r);
   ASSERT_TRUE(r.error);
   EXPECT_NE(r.error->message.find("skillbox skills rebind"), std::string::npos) << r.error->message;
-  EXPECT_TRUE(r.logs.empty()) << "no bundle code ran (it logs the skill object at load)";
+  EXPECT_TRUE(r.logs.empty()) << "no bundle code ran (its stop() logs)";
+}
+
+// misbehave logs its whole skill object at load, as some bundles do: one bounded line, and the call
+// goes on to its own outcome.
+TEST(BundleLogs, ALogOfTheWholeSkillObjectAtLoadIsOneBoundedLine) {
+  Bundle b("misbehave", "");
+  testing::TestRunner runner(testing::host(b.data()));
+  const RunResult r = call(runner, b.skill(), "tool:throws", "{}");
+  EXPECT_EQ(r.outcome, Outcome::error) << describe_run(r);
+  ASSERT_EQ(r.logs.size(), 1u) << describe_run(r);
+  EXPECT_EQ(r.logs[0].message.rfind("skill {\"tools\":[{\"name\":\"spin\"", 0), 0u) << r.logs[0].message;
+  EXPECT_NE(r.logs[0].message.find("[Function: execute]"), std::string::npos) << r.logs[0].message;
 }
 
 }  // namespace

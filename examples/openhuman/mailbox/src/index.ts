@@ -63,4 +63,3 @@ const skill: MailboxSkill = {
 };
 
 export default skill;
-console.log("skill", skill);

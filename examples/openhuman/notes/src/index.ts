@@ -154,4 +154,3 @@ const skill: NotesSkill = {
 };
 
 export default skill;
-console.log("skill", skill);

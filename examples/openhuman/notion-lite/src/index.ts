@@ -63,4 +63,3 @@ const skill: Skill = {
 };
 
 export default skill;
-console.log("skill", skill);
