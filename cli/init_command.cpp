@@ -88,8 +88,8 @@ std::vector<PlannedFile> plan(const InitOptions& o, const std::string& id, const
   std::vector<PlannedFile> files;
   for (const EmbeddedFile& f : template_files()) {
     std::string target;
-    if (f.name == "skillbox.d.ts") {
-      target = "skillbox.d.ts";
+    if (f.name == "skillbox.d.ts" || f.name == "skill.schema.json" || f.name == "skill.test.schema.json") {
+      target = std::string(f.name);
     } else if (f.name.starts_with(prefix)) {
       target = f.name.substr(prefix.size());
       if (target == "gitignore") target = ".gitignore";  // a dotfile in the source tree would hide it
@@ -103,8 +103,9 @@ std::vector<PlannedFile> plan(const InitOptions& o, const std::string& id, const
   }
   // The manifest and the code first, as a user reads them.
   const auto rank = [](const std::string& n) {
-    constexpr std::string_view kOrder[] = {"skill.json",    "index.js",        "index.ts",     "package.json",
-                                           "tsconfig.json", "skill.test.json", "skillbox.d.ts"};
+    constexpr std::string_view kOrder[] = {"skill.json",    "index.js",          "index.ts",
+                                           "package.json",  "tsconfig.json",     "skill.test.json",
+                                           "skillbox.d.ts", "skill.schema.json", "skill.test.schema.json"};
     for (size_t i = 0; i < std::size(kOrder); ++i)
       if (n == kOrder[i]) return i;
     return std::size(kOrder);

@@ -303,7 +303,7 @@ Result<std::vector<TestCase>> read_test_file(const fs::path& file, const std::st
   FileReader r;
   if (!doc.is_object() || !doc.contains("tests") || !doc["tests"].is_array() || doc["tests"].empty())
     return Error{shown + ": expected an object {\"tests\": [...]} with at least one test"};
-  r.keys(doc, "", {"tests"});
+  r.keys(doc, "", {"tests", "$schema"});  // "$schema": for editors (skill.test.schema.json)
   if (doc["tests"].size() > kMaxTests)
     return Error{shown + ": more than " + std::to_string(kMaxTests) + " tests; split the file"};
   std::vector<TestCase> tests;

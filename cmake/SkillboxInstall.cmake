@@ -79,6 +79,9 @@ if(SKILLBOX_BUILD_CLI)
   install(TARGETS skillbox_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   # The guides, laid out as in the source tree so that README.md's links to docs/ work.
   install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+  # JSON Schemas of skill.json and skill.test.json, for editors and CI checks.
+  install(FILES "${PROJECT_SOURCE_DIR}/schemas/skill.schema.json" "${PROJECT_SOURCE_DIR}/schemas/skill.test.schema.json"
+          DESTINATION "${CMAKE_INSTALL_DATADIR}/skillbox/schemas")
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs"
           FILES_MATCHING PATTERN "*.md")
   # The man pages (naming the guides' installed paths) and the completion scripts, written by the command.

@@ -297,6 +297,11 @@ Result<Manifest> adapt_bundle_manifest(std::string_view manifest_text,
     Problems p(kGrantDoc);
     for (const auto& [key, value] : grants->items()) {
       if (key == "limits" || key == "permissions") continue;
+      if (key == "$schema") {  // for editors (schemas/skill.schema.json); ignored
+        if (!value.is_string())
+          p.expected(KeyPath().key(key), "a string (the URL or path of a JSON Schema)", value);
+        continue;
+      }
       p.add(KeyPath().key(key),
             "not allowed beside manifest.json; this skill.json holds only the operator's grants (\"limits\", "
             "\"permissions\"), and the bundle's id, name, version and entry come from manifest.json");

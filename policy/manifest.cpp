@@ -37,8 +37,9 @@ constexpr uint64_t kKiB = policy::kKiB;
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::array<std::string_view, 6> kTopKeys = {"id",    "name",   "version",
-                                                      "entry", "limits", "permissions"};
+// "$schema" names the JSON Schema editors check the file against (schemas/skill.schema.json); ignored.
+constexpr std::array<std::string_view, 7> kTopKeys = {"id",     "name",        "version", "entry",
+                                                      "limits", "permissions", "$schema"};
 constexpr std::array<std::string_view, 4> kLimitKeys = {"memory_mb", "steps", "stack_kb", "timeout_ms"};
 constexpr std::array<std::string_view, 4> kPermissionKeys = {"fs", "http", "env", "store"};
 constexpr std::array<std::string_view, 4> kFsKeys = {"mode", "quota_bytes", "max_files", "max_file_bytes"};
@@ -533,6 +534,9 @@ Result<Manifest> Skill::parse_manifest(std::string_view json_text) {
   } else {
     v.missing(root.key("entry"), "\"entry\": the skill's main file, such as \"index.js\"");
   }
+  with_key(top, root, "$schema", [&](const json& x, const KeyPath& p) {
+    if (!x.is_string()) v.expected(p, "a string (the URL or path of a JSON Schema, for editors)", x);
+  });
   with_key(top, root, "limits", [&](const json& x, const KeyPath& p) { read_limits(v, x, p, m.limits); });
   with_key(top, root, "permissions",
            [&](const json& x, const KeyPath& p) { read_permissions(v, x, p, m.permissions); });
