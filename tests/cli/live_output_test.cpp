@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace skillbox {
@@ -233,6 +234,41 @@ TEST_F(LiveOutput, CtrlCCancelsTheRunAndStillPrintsItsLogsAndReport) {
       << r.err;
   EXPECT_NE(r.err.find("error: Cancelled:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("outcome: cancelled (exit 130)"), std::string::npos) << r.err;
+}
+
+// --watch runs again when a source file changes, not when a log or node_modules file does, and Ctrl-C
+// while it waits stops it with exit 130.
+TEST_F(LiveOutput, WatchRunsAgainWhenASourceChangesAndCtrlCStopsIt) {
+  const std::string dir = skill("export default () => { console.log('version one'); return 1; }");
+  int waits = 0;
+  const Live r = run_live({"run", dir, "--watch"}, tmp_ / "home", [&](const std::string& err, pid_t pid) {
+    size_t seen = 0;
+    for (size_t at = err.find("watching "); at != std::string::npos; at = err.find("watching ", at + 1))
+      ++seen;
+    if (seen <= static_cast<size_t>(waits)) return;
+    waits = static_cast<int>(seen);
+    if (waits == 1) {
+      // Not sources: these must not start a run. Then, well after the watcher's polling would have seen
+      // them, the entry changes.
+      std::ofstream(fs::path(dir) / "out.log") << "written by the user";
+      fs::create_directories(fs::path(dir) / "node_modules/pkg");
+      std::ofstream(fs::path(dir) / "node_modules/pkg/index.js") << "export default 1;";
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));
+      std::ofstream(fs::path(dir) / "index.js")
+          << "export default () => { console.log('version two'); return 2; }";
+    } else if (waits == 2) {
+      ::kill(pid, SIGINT);
+    }
+  });
+  EXPECT_EQ(waits, 2) << r.err;
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  const size_t changed = r.err.find("a file changed; running again");
+  ASSERT_NE(changed, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("a file changed", changed + 1), std::string::npos) << "one change, one rerun:\n"
+                                                                          << r.err;
+  EXPECT_LT(r.err.find("[info] version one"), changed) << r.err;
+  EXPECT_GT(r.err.find("[info] version two"), changed) << r.err;
+  EXPECT_NE(r.err.find("stopped watching"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -26,7 +26,9 @@ std::string slurp(const fs::path& p) {
   return text.str();
 }
 
-json schema() { return json::parse(slurp(fs::path(SKILLBOX_SOURCE_DIR) / "schemas/skill.test.schema.json")); }
+json schema() {
+  return json::parse(slurp(fs::path(SKILLBOX_SOURCE_DIR) / "schemas/skill.test.schema.json"));
+}
 
 std::set<std::string> keys_of(const json& object_schema) {
   std::set<std::string> keys;
@@ -35,7 +37,8 @@ std::set<std::string> keys_of(const json& object_schema) {
 }
 
 /// The keys `skillbox test` lists at `path` for an unknown key there.
-std::set<std::string> command_keys(const testing::TempSkill& skill, const json& file, const std::string& path) {
+std::set<std::string> command_keys(const testing::TempSkill& skill, const json& file,
+                                   const std::string& path) {
   std::ofstream(skill.dir() / "skill.test.json") << file.dump();
   const testing::CliExec r = testing::run_cli({"test", skill.dir().string()});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -75,7 +78,8 @@ TEST(TestFileSchema, InitWritesBothSchemasAndTheFilesReferenceThem) {
   fs::remove_all(root);
   const testing::CliExec r = testing::run_cli({"init", (root / "s").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(slurp(root / "s/skill.schema.json"), slurp(fs::path(SKILLBOX_SOURCE_DIR) / "schemas/skill.schema.json"));
+  EXPECT_EQ(slurp(root / "s/skill.schema.json"),
+            slurp(fs::path(SKILLBOX_SOURCE_DIR) / "schemas/skill.schema.json"));
   EXPECT_EQ(slurp(root / "s/skill.test.schema.json"),
             slurp(fs::path(SKILLBOX_SOURCE_DIR) / "schemas/skill.test.schema.json"));
   EXPECT_EQ(json::parse(slurp(root / "s/skill.json"))["$schema"], "./skill.schema.json");
@@ -84,7 +88,8 @@ TEST(TestFileSchema, InitWritesBothSchemasAndTheFilesReferenceThem) {
   EXPECT_EQ(testing::run_cli({"check", (root / "s").string()}).exit_code, 0);
   testing::CliOptions options;
   options.env = {"SKILLBOX_HOME=" + (root / "home").string()};
-  const testing::CliExec t = testing::run_cli({"test", (root / "s").string(), "--isolation=inprocess"}, options);
+  const testing::CliExec t =
+      testing::run_cli({"test", (root / "s").string(), "--isolation=inprocess"}, options);
   EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
   fs::remove_all(root);
 }

@@ -44,7 +44,8 @@ std::string manifest_with(const Path& path, const json& value) {
   for (const std::string& k : path) at = &(*at)[k];
   *at = value;
   // fetch needs an allow entry to be valid: give one whenever http is there.
-  if (path.size() >= 2 && path[0] == "permissions" && path[1] == "http" && !(path.size() == 3 && path[2] == "allow"))
+  if (path.size() >= 2 && path[0] == "permissions" && path[1] == "http" &&
+      !(path.size() == 3 && path[2] == "allow"))
     doc["permissions"]["http"]["allow"] = json::array({"https://api.example.com/"});
   return doc.dump();
 }
@@ -88,7 +89,8 @@ TEST(ManifestSchema, EveryObjectHasTheParsersKeysAndNoOthers) {
     std::set<std::string> in_schema;
     for (const auto& [key, sub] : s["properties"].items()) in_schema.insert(key);
     EXPECT_EQ(in_schema, parser_keys(p)) << "at " << shown(p);
-    EXPECT_EQ(s.contains("additionalProperties") ? s["additionalProperties"] : json(true), json(false)) << "at " << shown(p);
+    EXPECT_EQ(s.contains("additionalProperties") ? s["additionalProperties"] : json(true), json(false))
+        << "at " << shown(p);
   });
   EXPECT_EQ(objects, 6);  // the top, limits, permissions, fs, http, store
   std::set<std::string> required(schema["required"].begin(), schema["required"].end());
@@ -127,7 +129,7 @@ TEST(ManifestSchema, IntegerRangesAndEnumerationsAreTheParsers) {
     }
   });
   EXPECT_EQ(integers, 16);  // limits 4, fs 3, http 6, store 3
-  EXPECT_EQ(enums, 2);  // fs.mode, http.methods
+  EXPECT_EQ(enums, 2);      // fs.mode, http.methods
 }
 
 TEST(ManifestSchema, TheSchemaKeyIsAcceptedAsAString) {
