@@ -221,9 +221,8 @@ Snapshot snapshot(const RunOptions& o) {
   Snapshot out;
   std::error_code ec;
   const bool folder = fs::is_directory(o.dir, ec);
-  const fs::path root = folder                                  ? fs::path(o.dir)
-                        : fs::path(o.dir).parent_path().empty() ? fs::path(".")
-                                                                : fs::path(o.dir).parent_path();
+  fs::path root = folder ? fs::path(o.dir) : fs::path(o.dir).parent_path();
+  if (root.empty()) root = ".";  // a file named without a folder: the current one
   const auto take = [&](const fs::directory_entry& e) {
     std::error_code e2;
     if (!e.is_regular_file(e2) || !watched(e.path())) return;
