@@ -128,11 +128,15 @@ Result<std::unique_ptr<FixtureServer>> FixtureServer::start(std::string origin,
 FixtureServer::FixtureServer(std::string origin, std::vector<FixtureRoute> routes, int listen_fd,
                              int wake_read, int wake_write, int port)
     : origin_(std::move(origin)),
-      routes_(std::move(routes)),
       listen_fd_(listen_fd),
       wake_read_(wake_read),
       wake_write_(wake_write),
-      port_(port) {}
+      port_(port) {
+  for (FixtureRoute& r : routes) {
+    fixtures_.push_back(std::move(r.request));
+    answers_.push_back(std::move(r.response));
+  }
+}
 
 FixtureServer::~FixtureServer() {
   const char byte = 0;
@@ -148,7 +152,7 @@ std::string FixtureServer::address() const {
   return "http://127.0.0.1:" + std::to_string(port_);
 }
 
-std::vector<std::string> FixtureServer::misses() const {
+std::vector<FixtureMiss> FixtureServer::misses() const {
   const std::lock_guard lock(mutex_);
   return misses_;
 }
@@ -180,6 +184,7 @@ void FixtureServer::handle(int fd) {
   std::string data;
   size_t head_end = std::string::npos;
   size_t need = 0;
+  std::vector<std::pair<std::string, std::string>> headers;  // lower-case names
   char buffer[16384];
   for (;;) {
     if (head_end != std::string::npos && data.size() >= need) break;
@@ -211,6 +216,8 @@ void FixtureServer::handle(int fd) {
           const std::string name = lower(line.substr(0, colon));
           std::string_view value = line.substr(colon + 1);
           while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+          while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+          headers.emplace_back(name, std::string(value));
           if (name == "content-length") {
             need += std::strtoull(std::string(value).c_str(), nullptr, 10);
           } else if (name == "transfer-encoding") {
@@ -232,29 +239,34 @@ void FixtureServer::handle(int fd) {
     write_all(fd, respond(FixtureResponse{400, {}, "skillbox test: malformed request line\n"}, false));
     return;
   }
-  const std::string method(request_line.substr(0, sp1));
-  const std::string target(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
-  const FixtureRoute* match = nullptr;
-  for (const FixtureRoute& r : routes_) {
-    if (r.method == method && r.target == target) {
-      match = &r;
-      break;
-    }
-  }
+  ReceivedRequest got;
+  got.method = std::string(request_line.substr(0, sp1));
+  got.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
+  got.headers = std::move(headers);
+  got.body = data.substr(head_end + 4, need - head_end - 4);
+  const std::optional<size_t> match = matching_fixture(fixtures_, got);
+  const std::string shown = got.method + " " + origin_ + got.target;
   {
     const std::lock_guard lock(mutex_);
     ++requests_;
-    if (match == nullptr) misses_.push_back(method + " " + origin_ + target);
+    if (!match) {
+      FixtureMiss miss{shown, {}, {}};
+      if (const std::optional<size_t> closest = closest_fixture(fixtures_, got)) {
+        const FixtureRequest& c = fixtures_[*closest];
+        miss.closest = c.label + " " + c.method + " " + origin_ + c.target;
+        miss.differences = fixture_differences(c, got);
+      }
+      misses_.push_back(std::move(miss));
+    }
   }
-  if (match == nullptr) {
+  if (!match) {
     write_all(fd, respond(FixtureResponse{404,
                                           {{"Content-Type", "text/plain"}},
-                                          "skillbox test: no fixture for " + method + " " + origin_ + target +
-                                              "\n"},
-                          method == "HEAD"));
+                                          "skillbox test: no fixture for " + shown + "\n"},
+                          got.method == "HEAD"));
     return;
   }
-  write_all(fd, respond(match->response, method == "HEAD"));
+  write_all(fd, respond(answers_[*match], got.method == "HEAD"));
 }
 
 }  // namespace skillbox::cli

@@ -131,7 +131,7 @@ std::vector<std::string> guides_of(const std::string& command) {
       {"run",
        {"docs/cli.md", "docs/manifest.md", "docs/limits.md", "docs/isolation.md", "docs/env.md",
         "docs/http.md", "docs/fs.md"}},
-      {"test", {"docs/cli.md", "docs/manifest.md"}},
+      {"test", {"docs/cli.md", "docs/manifest.md", "docs/fs.md", "docs/http.md"}},
       {"check", {"docs/cli.md", "docs/manifest.md", "docs/limits.md"}},
       {"init", {"docs/cli.md", "docs/manifest.md"}},
       {"store", {"docs/store.md", "docs/cli.md"}},

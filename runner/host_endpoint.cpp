@@ -237,6 +237,11 @@ struct HostEndpoint::Router {
         if (f.push_back(from + "/") || f.entries().empty()) continue;
         const HttpAllowEntry& e = f.entries().front();
         tuning.mapped_origins.push_back(e.scheme + "://" + e.host + ":" + std::to_string(e.port));
+        HttpAllowList t;
+        if (t.push_back(to + "/") || t.entries().empty()) continue;
+        const HttpAllowEntry& target = t.entries().front();
+        tuning.shown_origins.emplace_back(
+            target.scheme + "://" + target.host + ":" + std::to_string(target.port), from);
       }
       http = std::make_unique<capabilities::HttpCapability>(std::move(policy), ctx().extra_ca_file,
                                                             *self.http_sink_, self.counters_, tuning,

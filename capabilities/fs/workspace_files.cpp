@@ -5,8 +5,10 @@
 #include <utility>
 #include <variant>
 
+#include "base/quote.h"
 #include "base/skill_id.h"
 #include "capabilities/fs/workspace.h"
+#include "capabilities/fs/workspace_path.h"
 #include "skillbox/workspace.h"
 #include "state/data_layout.h"
 
@@ -62,6 +64,35 @@ Result<WorkspaceFiles> WorkspaceFiles::open(const std::filesystem::path& data_di
   return WorkspaceFiles(std::make_unique<Impl>(data_dir, std::string(skill_id), policy));
 }
 
+Result<WorkspaceFiles> WorkspaceFiles::create(const std::filesystem::path& data_dir,
+                                              std::string_view skill_id) {
+  if (!base::is_valid_skill_id(skill_id))
+    return Error{
+        "\"" + std::string(skill_id) +
+        "\" is not a valid skill id (letters, digits, '.', '_' and '-', docs/manifest.md \"Identity\")"};
+  FsPolicy policy;
+  policy.mode = FsMode::readwrite;
+  WorkspaceFiles files(std::make_unique<Impl>(data_dir, std::string(skill_id), policy));
+  // The backend makes the workspace when it opens it for writing: the first request does.
+  const bus::Reply reply = files.impl_->workspace.handle(bus::FsExistsRequest{"."});
+  if (auto e = error_of(reply)) return *e;
+  return files;
+}
+
+Result<std::string> WorkspaceFiles::file_path(std::string_view path) {
+  auto parsed = capabilities::parse_workspace_path("path", path);
+  if (!parsed) {
+    // The parser's message names the path ("path \"../x\": path leaves the workspace"); the caller
+    // names it its own way.
+    const std::string named = "path " + base::quote(path, capabilities::kMaxQuotedPathBytes) + ": ";
+    std::string message = parsed.error().message;
+    if (message.starts_with(named)) message.erase(0, named.size());
+    return Error{message};
+  }
+  if (parsed->is_root()) return Error{"names the workspace itself, not a file in it"};
+  return parsed->relative();
+}
+
 Result<std::vector<WorkspaceEntry>> WorkspaceFiles::list(std::string_view path) const {
   const std::string where = path.empty() ? "." : std::string(path);
   const bus::Reply reply = impl_->workspace.handle(bus::FsReaddirRequest{where});
@@ -88,6 +119,29 @@ Result<std::string> WorkspaceFiles::read(std::string_view path) const {
   const auto* bytes = std::get_if<bus::BytesReply>(&reply);
   if (bytes == nullptr) return unexpected();
   return std::string(bytes->data.begin(), bytes->data.end());
+}
+
+Result<bool> WorkspaceFiles::exists(std::string_view path) const {
+  const bus::Reply reply = impl_->workspace.handle(bus::FsExistsRequest{std::string(path)});
+  if (auto e = error_of(reply)) return *e;
+  const auto* found = std::get_if<bus::BoolReply>(&reply);
+  if (found == nullptr) return unexpected();
+  return found->value;
+}
+
+Result<void> WorkspaceFiles::write(std::string_view path, std::string_view bytes) const {
+  auto parsed = capabilities::parse_workspace_path("writeFile", path);
+  if (!parsed)
+    return Error{std::string(bus::error_name(parsed.error().code)) + ": " + parsed.error().message};
+  if (parsed->is_root()) return Error{"the workspace itself is a folder; name a file inside it"};
+  if (parsed->components().size() > 1) {
+    const bus::Reply made = impl_->workspace.handle(bus::FsMkdirRequest{parsed->parent(), true});
+    if (auto e = error_of(made)) return *e;
+  }
+  const bus::Reply reply = impl_->workspace.handle(
+      bus::FsWriteFileRequest{parsed->relative(), bus::Bytes(bytes.begin(), bytes.end()), false});
+  if (auto e = error_of(reply)) return *e;
+  return {};
 }
 
 Result<void> WorkspaceFiles::remove(std::string_view path, bool recursive) const {

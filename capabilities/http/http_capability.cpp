@@ -79,6 +79,38 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// ---- the origin map, as the skill sees it (HttpTuning::shown_origins) -------------------------------
+
+// The original origin that `url`'s origin stands in for, or nullptr when it stands in for none.
+const std::string* original_origin(const HttpTuning& tuning, const http::ParsedUrl& url) {
+  if (tuning.shown_origins.empty()) return nullptr;
+  const std::string origin = url.scheme() + "://" + url.host() + ":" + std::to_string(url.port());
+  for (const auto& [target, original] : tuning.shown_origins)
+    if (target == origin) return &original;
+  return nullptr;
+}
+
+// `text`, a URL of `url`'s origin (its text() or display()), with a stand-in's origin replaced by the
+// original one: the URL the skill asked for.
+std::string shown_url(const HttpTuning& tuning, const http::ParsedUrl& url, const std::string& text) {
+  const std::string* original = original_origin(tuning, url);
+  if (original == nullptr) return text;
+  const size_t authority = text.find("://");
+  const size_t rest =
+      authority == std::string::npos ? std::string::npos : text.find_first_of("/?", authority + 3);
+  return *original + (rest == std::string::npos ? std::string() : text.substr(rest));
+}
+
+// `url`'s host, with ":port" when `with_port`, as the skill named it.
+std::string shown_host(const HttpTuning& tuning, const http::ParsedUrl& url, bool with_port = false) {
+  const auto text = [&](const http::ParsedUrl& u) {
+    return with_port ? u.host() + ":" + std::to_string(u.port()) : u.host();
+  };
+  if (const std::string* original = original_origin(tuning, url))
+    if (auto parsed = http::parse_url(*original + "/", nullptr)) return text(*parsed);
+  return text(url);
+}
+
 // One request, across all its redirect hops. Owned by the I/O thread once queued.
 struct Transfer {
   uint64_t id = 0;
@@ -132,7 +164,8 @@ struct Transfer {
   }
 
   ErrorReply memory_refusal(const char* what, uint64_t n) const {
-    return error(ErrorCode::PayloadTooLarge, std::string("the response ") + what + " of " + url.display() +
+    return error(ErrorCode::PayloadTooLarge, std::string("the response ") + what + " of " +
+                                                 shown_url(*tuning, url, url.display()) +
                                                  " was cut off: " + response_held.budget()->refusal(n));
   }
 
@@ -207,7 +240,8 @@ struct Transfer {
 
   static ErrorReply refusal(const Transfer& t, std::string_view why) {
     return error(ErrorCode::PermissionDenied,
-                 "refused to connect to " + t.url.host() + ": it resolved to " + std::string(why) +
+                 "refused to connect to " + shown_host(*t.tuning, t.url) + ": it resolved to " +
+                     std::string(why) +
                      "; connecting to private addresses needs permissions.http.allow_private_addresses");
   }
 
@@ -745,7 +779,7 @@ void HttpCapability::Impl::finish_hop(Transfer& t, CURLcode code) {
     reply.status_text = std::move(t.status_text);
     reply.headers = std::move(t.response_headers);
     reply.body = std::move(t.response_body);
-    reply.url = t.url.text();
+    reply.url = shown_url(tuning, t.url, t.url.text());
     reply.held = std::move(t.response_held);  // the body stays counted until the reply is freed
     complete(t, std::move(reply));
   } else if (!t.connect_refusal.empty() && !t.connected) {
@@ -757,29 +791,30 @@ void HttpCapability::Impl::finish_hop(Transfer& t, CURLcode code) {
                                                 " ms (timeoutMs, at most permissions.http.timeout_ms)"));
     } else if (!t.connected) {
       complete(t, error(ErrorCode::Timeout,
-                        "could not connect to " + t.url.host() + " within " +
+                        "could not connect to " + shown_host(tuning, t.url) + " within " +
                             std::to_string(std::min(t.hop_timeout_ms, tuning.connect_timeout_ms)) + " ms"));
     } else {
       complete(
-          t, error(ErrorCode::Timeout, "transfer from " + t.url.host() + " was slower than " +
+          t, error(ErrorCode::Timeout, "transfer from " + shown_host(tuning, t.url) + " was slower than " +
                                            std::to_string(tuning.low_speed_bytes_per_sec) + " bytes/s for " +
                                            std::to_string(tuning.low_speed_time_s) + " s (low-speed limit)"));
     }
   } else {
     // curl_easy_strerror only: libcurl's error buffer can hold host paths (CA files).
     std::string what = curl_easy_strerror(code);
-    if (code == CURLE_COULDNT_RESOLVE_HOST) what = "could not resolve host " + t.url.host();
+    if (code == CURLE_COULDNT_RESOLVE_HOST) what = "could not resolve host " + shown_host(tuning, t.url);
     if (code == CURLE_COULDNT_CONNECT)
-      what = "could not connect to " + t.url.host() + ":" + std::to_string(t.url.port());
+      what = "could not connect to " + shown_host(tuning, t.url, /*with_port=*/true);
     if (code == CURLE_PEER_FAILED_VERIFICATION)
-      what = "TLS certificate of " + t.url.host() + " could not be verified";
-    complete(t, error(ErrorCode::NetworkError, "request to " + t.url.display() + " failed: " + what));
+      what = "TLS certificate of " + shown_host(tuning, t.url) + " could not be verified";
+    complete(t, error(ErrorCode::NetworkError,
+                      "request to " + shown_url(tuning, t.url, t.url.display()) + " failed: " + what));
   }
 }
 
 void HttpCapability::Impl::follow_redirect(Transfer& t) {
   const std::string* location = t.response_header("location");
-  const std::string from = t.url.display();
+  const std::string from = shown_url(tuning, t.url, t.url.display());
   auto next = http::parse_url(location == nullptr ? std::string_view() : std::string_view(*location), &t.url);
   if (!next) {
     complete(t, error(next.error().code, "redirect from " + from + " refused: " + next.error().message));

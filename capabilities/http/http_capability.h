@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bus/endpoint.h"
@@ -45,6 +46,12 @@ struct HttpTuning {
   /// to: the `from` side of the operator's origin map. Their first hop was rewritten to the mapped
   /// target before it got here; a redirect back to one would reach its real address.
   std::vector<std::string> mapped_origins;
+  /// The origin map seen from its other side: {target, original}, the target normalized like
+  /// mapped_origins ("http://127.0.0.1:8080") and the original as the operator wrote it
+  /// ("https://api.example.com"). A URL or host of a target is shown as its original
+  /// in the response's url and in every error message, so the skill, and whoever reads its errors,
+  /// sees the URL it asked for and never the stand-in's loopback address.
+  std::vector<std::pair<std::string, std::string>> shown_origins;
 };
 
 /// Runs the HTTP requests of one invocation on a host I/O thread (one libcurl multi handle, started

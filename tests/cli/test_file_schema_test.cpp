@@ -66,6 +66,10 @@ TEST(TestFileSchema, EveryObjectHasTheCommandsKeysAndNoOthers) {
   EXPECT_EQ(keys_of(s["$defs"]["test"]), command_keys(skill, {{"tests", {test}}}, "tests[0]"));
   EXPECT_EQ(keys_of(s["$defs"]["fixture"]),
             command_keys(skill, {{"tests", {{{"name", "t"}, {"http", {fixture}}}}}}, "tests[0].http[0]"));
+  const json request = {{"headers", json::object()}, {"zz_unknown", 1}};
+  const json with_request = {{"url", "https://api.example.com/x"}, {"request", request}};
+  EXPECT_EQ(keys_of(s["$defs"]["fixture"]["properties"]["request"]),
+            command_keys(skill, {{"tests", {{{"name", "t"}, {"http", {with_request}}}}}}, "tests[0].http[0].request"));
   EXPECT_EQ(keys_of(s["$defs"]["expect"]),
             command_keys(skill, {{"tests", {{{"name", "t"}, {"expect", expect}}}}}, "tests[0].expect"));
   EXPECT_EQ(keys_of(s["$defs"]["expect"]["properties"]["error"]),

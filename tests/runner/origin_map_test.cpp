@@ -76,5 +76,52 @@ TEST(OriginMap, TrustedLoopbackTargetsAreExemptButNothingElseIs) {
   EXPECT_EQ(other.connections(), 0u) << "only the mapped target's endpoint is exempt";
 }
 
+// The origin map is the operator's business: the skill, and whoever reads its errors, sees the URL it
+// asked for (the response's url, every error message), never the stand-in's address.
+TEST(OriginMap, TheSkillSeesTheUrlItAskedForNeverTheStandIns) {
+  HttpTestServer mock;
+  const char* const code = R"(
+    export default async ({ url }) => {
+      try {
+        const r = await openhuman.http.get(url);
+        return { status: r.status, url: r.url };
+      } catch (e) {
+        return { error: e.name, message: e.message };
+      }
+    }
+  )";
+  TempSkill skill({{"index.js", code}});
+  ASSERT_FALSE(skill.manifest().permissions.http.allow.push_back("https://api.example.com/"));
+  // A loopback port nothing listens on, for a stand-in that is down.
+  std::string down;
+  {
+    HttpTestServer gone;
+    down = gone.origin();
+  }
+  ASSERT_FALSE(skill.manifest().permissions.http.allow.push_back("https://down.example.com/"));
+  HostOptions host;
+  host.origin_map = {{"https://api.example.com", mock.origin()}, {"https://down.example.com", down}};
+  host.trust_loopback_origin_map_targets = true;
+  TestRunner runner(std::move(host));
+
+  const RunResult redirected = testing::run(
+      runner, skill, json({{"url", "https://api.example.com/redirect?to=/plain%3Fa%3D1"}}).dump());
+  const json v = json::parse(redirected.value_json);
+  EXPECT_EQ(v["status"], 200) << v;
+  EXPECT_EQ(v["url"], "https://api.example.com/plain?a=1")
+      << "the final URL, after a redirect within the mock";
+
+  const RunResult failed =
+      testing::run(runner, skill, json({{"url", "https://down.example.com/v1/x"}}).dump());
+  const json w = json::parse(failed.value_json);
+  EXPECT_EQ(w["error"], "NetworkError") << w;
+  EXPECT_EQ(w["message"],
+            "http: request to https://down.example.com/v1/x failed: could not connect to "
+            "down.example.com:443")
+      << w;
+  const std::string port = down.substr(down.rfind(':'));
+  EXPECT_EQ(w["message"].get<std::string>().find(port), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace skillbox
