@@ -69,7 +69,8 @@ TEST(TestFileSchema, EveryObjectHasTheCommandsKeysAndNoOthers) {
   const json request = {{"headers", json::object()}, {"zz_unknown", 1}};
   const json with_request = {{"url", "https://api.example.com/x"}, {"request", request}};
   EXPECT_EQ(keys_of(s["$defs"]["fixture"]["properties"]["request"]),
-            command_keys(skill, {{"tests", {{{"name", "t"}, {"http", {with_request}}}}}}, "tests[0].http[0].request"));
+            command_keys(skill, {{"tests", {{{"name", "t"}, {"http", {with_request}}}}}},
+                         "tests[0].http[0].request"));
   EXPECT_EQ(keys_of(s["$defs"]["expect"]),
             command_keys(skill, {{"tests", {{{"name", "t"}, {"expect", expect}}}}}, "tests[0].expect"));
   EXPECT_EQ(keys_of(s["$defs"]["expect"]["properties"]["error"]),
