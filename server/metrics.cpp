@@ -11,12 +11,12 @@ namespace {
 /// Every Outcome, ok (0) to cancelled (the last).
 constexpr size_t kOutcomes = static_cast<size_t>(Outcome::cancelled) + 1;
 constexpr std::array<ShedReason, 3> kShedReasons = {ShedReason::tenant_queue_full, ShedReason::server_busy,
-                                                     ShedReason::draining};
+                                                    ShedReason::draining};
 
 /// Bucket bounds in seconds: from a trivial in-process run (a few ms) to the longest timeout a
 /// manifest may ask for.
 constexpr std::array<double, 14> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                             1,     2.5,  5,     10,   30,  60,  300};
+                                             1,     2.5,  5,     10,   30,  60,   300};
 
 std::string_view reason_name(ShedReason r) {
   switch (r) {
@@ -152,7 +152,8 @@ std::string Metrics::render(const std::vector<RunQueue::LaneCounts>& counts) con
              std::string(reason_name(kShedReasons[r])) + "\"} " + std::to_string(t->shed[r].load()) + "\n";
     }
   }
-  family(out, "skillbox_worker_crashes_total", "counter", "Runs whose worker process died (outcome crashed).");
+  family(out, "skillbox_worker_crashes_total", "counter",
+         "Runs whose worker process died (outcome crashed).");
   for (const auto& t : tenants_) {
     out += "skillbox_worker_crashes_total{" + t->label + "} " + std::to_string(t->crashes.load()) + "\n";
   }

@@ -1,13 +1,14 @@
 // server/metrics.h — the server's counters and histograms, and `GET /metrics` in the Prometheus text
 // exposition format (version 0.0.4: https://prometheus.io/docs/instrumenting/exposition_formats/).
 //
-//   skillbox_runs_total{tenant,outcome}            counter    runs that ended, by outcome (skillbox/json.h names)
-//   skillbox_run_duration_seconds{tenant}          histogram  time in Runner::run, for runs that started
-//   skillbox_queue_wait_seconds{tenant}            histogram  time queued before a run thread took the request
-//   skillbox_runs_in_flight{tenant}                gauge      runs on a run thread now
+//   skillbox_runs_total{tenant,outcome}            counter    runs that ended, by outcome (skillbox/json.h
+//   names) skillbox_run_duration_seconds{tenant}          histogram  time in Runner::run, for runs that
+//   started skillbox_queue_wait_seconds{tenant}            histogram  time queued before a run thread took
+//   the request skillbox_runs_in_flight{tenant}                gauge      runs on a run thread now
 //   skillbox_runs_queued{tenant}                   gauge      requests waiting for a run thread now
 //   skillbox_requests_shed_total{tenant,reason}    counter    requests refused at admission
-//   skillbox_worker_crashes_total{tenant}          counter    runs whose worker process died (outcome crashed)
+//   skillbox_worker_crashes_total{tenant}          counter    runs whose worker process died (outcome
+//   crashed)
 //
 // Every series of every tenant is written from the start (zeros included), so rates work from the
 // first scrape. Tenant names follow the skill-id rule, so they need no escaping; they are escaped anyway.
