@@ -113,7 +113,7 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
     t->index = tenants_.size();
     t->config = c;
     std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
-    context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/serve.md)
+    context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
     t->context = std::move(context);
     tenants_.push_back(std::move(t));
   }

@@ -1,4 +1,4 @@
-// server/api.h — the HTTP API of `skillbox serve` (docs/serve.md "API"): routing, authentication,
+// server/api.h — the HTTP API of `skillbox serve` (docs/server.md "API"): routing, authentication,
 // admission, and the work of each route on the RunQueue.
 //
 //   GET  /healthz                 200 while the process lives (no key)

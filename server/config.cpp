@@ -301,7 +301,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       for (auto&& [name, tenant] : *tenants)
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
     } else if (!read_server_key(key.str(), node, config, p)) {
-      p.add(std::string(key.str()), "unknown key; see docs/serve.md \"Configuration\" for the keys");
+      p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
   }
   if (p.text.empty()) {

@@ -1,5 +1,5 @@
 // server/config.h — what `skillbox serve` serves: listeners, tenants, their keys, skills, data and
-// ceilings, and the server's own bounds. Read from a TOML file (`--config FILE`, docs/serve.md
+// ceilings, and the server's own bounds. Read from a TOML file (`--config FILE`, docs/server.md
 // "Configuration") or built by the command line for the no-config mode.
 #pragma once
 
@@ -50,7 +50,7 @@ struct TenantConfig {
   size_t weight = 1;
 };
 
-/// Everything the server needs. Defaults are those of docs/serve.md.
+/// Everything the server needs. Defaults are those of docs/server.md.
 struct ServerConfig {
   std::vector<Listener> listeners;
   std::vector<TenantConfig> tenants;
@@ -78,7 +78,7 @@ struct ServerConfig {
   size_t max_connections = 1024;
 };
 
-/// Parses TOML `text` (docs/serve.md "Configuration"). Relative paths are taken from `base_dir`.
+/// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.
 /// Every problem is reported, one per line, as "SOURCE: KEY.PATH: what is wrong"; unknown keys are
 /// problems too (a misspelt key must not silently fall back to a default).
 [[nodiscard]] Result<ServerConfig> parse_config(std::string_view text, std::string_view source,

@@ -51,7 +51,8 @@ class Admission : public ::testing::Test {
     if (metrics) config += "metrics_key_sha256 = [\"" + hash(kOperatorKey) + "\"]\n";
     config += "[tenants.a]\nkey_sha256 = [\"" + hash(kKeyA) +
               "\"]\nskills = \"a-skills\"\ndata_dir = \"a-data\"\n" + tenant_a_extra;
-    config += "[tenants.b]\nkey_sha256 = [\"" + hash(kKeyB) + "\"]\nskills = \"b-skills\"\ndata_dir = \"b-data\"\n";
+    config +=
+        "[tenants.b]\nkey_sha256 = [\"" + hash(kKeyB) + "\"]\nskills = \"b-skills\"\ndata_dir = \"b-data\"\n";
     write_file(tmp_.path() / "serve.toml", config);
     server_ = std::make_unique<ServeProcess>(
         std::vector<std::string>{"--config", (tmp_.path() / "serve.toml").string()});
@@ -61,7 +62,8 @@ class Admission : public ::testing::Test {
     return http("POST", server_->url + "/v1/skills/" + skill + "/run", key, body);
   }
 
-  std::future<HttpReply> run_async(const char* key, const std::string& skill, const std::string& body = "{}") {
+  std::future<HttpReply> run_async(const char* key, const std::string& skill,
+                                   const std::string& body = "{}") {
     return std::async(std::launch::async, [this, key, skill, body] { return run(key, skill, body); });
   }
 
@@ -89,8 +91,9 @@ class Admission : public ::testing::Test {
   int raw_run(const std::string& skill) const {
     const int fd = connect_raw(server_->url);
     const std::string body = "{}";
-    EXPECT_TRUE(send_all(fd, "POST /v1/skills/" + skill + "/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
-                                 kKeyA + "\r\nContent-Type: application/json\r\nContent-Length: " +
+    EXPECT_TRUE(send_all(fd, "POST /v1/skills/" + skill +
+                                 "/run HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + kKeyA +
+                                 "\r\nContent-Type: application/json\r\nContent-Length: " +
                                  std::to_string(body.size()) + "\r\n\r\n" + body));
     return fd;
   }
@@ -203,7 +206,8 @@ TEST_F(Admission, MetricsPassPromtoolAndCountRunsByTenantAndOutcome) {
   const HttpReply r = http("GET", server_->url + "/metrics", kOperatorKey);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_NE(r.body.find("\nskillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("\nskillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n"), std::string::npos)
+      << r.body;
   EXPECT_NE(r.body.find("\nskillbox_runs_total{tenant=\"a\",outcome=\"timeout\"} 1\n"), std::string::npos);
   EXPECT_NE(r.body.find("\nskillbox_runs_total{tenant=\"b\",outcome=\"ok\"} 1\n"), std::string::npos);
   EXPECT_NE(r.body.find("\nskillbox_run_duration_seconds_count{tenant=\"a\"} 2\n"), std::string::npos);
