@@ -69,15 +69,17 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
   for (const char* t : {"a", "b"}) {
     const fs::path skills = tmp.path() / t;
     write_skill(skills / "hello", "hello", "export default (input) => `hello ${input?.name ?? 'world'}`");
-    write_skill(skills / "slow", "slow", "export default () => new Promise((r) => setTimeout(() => r('done'), 100))");
+    write_skill(skills / "slow", "slow",
+                "export default () => new Promise((r) => setTimeout(() => r('done'), 100))");
     write_skill(skills / "runaway", "runaway", "export function wait() { for (;;) {} }");
   }
   write_file(tmp.path() / "serve.toml",
              "listen = [\"127.0.0.1:0\"]\nmetrics_key_sha256 = [\"" +
-                 server::key_hash_hex(server::hash_api_key(kOperatorKey)) + "\"]\n[tenants.a]\nkey_sha256 = [\"" +
-                 server::key_hash_hex(server::hash_api_key(kKeyA)) +
+                 server::key_hash_hex(server::hash_api_key(kOperatorKey)) +
+                 "\"]\n[tenants.a]\nkey_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKeyA)) +
                  "\"]\nskills = \"a\"\ndata_dir = \"a-data\"\n[tenants.b]\nkey_sha256 = [\"" +
-                 server::key_hash_hex(server::hash_api_key(kKeyB)) + "\"]\nskills = \"b\"\ndata_dir = \"b-data\"\n");
+                 server::key_hash_hex(server::hash_api_key(kKeyB)) +
+                 "\"]\nskills = \"b\"\ndata_dir = \"b-data\"\n");
   ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
   ASSERT_FALSE(server.url.empty());
 
@@ -85,8 +87,8 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
     // The docs' address becomes the test server's; --fail-with-body turns an HTTP error into exit 22.
     const std::string command = "export KEY=" + std::string(kKeyA) + " KEY_A=" + kKeyA + " KEY_B=" + kKeyB +
                                 " OPERATOR_KEY=" + kOperatorKey + "; " +
-                                replace_all(replace_all(example, "http://127.0.0.1:8080", server.url), "curl ",
-                                            "curl -sS --noproxy '*' --fail-with-body ") +
+                                replace_all(replace_all(example, "http://127.0.0.1:8080", server.url),
+                                            "curl ", "curl -sS --noproxy '*' --fail-with-body ") +
                                 " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
