@@ -49,7 +49,7 @@ void add_skills_command(CLI::App& app, CommandStatus& status);
 /// `skillbox workspace ls|cat|rm --skill ID`: the files a skill wrote (cli/workspace_command.cpp).
 void add_workspace_command(CLI::App& app, CommandStatus& status);
 
-/// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/serve.md).
+/// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/server.md).
 void add_serve_command(CLI::App& app, CommandStatus& status);
 
 /// `skillbox completion bash|zsh|fish`: prints the shell's completion script (cli/completion_command.cpp).

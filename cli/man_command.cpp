@@ -140,7 +140,7 @@ std::vector<std::string> guides_of(const std::string& command) {
       {"tools", {"docs/openhuman.md", "docs/cli.md"}},
       {"call", {"docs/openhuman.md", "docs/cli.md"}},
       {"hook", {"docs/openhuman.md", "docs/cli.md"}},
-      {"serve", {"docs/serve.md", "docs/cli.md"}},
+      {"serve", {"docs/server.md", "docs/cli.md"}},
   };
   const auto it = kGuides.find(command);
   return it != kGuides.end() ? it->second : std::vector<std::string>{"docs/cli.md"};

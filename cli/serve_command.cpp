@@ -1,4 +1,4 @@
-// cli/serve_command.cpp — `skillbox serve`: the sandbox as an HTTP service (docs/serve.md).
+// cli/serve_command.cpp — `skillbox serve`: the sandbox as an HTTP service (docs/server.md).
 //
 // Two ways to start it: with a config file (`--config FILE`: listeners, tenants, keys, ceilings), or
 // with a skills folder and nothing else, which serves that folder to one tenant, "default", on

@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev libtomlplusplus-dev libsodium-dev  # skillbox serve: Beast/Asio, the TOML config, key hashes
+  prometheus                       # tests: promtool check metrics on what GET /metrics serves
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   openssl python3                  # tests: certificates and loopback servers
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback

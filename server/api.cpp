@@ -1,10 +1,12 @@
 // server/api.cpp — see api.h.
 #include "server/api.h"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "base/escape.h"
 #include "server/api_key.h"
@@ -15,10 +17,9 @@
 namespace skillbox::server {
 
 struct Api::Tenant {
+  size_t index = 0;  // its lane on the RunQueue and its series in the Metrics
   TenantConfig config;
   std::shared_ptr<const TenantContext> context;
-  /// Requests of this tenant on the RunQueue (queued or running); at most config.max_concurrent_runs.
-  std::atomic<size_t> admitted{0};
 };
 
 struct Api::Route {
@@ -55,7 +56,8 @@ std::optional<Route> match_route(std::string_view path) {
 }
 
 HttpResponse json_ok(std::string body) {
-  return HttpResponse{.status = 200, .body = std::move(body), .headers = {}, .tenant = {}};
+  return HttpResponse{
+      .status = 200, .body = std::move(body), .content_type = {}, .headers = {}, .tenant = {}, .outcome = {}};
 }
 
 HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
@@ -71,16 +73,47 @@ HttpResponse probe(std::string_view path, std::string_view method, bool draining
   return json_ok(R"({"status":"ok"})");
 }
 
+HttpResponse unauthorized(const HttpRequest& request) {
+  const bool missing = request.authorization.empty();
+  return with_header(error_response(401, "unauthorized",
+                                    missing ? "missing API key: send the header Authorization: Bearer KEY"
+                                            : "the API key is not valid (send Authorization: Bearer KEY)"),
+                     "WWW-Authenticate", "Bearer");
+}
+
+double seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+/// The result of a run whose timeout passed while it waited in the queue: it never started.
+RunResult expired_in_queue(uint64_t timeout_ms, uint64_t waited_ms) {
+  RunResult r;
+  r.outcome = Outcome::timeout;
+  r.error = ErrorInfo{.name = "TimeoutExceeded",
+                      .message = "the wall-clock deadline passed (limit is " + std::to_string(timeout_ms) +
+                                 " ms) while the request waited " + std::to_string(waited_ms) +
+                                 " ms for a run thread; the run did not start",
+                      .stack = {},
+                      .code = {}};
+  return r;
+}
+
 }  // namespace
 
-Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, const std::atomic<bool>& draining,
-         CancelToken cancel)
-    : runner_(runner), queue_(queue), draining_(draining), cancel_(std::move(cancel)) {
+Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
+         const std::atomic<bool>& draining, CancelToken cancel)
+    : runner_(runner),
+      queue_(queue),
+      metrics_(metrics),
+      draining_(draining),
+      cancel_(std::move(cancel)),
+      metrics_keys_(config.metrics_key_hashes) {
   for (const TenantConfig& c : config.tenants) {
     auto t = std::make_unique<Tenant>();
+    t->index = tenants_.size();
     t->config = c;
     std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
-    context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/serve.md)
+    context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
     t->context = std::move(context);
     tenants_.push_back(std::move(t));
   }
@@ -91,70 +124,96 @@ Api::~Api() = default;
 void Api::handle(HttpRequest request, const Respond& respond) {
   const std::string_view path = path_of(request.target);
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
+  if (path == "/metrics") return respond(metrics(request));
   const std::optional<Route> route = match_route<Route>(path);
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
                                       "\"; the API is GET /v1/skills, GET /v1/skills/ID and "
-                                      "POST /v1/skills/ID/run (docs/serve.md)"));
+                                      "POST /v1/skills/ID/run (docs/server.md)"));
   }
   if (request.method != route->method) {
     return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
                                "Allow", std::string(route->method)));
   }
-  if (draining_.load()) {
-    return respond(error_response(503, "draining", "the server is shutting down; try another replica"));
-  }
   Tenant* tenant = authenticate(request);
-  if (tenant == nullptr) {
-    const bool missing = request.authorization.empty();
-    return respond(
-        with_header(error_response(401, "unauthorized",
-                                   missing ? "missing API key: send the header Authorization: Bearer KEY"
-                                           : "the API key is not valid (send Authorization: Bearer KEY)"),
-                    "WWW-Authenticate", "Bearer"));
+  if (draining_.load()) {
+    HttpResponse refused =
+        error_response(503, "draining", "the server is shutting down; try another replica");
+    if (tenant != nullptr) {
+      metrics_.shed(tenant->index, ShedReason::draining);
+      refused.tenant = tenant->config.id;
+    }
+    return respond(std::move(refused));
   }
+  if (tenant == nullptr) return respond(unauthorized(request));
   admit(*tenant, *route, std::move(request), respond);
 }
 
-Api::Tenant* Api::authenticate(const HttpRequest& request) const {
+std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
   std::string_view value = request.authorization;
   constexpr std::string_view scheme = "bearer ";
-  if (value.size() <= scheme.size()) return nullptr;
+  if (value.size() <= scheme.size()) return std::nullopt;
   for (size_t i = 0; i < scheme.size(); ++i) {
     const char c = value[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != scheme[i]) return nullptr;
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != scheme[i]) return std::nullopt;
   }
   value.remove_prefix(scheme.size());
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty() || value.size() > kMaxApiKeyBytes) return nullptr;
+  if (value.empty() || value.size() > kMaxApiKeyBytes) return std::nullopt;
+  return hash_api_key(value);
+}
+
+Api::Tenant* Api::authenticate(const HttpRequest& request) const {
+  const std::optional<KeyHash> presented = presented_key(request);
+  if (!presented) return nullptr;
   // Every stored hash is compared, whichever matches, so the time taken does not say which tenant (or
   // whether any) holds the key.
-  const KeyHash presented = hash_api_key(value);
   Tenant* found = nullptr;
   for (const auto& t : tenants_) {
     for (const KeyHash& h : t->config.key_hashes) {
-      if (key_hashes_equal(presented, h)) found = t.get();
+      if (key_hashes_equal(*presented, h)) found = t.get();
     }
   }
   return found;
 }
 
-void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond) {
-  if (tenant.admitted.fetch_add(1) >= tenant.config.max_concurrent_runs) {
-    --tenant.admitted;
-    HttpResponse busy =
-        error_response(429, "too_many_requests",
-                       "this tenant already has " + std::to_string(tenant.config.max_concurrent_runs) +
-                           " requests in progress (max_concurrent_runs); retry later");
-    busy.tenant = tenant.config.id;
-    return respond(with_header(std::move(busy), "Retry-After", "1"));
+HttpResponse Api::metrics(const HttpRequest& request) const {
+  if (request.method != "GET") {
+    return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");
   }
-  auto job = [this, &tenant, route, request = std::move(request), respond] {
+  // Off unless the operator named a key: the series name every tenant, which no tenant may learn.
+  if (metrics_keys_.empty()) {
+    return error_response(
+        404, "not_found",
+        "/metrics is off; set metrics_key_sha256 in the config to turn it on (docs/server.md)");
+  }
+  bool allowed = false;
+  if (const std::optional<KeyHash> presented = presented_key(request)) {
+    for (const KeyHash& h : metrics_keys_) allowed = key_hashes_equal(*presented, h) || allowed;
+  }
+  if (!allowed) {
+    if (authenticate(request) != nullptr) {
+      return error_response(403, "forbidden", "/metrics needs the operator's metrics key, not a tenant's");
+    }
+    return unauthorized(request);
+  }
+  HttpResponse r = json_ok(metrics_.render(queue_.counts()));
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  return r;
+}
+
+void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond) {
+  const std::string id = request.request_id;
+  const CancelToken cancel;
+  const bool is_run = route.kind == Route::Kind::run;
+  auto job = [this, &tenant, route, request = std::move(request), respond,
+              cancel](RunQueue::Clock::duration waited) {
+    metrics_.queue_waited(tenant.index, seconds(waited));
     HttpResponse response;
     try {
-      response = serve(tenant, route, request);
+      response = serve(tenant, route, request, waited, cancel);
     } catch (const std::exception& e) {
       response = error_response(500, "internal",
                                 "internal error; see the server's log for request " + request.request_id);
@@ -163,45 +222,124 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
       (void)std::fwrite(line.data(), 1, line.size(), stderr);
     }
     response.tenant = tenant.config.id;
-    --tenant.admitted;
+    {
+      base::MutexLock lock(pending_mu_);
+      pending_.erase(request.request_id);
+    }
     respond(std::move(response));
   };
-  if (!queue_.submit(std::move(job))) {
-    --tenant.admitted;
-    HttpResponse full =
-        error_response(503, "server_busy", "every run thread is busy and the queue is full; retry later");
-    full.tenant = tenant.config.id;
-    respond(with_header(std::move(full), "Retry-After", "1"));
+  RunQueue::Ticket ticket;
+  {
+    // Held across submit, so that the job, which erases its entry when it ends, finds it there.
+    base::MutexLock lock(pending_mu_);
+    ticket = queue_.submit(tenant.index, std::move(job));
+    if (ticket.admission == RunQueue::Admission::queued) {
+      pending_.emplace(id, Pending{.ticket = ticket.id,
+                                   .cancel = cancel,
+                                   .respond = respond,
+                                   .tenant = tenant.index,
+                                   .is_run = is_run});
+      return;
+    }
   }
+  HttpResponse refused;
+  switch (ticket.admission) {
+    case RunQueue::Admission::lane_full:
+      metrics_.shed(tenant.index, ShedReason::tenant_queue_full);
+      refused = with_header(
+          error_response(429, "too_many_requests",
+                         "this tenant already has " + std::to_string(tenant.config.max_concurrent_runs) +
+                             " requests running (max_concurrent_runs) and " +
+                             std::to_string(tenant.config.max_queued_runs) +
+                             " waiting (max_queued_runs); retry later"),
+          "Retry-After", "1");
+      break;
+    case RunQueue::Admission::server_full:
+      metrics_.shed(tenant.index, ShedReason::server_busy);
+      refused = with_header(error_response(503, "server_busy",
+                                           "every run thread is busy and the server's queue is full "
+                                           "(queue_limit); retry later"),
+                            "Retry-After", "1");
+      break;
+    default:
+      metrics_.shed(tenant.index, ShedReason::draining);
+      refused = error_response(503, "draining", "the server is shutting down; try another replica");
+      break;
+  }
+  refused.tenant = tenant.config.id;
+  respond(std::move(refused));
 }
 
-HttpResponse Api::serve(const Tenant& tenant, const Route& route, const HttpRequest& request) const {
+void Api::client_gone(const std::string& request_id) {
+  Pending gone;
+  {
+    base::MutexLock lock(pending_mu_);
+    const auto it = pending_.find(request_id);
+    if (it == pending_.end()) return;
+    if (!queue_.withdraw(it->second.ticket)) {
+      // On a run thread already: the runner stops the run (a worker is killed) and the job answers.
+      it->second.cancel.cancel();
+      return;
+    }
+    gone = std::move(it->second);
+    pending_.erase(it);
+  }
+  if (gone.is_run) metrics_.run_ended(gone.tenant, Outcome::cancelled, /*ran=*/false, 0);
+  HttpResponse r = error_response(499, "client_closed_request",
+                                  "the client closed its connection before the request reached a run thread");
+  r.tenant = tenants_[gone.tenant]->config.id;
+  if (gone.is_run) r.outcome = std::string(to_string(Outcome::cancelled));
+  gone.respond(std::move(r));  // nobody reads it; it closes the request's books (and its log line)
+}
+
+HttpResponse Api::serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
+                        RunQueue::Clock::duration waited, const CancelToken& cancel) const {
   if (route.kind == Route::Kind::list) return json_ok(skill_list_json(tenant.config.skills_dir));
   Result<Skill, SkillProblem> skill = find_skill(tenant.config.skills_dir, route.id);
   if (!skill) return error_response(skill.error().status, skill.error().code, skill.error().message);
   if (route.kind == Route::Kind::detail) {
     return json_ok(skill_detail_json(*skill, route.id, tenant.context->ceilings));
   }
-  return run(tenant, *skill, request);
+  return run(tenant, *skill, request, waited, cancel);
 }
 
-HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpRequest& request) const {
+HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
+                      RunQueue::Clock::duration waited, const CancelToken& cancel) const {
   Result<RunRequest> body = parse_run_request(request.body);
   if (!body) return error_response(400, "invalid_request", body.error().message);
   const Limits effective = tenant.context->ceilings.apply(skill.manifest().limits);
   Result<LimitOverrides> overrides = run_overrides(*body, effective);
   if (!overrides) return error_response(400, "limit_too_high", overrides.error().message);
+  // The deadline runs from the request's arrival, not from its start: the run gets what the queue left.
+  const auto waited_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
+  const uint64_t timeout_ms = overrides->timeout_ms.value_or(effective.timeout_ms);
+  if (waited_ms >= timeout_ms) {
+    metrics_.run_ended(tenant.index, Outcome::timeout, /*ran=*/false, 0);
+    HttpResponse r = json_ok(to_json(expired_in_queue(timeout_ms, waited_ms)));
+    r.outcome = std::string(to_string(Outcome::timeout));
+    return r;
+  }
+  overrides->timeout_ms = timeout_ms - waited_ms;
+  // The drain's cancellation reaches this run through its own token, which the client's leaving
+  // cancels too (client_gone).
+  const CancelToken::Subscription drain = cancel_.subscribe([cancel] { cancel.cancel(); });
   const Invocation invocation{.skill = skill,
                               .export_name = body->export_name,
                               .input_json = body->input_json,
                               .overrides = *overrides,
                               .narrowing = {},
                               .observer = {},
-                              .cancel = cancel_,
+                              .cancel = cancel,
                               .tenant = tenant.context};
+  const auto started = RunQueue::Clock::now();
+  const RunResult result = runner_.run(invocation);
+  metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(RunQueue::Clock::now() - started));
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
-  return json_ok(to_json(runner_.run(invocation)));
+  HttpResponse r = json_ok(to_json(result));
+  r.outcome = std::string(to_string(result.outcome));
+  return r;
 }
 
 }  // namespace skillbox::server

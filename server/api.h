@@ -1,22 +1,34 @@
-// server/api.h — the HTTP API of `skillbox serve` (docs/serve.md "API"): routing, authentication,
+// server/api.h — the HTTP API of `skillbox serve` (docs/server.md "API"): routing, authentication,
 // admission, and the work of each route on the RunQueue.
 //
 //   GET  /healthz                 200 while the process lives (no key)
 //   GET  /readyz                  200 while accepting, 503 while draining (no key)
+//   GET  /metrics                 Prometheus text (server/metrics.h), for the operator's metrics key only
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
 //   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome
 //
 // The key (Authorization: Bearer KEY) alone names the tenant; nothing else a client sends (the query
 // string, other headers, the id) can reach another tenant's skills folder, data directory or runs.
+//
+// Admission (docs/server.md "Admission"): every request that reads skills or runs one waits in its
+// tenant's queue on the RunQueue; the time it waited counts against its run's timeout, and a client
+// that closes its connection takes its request out of the queue, or cancels its run.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "base/mutex.h"
+#include "server/api_key.h"
 #include "server/config.h"
 #include "server/http_types.h"
+#include "server/metrics.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -24,10 +36,11 @@ namespace skillbox::server {
 
 class Api {
  public:
-  /// `runner`, `queue` and `draining` must outlive the Api; `cancel` is given to every run (the server
-  /// cancels it when the drain timeout passes).
-  Api(const ServerConfig& config, Runner& runner, RunQueue& queue, const std::atomic<bool>& draining,
-      CancelToken cancel);
+  /// `runner`, `queue`, `metrics` and `draining` must outlive the Api; the queue has one lane per
+  /// tenant of `config`, in order, and so has `metrics`. Cancelling `cancel` cancels every run (the
+  /// server does when the drain timeout passes).
+  Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
+      const std::atomic<bool>& draining, CancelToken cancel);
   ~Api();
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
@@ -36,19 +49,41 @@ class Api {
   /// RunQueue and answers from there.
   void handle(HttpRequest request, const Respond& respond);
 
+  /// The client of `request_id` closed its connection (server/http_types.h ClientGone): a request
+  /// still queued is withdrawn and answered 499 (nobody reads it; the log line says
+  /// outcome=cancelled), a run in progress is cancelled through its CancelToken (its result, outcome
+  /// `cancelled`, is logged the same way). Unknown or finished requests are ignored. Any thread.
+  void client_gone(const std::string& request_id);
+
  private:
   struct Tenant;
   struct Route;
+  /// A request on the RunQueue, found by its request id when its client goes.
+  struct Pending {
+    uint64_t ticket = 0;
+    CancelToken cancel;  // the run's own token: the client's leaving, or the drain, cancels it
+    Respond respond;
+    size_t tenant = 0;
+    bool is_run = false;
+  };
+  [[nodiscard]] static std::optional<KeyHash> presented_key(const HttpRequest& request);
   Tenant* authenticate(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse metrics(const HttpRequest& request) const;
   void admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond);
-  HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
-  HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request) const;
+  HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
+                     RunQueue::Clock::duration waited, const CancelToken& cancel) const;
+  HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
+                   RunQueue::Clock::duration waited, const CancelToken& cancel) const;
 
   Runner& runner_;
   RunQueue& queue_;
+  Metrics& metrics_;
   const std::atomic<bool>& draining_;
   CancelToken cancel_;
+  std::vector<KeyHash> metrics_keys_;
   std::vector<std::unique_ptr<Tenant>> tenants_;
+  base::Mutex pending_mu_;  // taken before the RunQueue's own lock, never after it
+  std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
 };
 
 }  // namespace skillbox::server

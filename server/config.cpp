@@ -90,7 +90,8 @@ void read_ceilings(const toml::table& table, const std::string& path, LimitOverr
   }
 }
 
-void read_key_hashes(const toml::node& node, const std::string& path, TenantConfig& t, Problems& p) {
+void read_key_hashes(const toml::node& node, const std::string& path, std::vector<KeyHash>& out,
+                     Problems& p) {
   const toml::array* list = node.as_array();
   if (list == nullptr) {
     p.add(path, "expected an array of SHA-256 hashes (64 hex digits each), got " + describe(node));
@@ -101,7 +102,7 @@ void read_key_hashes(const toml::node& node, const std::string& path, TenantConf
     const std::optional<std::string> s = string_at(*list->get(i), at, p);
     if (!s) continue;
     if (const std::optional<KeyHash> h = parse_key_hash(*s)) {
-      t.key_hashes.push_back(*h);
+      out.push_back(*h);
     } else {
       p.add(at, "expected a SHA-256 hash as 64 hex digits (sha256sum of the key), got a string of " +
                     std::to_string(s->size()) + " characters");
@@ -123,13 +124,17 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
   for (auto&& [key, value] : *table) {
     const std::string at = path + "." + std::string(key.str());
     if (key == "key_sha256") {
-      read_key_hashes(value, at, t, p);
+      read_key_hashes(value, at, t.key_hashes, p);
     } else if (key == "skills") {
       t.skills_dir = path_at(value, at, base, p);
     } else if (key == "data_dir") {
       t.data_dir = path_at(value, at, base, p);
     } else if (key == "max_concurrent_runs") {
       if (auto v = integer_in(value, at, 1, 10'000, p)) t.max_concurrent_runs = *v;
+    } else if (key == "max_queued_runs") {
+      if (auto v = integer_in(value, at, 0, 100'000, p)) t.max_queued_runs = *v;
+    } else if (key == "weight") {
+      if (auto v = integer_in(value, at, 1, 1000, p)) t.weight = *v;
     } else if (key == "ceilings") {
       if (const toml::table* c = value.as_table()) {
         read_ceilings(*c, at, t.ceilings, p);
@@ -137,7 +142,9 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
         p.add(at, "expected a table, got " + describe(value));
       }
     } else {
-      p.add(at, "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs and ceilings");
+      p.add(at,
+            "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs, max_queued_runs, "
+            "weight and ceilings");
     }
   }
   if (!table->contains("key_sha256")) p.add(path, "missing key_sha256: a tenant needs at least one key");
@@ -193,6 +200,8 @@ bool read_server_key(std::string_view key, const toml::node& node, ServerConfig&
     size(c.max_target_bytes, 64, 1 << 16);
   } else if (key == "max_connections") {
     size(c.max_connections, 1, 1'000'000);
+  } else if (key == "metrics_key_sha256") {
+    read_key_hashes(node, at, c.metrics_key_hashes, p);
   } else if (key == "idle_timeout_ms") {
     ms(c.idle_timeout_ms);
   } else if (key == "drain_timeout_ms") {
@@ -292,7 +301,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       for (auto&& [name, tenant] : *tenants)
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
     } else if (!read_server_key(key.str(), node, config, p)) {
-      p.add(std::string(key.str()), "unknown key; see docs/serve.md \"Configuration\" for the keys");
+      p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
   }
   if (p.text.empty()) {
@@ -322,13 +331,16 @@ std::string config_problems(const ServerConfig& config) {
     out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
   if (config.tenants.empty()) out += "tenants: no tenant; add a [tenants.NAME] table\n";
   std::map<std::string, std::string> keys;
+  for (const KeyHash& h : config.metrics_key_hashes) keys.emplace(key_hash_hex(h), "");
   for (const TenantConfig& t : config.tenants) {
     const std::string at = "tenants." + t.id;
     if (t.key_hashes.empty()) out += at + ".key_sha256: no key; a tenant needs at least one\n";
     out += overlap_problems(t, config.tenants);
     for (const KeyHash& h : t.key_hashes) {
       const auto [owner, unique] = keys.emplace(key_hash_hex(h), t.id);
-      if (!unique && owner->second != t.id) {
+      if (!unique && owner->second.empty()) {
+        out += at + ".key_sha256: also in metrics_key_sha256; the metrics key must be the operator's own\n";
+      } else if (!unique && owner->second != t.id) {
         out += at + ".key_sha256: a key of tenants." + owner->second + " too; a key must name one tenant\n";
       }
     }

@@ -1,5 +1,5 @@
 // server/config.h — what `skillbox serve` serves: listeners, tenants, their keys, skills, data and
-// ceilings, and the server's own bounds. Read from a TOML file (`--config FILE`, docs/serve.md
+// ceilings, and the server's own bounds. Read from a TOML file (`--config FILE`, docs/server.md
 // "Configuration") or built by the command line for the no-config mode.
 #pragma once
 
@@ -41,11 +41,16 @@ struct TenantConfig {
   std::filesystem::path data_dir;
   /// Upper bounds on every run's limits (TenantContext::ceilings); unset fields bound nothing more.
   LimitOverrides ceilings;
-  /// Runs of this tenant admitted at once (running or waiting for a thread); beyond it, 429.
+  /// Requests of this tenant on a run thread at once; more wait in the tenant's queue.
   size_t max_concurrent_runs = 4;
+  /// Requests of this tenant waiting for a run thread; beyond it, 429 with Retry-After.
+  size_t max_queued_runs = 8;
+  /// The tenant's share of the run threads when tenants compete (server/run_queue.h): weight 2 starts
+  /// two requests for each one of a tenant of weight 1.
+  size_t weight = 1;
 };
 
-/// Everything the server needs. Defaults are those of docs/serve.md.
+/// Everything the server needs. Defaults are those of docs/server.md.
 struct ServerConfig {
   std::vector<Listener> listeners;
   std::vector<TenantConfig> tenants;
@@ -53,8 +58,11 @@ struct ServerConfig {
   std::string isolation = "process";
   /// Threads running skills at once, server-wide (each waits on one run).
   size_t run_threads = 4;
-  /// Admitted runs that may wait for a thread, server-wide; beyond it, 503.
+  /// Requests that may wait for a run thread, server-wide (all tenants' queues); beyond it, 503.
   size_t queue_limit = 64;
+  /// SHA-256 of each key that may read GET /metrics (the operator's, never a tenant's). Empty: /metrics
+  /// is off (404), since its series name every tenant.
+  std::vector<KeyHash> metrics_key_hashes;
   /// Largest request body; beyond it, 413. 1 MiB: a run's input is a JSON value, not a file upload.
   size_t max_body_bytes = size_t{1024} * 1024;
   /// Largest request line plus headers; beyond it, 431. 16 KiB: room for any real client's headers.
@@ -70,7 +78,7 @@ struct ServerConfig {
   size_t max_connections = 1024;
 };
 
-/// Parses TOML `text` (docs/serve.md "Configuration"). Relative paths are taken from `base_dir`.
+/// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.
 /// Every problem is reported, one per line, as "SOURCE: KEY.PATH: what is wrong"; unknown keys are
 /// problems too (a misspelt key must not silently fall back to a default).
 [[nodiscard]] Result<ServerConfig> parse_config(std::string_view text, std::string_view source,

@@ -1,6 +1,7 @@
 // server/http_server.cpp — see http_server.h. The only file that includes Boost.Beast.
 #include "server/http_server.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -34,6 +36,7 @@ struct Shared {
   std::chrono::milliseconds idle_timeout{0};
   size_t max_connections = 0;
   Handler handler;
+  ClientGone gone;
   std::atomic<size_t> connections{0};
   std::atomic<size_t> open_requests{0};
   std::atomic<bool> closing{false};  // draining: no keep-alive, no new connection
@@ -41,13 +44,14 @@ struct Shared {
 
 /// One log line per request on stderr, written whole: request id, method and path, status, tenant, time.
 void log_request(const std::string& id, const std::string& method, std::string_view target, unsigned status,
-                 const std::string& tenant, Clock::time_point started) {
+                 const std::string& tenant, const std::string& outcome, Clock::time_point started) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
   // The path only: a query string is never read, and may hold what a client thought was a key.
   const std::string_view path = target.substr(0, std::min<size_t>(target.find('?'), 256));
   std::string line = "skillbox serve: request_id=" + id + " \"" + base::escape_text(method) + " " +
                      base::escape_text(path) + "\" status=" + std::to_string(status) +
-                     " tenant=" + (tenant.empty() ? "-" : tenant) + " ms=" + std::to_string(ms) + "\n";
+                     " tenant=" + (tenant.empty() ? "-" : tenant) +
+                     (outcome.empty() ? "" : " outcome=" + outcome) + " ms=" + std::to_string(ms) + "\n";
   (void)std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
@@ -123,10 +127,30 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
                         .body = std::move(req.body())};
     ++shared_->open_requests;
     auto self = this->shared_from_this();
+    watching_ = true;
     shared_->handler(std::move(request), [self](HttpResponse response) {
       asio::post(self->stream_.get_executor(),
                  [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
     });
+    if (watching_) watch();
+  }
+
+  /// Waits for the socket to turn readable while the request is served: end-of-file or an error then
+  /// means the client went away (its run is cancelled); bytes mean a pipelined request, which is no
+  /// sign of leaving, and end the watch.
+  void watch() {
+    stream_.socket().async_wait(
+        Protocol::socket::wait_read, [self = this->shared_from_this()](beast::error_code ec) {
+          if (ec || !self->watching_) return;
+          char byte = 0;
+          const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (n > 0) return;
+          if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            return self->watch();
+          }
+          self->watching_ = false;
+          if (self->shared_->gone) self->shared_->gone(self->request_id_);
+        });
   }
 
   /// Answers a request that never reached the handler, and closes the connection after it (the rest
@@ -138,17 +162,23 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   void write(HttpResponse response) {
+    if (watching_) {
+      watching_ = false;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);  // ends the watch's wait
+    }
     auto message =
         std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     message->set(http::field::server, "skillbox");
-    message->set(http::field::content_type, "application/json");
+    const bool json = response.content_type.empty();
+    message->set(http::field::content_type, json ? "application/json" : response.content_type);
     message->set("X-Request-Id", request_id_);
     for (const auto& [name, value] : response.headers) message->set(name, value);
     const bool keep = keep_alive_ && !shared_->closing.load();
     message->keep_alive(keep);
-    message->body() = std::move(response.body) + "\n";
+    message->body() = json ? std::move(response.body) + "\n" : std::move(response.body);
     message->prepare_payload();
-    log_request(request_id_, method_, target_, response.status, response.tenant, started_);
+    log_request(request_id_, method_, target_, response.status, response.tenant, response.outcome, started_);
     stream_.expires_after(shared_->idle_timeout);
     http::async_write(stream_, *message,
                       [self = this->shared_from_this(), message, keep](beast::error_code ec, size_t /*n*/) {
@@ -169,6 +199,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;
+  bool watching_ = false;  // the request is with the handler and the socket is watched for its close
   std::string request_id_;
   std::string method_;
   std::string target_;
@@ -245,7 +276,8 @@ struct HttpServer::Impl {
   Result<std::string> listen_unix(const Listener& l);
 };
 
-HttpServer::HttpServer(const ServerConfig& config, Handler handler) : impl_(std::make_unique<Impl>()) {
+HttpServer::HttpServer(const ServerConfig& config, Handler handler, ClientGone gone)
+    : impl_(std::make_unique<Impl>()) {
   Shared& s = *impl_->shared;
   s.max_body_bytes = config.max_body_bytes;
   s.max_header_bytes = config.max_header_bytes;
@@ -253,6 +285,7 @@ HttpServer::HttpServer(const ServerConfig& config, Handler handler) : impl_(std:
   s.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
   s.max_connections = config.max_connections;
   s.handler = std::move(handler);
+  s.gone = std::move(gone);
 }
 
 HttpServer::~HttpServer() {

@@ -22,7 +22,10 @@ namespace skillbox::server {
 
 class HttpServer {
  public:
-  HttpServer(const ServerConfig& config, Handler handler);
+  /// `gone` is called when a client closes its connection while its request is being served: the
+  /// connection is watched for end-of-file from the moment the request is read until its response is
+  /// written (a client that half-closes its side counts as gone, as with nginx).
+  HttpServer(const ServerConfig& config, Handler handler, ClientGone gone);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -14,7 +14,12 @@ HttpResponse error_response(unsigned status, std::string_view code, std::string_
   nlohmann::ordered_json body;
   body["error"] = std::move(error);
   // base::json_text::write: a message quoting request bytes may hold ill-formed UTF-8.
-  return HttpResponse{.status = status, .body = base::json_text::write(body), .headers = {}, .tenant = {}};
+  return HttpResponse{.status = status,
+                      .body = base::json_text::write(body),
+                      .content_type = {},
+                      .headers = {},
+                      .tenant = {},
+                      .outcome = {}};
 }
 
 }  // namespace skillbox::server

@@ -21,17 +21,24 @@ struct HttpRequest {
 
 struct HttpResponse {
   unsigned status = 200;
-  std::string body;  // JSON text (a newline is added on the wire)
-  /// Extra headers (Retry-After, Allow, WWW-Authenticate). Content-Type (application/json),
-  /// Content-Length and X-Request-Id are set by the HTTP layer.
+  std::string body;  // JSON text (a newline is added on the wire), unless content_type says otherwise
+  /// Empty: application/json. Anything else is sent as given, and the body as it is.
+  std::string content_type;
+  /// Extra headers (Retry-After, Allow, WWW-Authenticate). Content-Type, Content-Length and
+  /// X-Request-Id are set by the HTTP layer.
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string tenant;  // for the log line only: the tenant the request authenticated as
+  std::string tenant;   // for the log line only: the tenant the request authenticated as
+  std::string outcome;  // for the log line only: a run's outcome ("ok", "cancelled", ...), or empty
 };
 
 /// Sends the response of one request. Call exactly once, from any thread.
 using Respond = std::function<void(HttpResponse)>;
 /// Serves one request; must not block (long work goes to the RunQueue).
 using Handler = std::function<void(HttpRequest, Respond)>;
+/// Told, on the I/O thread, that the client of the request `request_id` closed its connection before
+/// the response was written (its Respond must still be called: the write then fails quietly). Must
+/// not block.
+using ClientGone = std::function<void(const std::string& request_id)>;
 
 /// `{"error":{"code":CODE,"message":MESSAGE}}` with `status`; every error of the API has this shape.
 /// `message` may hold any bytes (ill-formed UTF-8 is replaced).

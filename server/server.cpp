@@ -7,6 +7,7 @@
 
 #include "server/api.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -17,6 +18,7 @@ namespace skillbox::server {
 struct Server::Impl {
   ServerConfig config;
   std::unique_ptr<Runner> runner;
+  std::unique_ptr<Metrics> metrics;
   std::atomic<bool> draining{false};
   CancelToken cancel_all;
   std::unique_ptr<Api> api;
@@ -51,12 +53,21 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   } else {
     s.runner = std::make_unique<WorkerRunner>();
   }
-  s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit);
-  s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, s.draining, s.cancel_all);
-  s.http = std::make_unique<HttpServer>(s.config,
-                                        [api = s.api.get()](HttpRequest request, const Respond& respond) {
-                                          api->handle(std::move(request), respond);
-                                        });
+  std::vector<LaneConfig> lanes;
+  std::vector<std::string> names;
+  for (const TenantConfig& t : s.config.tenants) {
+    lanes.push_back(LaneConfig{
+        .weight = t.weight, .max_running = t.max_concurrent_runs, .max_queued = t.max_queued_runs});
+    names.push_back(t.id);
+  }
+  s.metrics = std::make_unique<Metrics>(std::move(names));
+  s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit, std::move(lanes));
+  s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, *s.metrics, s.draining, s.cancel_all);
+  Api* api = s.api.get();
+  s.http = std::make_unique<HttpServer>(
+      s.config,
+      [api](HttpRequest request, const Respond& respond) { api->handle(std::move(request), respond); },
+      [api](const std::string& request_id) { api->client_gone(request_id); });
   for (const Listener& l : s.config.listeners) {
     Result<std::string> url = s.http->listen(l);
     if (!url) return url.error();

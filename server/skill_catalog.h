@@ -37,7 +37,7 @@ struct SkillProblem {
 
 /// `{"id","name","version","description","format","entry","exports","limits","permissions"}`: the
 /// limits are the manifest's under `ceilings` (what a run gets when it asks for nothing lower) and the
-/// permissions those the manifest grants. No digest yet (docs/serve.md).
+/// permissions those the manifest grants. No digest yet (docs/server.md).
 [[nodiscard]] std::string skill_detail_json(const Skill& skill, std::string_view id,
                                             const LimitOverrides& ceilings);
 

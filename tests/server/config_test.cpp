@@ -32,9 +32,9 @@ TEST(ServerConfigParse, ReadsListenersTenantsCeilingsAndBounds) {
   Result<ServerConfig> c = parse(
       "listen = [\"127.0.0.1:8080\", \"[::1]:0\", \"unix:/run/skillbox.sock\"]\nisolation = \"inprocess\"\n"
       "run_threads = 8\nqueue_limit = 5\nmax_body_bytes = 2048\nidle_timeout_ms = 1000\n" +
-      tenant(
-          "acme",
-          "max_concurrent_runs = 2\n[tenants.acme.ceilings]\nmemory_mb = 64\ntimeout_ms = 900\nsteps = 7\n"));
+      tenant("acme",
+             "max_concurrent_runs = 2\nmax_queued_runs = 0\nweight = 3\n[tenants.acme.ceilings]\nmemory_mb = "
+             "64\ntimeout_ms = 900\nsteps = 7\n"));
   ASSERT_TRUE(c) << c.error().message;
   ASSERT_EQ(c->listeners.size(), 3u);
   EXPECT_EQ(c->listeners[0].address, "127.0.0.1");
@@ -53,6 +53,9 @@ TEST(ServerConfigParse, ReadsListenersTenantsCeilingsAndBounds) {
   EXPECT_EQ(t.skills_dir, "/srv/conf/skills-acme");  // relative to the config's folder
   EXPECT_EQ(t.data_dir, "/srv/conf/data-acme");
   EXPECT_EQ(t.max_concurrent_runs, 2u);
+  EXPECT_EQ(t.max_queued_runs, 0u);
+  EXPECT_EQ(t.weight, 3u);
+  EXPECT_TRUE(c->metrics_key_hashes.empty());  // /metrics is off unless named
   EXPECT_EQ(t.ceilings.memory_bytes, 64u << 20);
   EXPECT_EQ(t.ceilings.timeout_ms, 900u);
   EXPECT_EQ(t.ceilings.steps, 7u);
@@ -62,16 +65,19 @@ TEST(ServerConfigParse, ReadsListenersTenantsCeilingsAndBounds) {
 
 TEST(ServerConfigParse, EveryProblemNamesItsKeyPath) {
   const std::string p = problems(
-      "listen = [\"localhost:8080\", 5]\nrun_thread = 2\nqueue_limit = -1\n" +
+      "listen = [\"localhost:8080\", 5]\nrun_thread = 2\nqueue_limit = -1\nmetrics_key_sha256 = \"abc\"\n" +
       tenant("a",
-             "max_concurrent_runs = 0\nkey = 1\n[tenants.a.ceilings]\nmemory_mb = \"lots\"\nstack_kb = 1\n") +
+             "max_concurrent_runs = 0\nmax_queued_runs = -2\nweight = 0\nkey = 1\n[tenants.a.ceilings]\n"
+             "memory_mb = \"lots\"\nstack_kb = 1\n") +
       "[tenants.b]\nkey_sha256 = [\"abc\"]\n");
   for (const char* expected :
        {"serve.toml: listen[0]: expected IP:PORT (an IP address, never a name",
         "serve.toml: listen[1]: expected a string", "serve.toml: run_thread: unknown key",
         "serve.toml: queue_limit: expected an integer from 0 to 100000, got -1",
+        "serve.toml: metrics_key_sha256: expected an array of SHA-256 hashes",
         "tenants.a.max_concurrent_runs: expected an integer from 1 to 10000, got 0",
-        "tenants.a.key: unknown key",
+        "tenants.a.max_queued_runs: expected an integer from 0 to 100000, got -2",
+        "tenants.a.weight: expected an integer from 1 to 1000, got 0", "tenants.a.key: unknown key",
         "tenants.a.ceilings.memory_mb: expected an integer from 1 to 4096, got the string \"lots\"",
         "tenants.a.ceilings.stack_kb: unknown key", "tenants.b.key_sha256[0]: expected a SHA-256 hash",
         "tenants.b: missing skills", "tenants.b: missing data_dir"}) {
@@ -99,6 +105,9 @@ TEST(ServerConfigParse, TenantsMustNotShareFoldersOrKeys) {
   EXPECT_NE(problems(listen + tenant("a") + tenant("b")).find("tenants.b.key_sha256: a key of tenants.a too"),
             std::string::npos);
   EXPECT_NE(problems(listen).find("tenants: no tenant"), std::string::npos);
+  EXPECT_NE(problems(listen + "metrics_key_sha256 = [\"" + kHash + "\"]\n" + tenant("a"))
+                .find("tenants.a.key_sha256: also in metrics_key_sha256"),
+            std::string::npos);
   EXPECT_NE(problems(tenant("a")).find("listen: no address"), std::string::npos);
   EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\n[tenants.\"Bad/Name\"]\nkey_sha256 = [\"" + kHash +
                      "\"]\nskills = \"s\"\ndata_dir = \"d\"\n")

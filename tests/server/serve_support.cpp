@@ -1,12 +1,15 @@
 // tests/server/serve_support.cpp — see serve_support.h.
 #include "serve_support.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +147,31 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 }
 
 }  // namespace
+
+int connect_raw(const std::string& url) {
+  const std::string port = url.substr(url.rfind(':') + 1);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ADD_FAILURE() << "cannot connect to 127.0.0.1:" << port;
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
 
 HttpReply http(const std::string& method, const std::string& url, const std::string& key,
                const std::optional<std::string>& body, const std::vector<std::string>& headers) {

@@ -74,6 +74,14 @@ struct HttpReply {
   [[nodiscard]] nlohmann::json json() const;
 };
 
+/// A raw TCP connection to the 127.0.0.1 port of `url` ("http://127.0.0.1:PORT"): a file descriptor the
+/// caller closes, or -1 (and a test failure) when it cannot connect. For what libcurl will not do:
+/// half a request, or a connection closed while the server works.
+int connect_raw(const std::string& url);
+
+/// Writes all of `bytes` to `fd`; false when the connection fails first.
+bool send_all(int fd, const std::string& bytes);
+
 /// One request with libcurl: the path is sent as given (CURLOPT_PATH_AS_IS: no "../" squashing), no
 /// proxy, `key` as "Authorization: Bearer KEY" when not empty, `body` when set.
 HttpReply http(const std::string& method, const std::string& url, const std::string& key = "",

@@ -255,12 +255,13 @@ TEST_F(ServeFolder, AnApiKeyFileGivesTheKey) {
   EXPECT_NE(refused.err.find("--api-key-file"), std::string::npos) << refused.err;
 }
 
-TEST_F(ServeFolder, ATenantOverItsConcurrentRunsGets429WithRetryAfter) {
+TEST_F(ServeFolder, ATenantOverItsRunningAndQueuedBoundsGets429WithRetryAfter) {
   const fs::path config = tmp_.path() / "serve.toml";
   write_file(config,
              "listen = [\"127.0.0.1:0\"]\nisolation = \"process\"\n[tenants.solo]\nkey_sha256 = "
              "[\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"]\nskills = \"" +
-                 skills().string() + "\"\ndata_dir = \"" + data().string() + "\"\nmax_concurrent_runs = 1\n");
+                 skills().string() + "\"\ndata_dir = \"" + data().string() +
+                 "\"\nmax_concurrent_runs = 1\nmax_queued_runs = 0\n");
   ServeProcess server({"--config", config.string()});
   // sha256("test") is the key_sha256 above.
   auto slow = std::async(std::launch::async,
