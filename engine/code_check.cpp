@@ -76,19 +76,6 @@ std::optional<std::pair<std::string, uint32_t>> location(const std::string& stac
   return std::nullopt;
 }
 
-/// 1-based line of the first quoted occurrence of `specifier` in `source`, or 0.
-uint32_t line_of_specifier(const std::string& source, const std::string& specifier) {
-  for (const char quote : {'\'', '"', '`'}) {
-    const std::string needle = quote + specifier + quote;
-    const size_t at = source.find(needle);
-    if (at == std::string::npos) continue;
-    uint32_t line = 1;
-    for (size_t i = 0; i < at; ++i) line += source[i] == '\n' ? 1u : 0u;
-    return line;
-  }
-  return 0;
-}
-
 class Checker {
  public:
   Checker(const bus::SkillSources& sources, const Limits& limits)
