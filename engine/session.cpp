@@ -12,6 +12,7 @@
 #include "engine/realm.h"
 #include "engine/result.h"
 #include "engine/skill_files.h"
+#include "engine/source_map.h"
 
 namespace skillbox::engine {
 namespace {
@@ -691,7 +692,11 @@ void Session::finish(Outcome outcome, ErrorInfo error) {
   if (finished_) return;
   finished_ = true;
   result_.outcome = outcome;
-  if (outcome != Outcome::ok) result_.error = std::move(error);
+  if (outcome == Outcome::ok) return;
+  // Frames of a built file with an inline source map name the file it was built from (a TypeScript
+  // skill's index.ts rather than dist/index.js).
+  if (!error.stack.empty()) error.stack = map_stack(error.stack, params_.sources);
+  result_.error = std::move(error);
 }
 
 void Session::limit_result() {

@@ -138,6 +138,8 @@ TEST_F(AuthoringCli, InitTsPinsItsBuildToolsAndPointsAtTheBuiltEntry) {
   EXPECT_EQ(package["devDependencies"]["typescript"], "5.9.3") << "an exact version, no range";
   EXPECT_EQ(package["devDependencies"]["esbuild"], "0.28.2");
   EXPECT_NE(package["scripts"]["build"].get<std::string>().find("esbuild"), std::string::npos);
+  // Errors of the built skill name index.ts and its lines (docs/cli.md "Source maps").
+  EXPECT_NE(package["scripts"]["build"].get<std::string>().find("--sourcemap=inline"), std::string::npos);
   EXPECT_EQ(json::parse(read_bytes(dir / "skill.json"))["entry"], "dist/index.js");
 
   // Before the build, the entry is missing: the message says how to make it.
