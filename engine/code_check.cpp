@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/commonjs.h"
 #include "engine/handles.h"
 #include "engine/heap.h"
 #include "engine/limiter.h"
@@ -74,19 +75,6 @@ std::optional<std::pair<std::string, uint32_t>> location(const std::string& stac
     if (ec == std::errc() && end != first) return std::make_pair(name, line);
   }
   return std::nullopt;
-}
-
-/// 1-based line of the first quoted occurrence of `specifier` in `source`, or 0.
-uint32_t line_of_specifier(const std::string& source, const std::string& specifier) {
-  for (const char quote : {'\'', '"', '`'}) {
-    const std::string needle = quote + specifier + quote;
-    const size_t at = source.find(needle);
-    if (at == std::string::npos) continue;
-    uint32_t line = 1;
-    for (size_t i = 0; i < at; ++i) line += source[i] == '\n' ? 1u : 0u;
-    return line;
-  }
-  return 0;
 }
 
 class Checker {
@@ -160,7 +148,10 @@ class Checker {
       // Session::load_entry's rule: a module if it says so, or if it compiles only as one.
       Value script(ctx, JS_Eval(ctx, source.c_str(), source.size(), name.c_str(),
                                 JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
-      if (!script.is_exception()) return;  // a classic script: its exports are known when it runs
+      if (!script.is_exception()) {  // a classic script: its exports are known when it runs
+        check_commonjs(name, source);
+        return;
+      }
       Value ignored(ctx, JS_GetException(ctx));
       is_module = true;  // report the module's error if it is not one either
     }
@@ -176,7 +167,10 @@ class Checker {
       }
       return;
     }
-    if (!is_module) return;
+    if (!is_module) {
+      check_commonjs(name, source);
+      return;
+    }
     if (JS_ResolveModule(ctx, compiled.get()) < 0) {
       if (state_.message.empty()) {
         add_exception(name);  // an imported module that does not compile: its own error, with its line
@@ -185,10 +179,42 @@ class Checker {
       }
       return;
     }
+    auto* module = static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get()));
     if (is_entry) {
       entry_is_module_ = true;
-      list_exports(static_cast<JSModuleDef*>(JS_VALUE_GET_PTR(compiled.get())), name);
+      list_exports(module, name);
     }
+    if (has_no_exports(module)) check_commonjs(name, source);
+  }
+
+  // True when the resolved `module` exports nothing (patch 0012: nothing linked or run). False when
+  // the names cannot be read (out of memory): then the file is not judged.
+  bool has_no_exports(JSModuleDef* module) {
+    JSContext* ctx = ctx_.get();
+    JSAtom* names = nullptr;
+    int count = 0;
+    if (JS_GetModuleExportNames(ctx, module, &names, &count) < 0) {
+      JS_FreeValue(ctx, JS_GetException(ctx));
+      return false;
+    }
+    for (int i = 0; i < count; ++i) JS_FreeAtom(ctx, names[i]);
+    js_free(ctx, names);
+    return count == 0;
+  }
+
+  // A file that compiled but has no ES export: if it uses require/module/exports at its top level, it
+  // is CommonJS, which fails as soon as it runs (engine/commonjs.h). Said now, with what to write instead.
+  void check_commonjs(const std::string& name, const std::string& source) {
+    const std::optional<CommonJsUse> use = find_commonjs_use(source);
+    if (!use) return;
+    problems_.push_back(
+        {name, use->line,
+         "this is a CommonJS file (" + use->what +
+             " at its top level), which skillbox cannot run: there is no require, module or exports. Write "
+             "an "
+             "ES module: `export default function (input) { ... }` (or `export function run`) instead of "
+             "module.exports, and `import { f } from './f.js'` instead of require (docs/limits.md \"Entry "
+             "and modules\")"});
   }
 
   // The entry's export names (patch 0012: read from the resolved module, nothing linked or run).

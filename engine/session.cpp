@@ -12,6 +12,7 @@
 #include "engine/realm.h"
 #include "engine/result.h"
 #include "engine/skill_files.h"
+#include "engine/source_map.h"
 
 namespace skillbox::engine {
 namespace {
@@ -176,13 +177,24 @@ bool Session::load_entry(Value& exports, bool& is_module) {
                                   JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY));
   }
   if (compiled.is_exception()) {
-    if (is_module && module_refused_ && !limiter_.check()) {
-      // A static import the skill's files cannot satisfy: nothing ran, the skill is invalid.
-      const ErrorInfo e = take_exception(ctx);
-      finish(Outcome::invalid, host_error("InvalidSkill", e.message));
+    if (limiter_.check()) {
+      fail_with_exception();  // the heap or stack limit while compiling: the limiter names it
       return false;
     }
-    fail_with_exception();
+    // Nothing of the skill has run: the code itself is wrong, as `skillbox check` reports it. A
+    // static import the skill's files cannot satisfy is InvalidSkill; a syntax error (in the entry
+    // or in a file it imports, top-level `await` included) keeps the engine's name, message and
+    // the "at file:line" of where the parser stopped.
+    ErrorInfo e = take_exception(ctx);
+    if (is_module && module_refused_) {
+      ErrorInfo refused = host_error("InvalidSkill", e.message);
+      auto importer = params_.sources.files.find(last_importer_);
+      const uint32_t line =
+          importer == params_.sources.files.end() ? 0 : line_of_specifier(importer->second, last_specifier_);
+      if (line != 0) refused.stack = "    at " + last_importer_ + ":" + std::to_string(line) + "\n";
+      e = std::move(refused);
+    }
+    finish(Outcome::invalid, std::move(e));
     return false;
   }
   // A compiled module is kept by the context; its definition stays valid after evaluation.
@@ -455,6 +467,12 @@ void Session::settle(uint64_t id, bus::Reply reply) {
   if (const auto* err = std::get_if<bus::ErrorReply>(&reply)) {
     arg = Value(ctx, bindings::make_host_error(ctx, *err));
     fulfilled = false;
+    // Made here, in the event loop, its stack holds no frame of the skill: it gets the stack of the
+    // call that made the request, so the error says which line of the skill made the failing call.
+    if (arg.is_object() && !stopping() && JS_IsString(call.caller_stack.get()) &&
+        JS_DefinePropertyValueStr(ctx, arg.get(), "stack", call.caller_stack.dup(),
+                                  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE) < 0)
+      arg = Value(ctx, JS_EXCEPTION);  // only out of memory: rejected with that below
   } else {
     arg = Value(ctx, call.decode(ctx, reply));
   }
@@ -499,7 +517,7 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   if (JS_IsException(promise)) return promise;
   const uint64_t id = next_request_id_++;
   try {
-    pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode});
+    pending_.emplace(id, PendingCall{Value(ctx, funcs[0]), Value(ctx, funcs[1]), decode, caller_stack(ctx)});
   } catch (const std::bad_alloc&) {
     JS_FreeValue(ctx, promise);
     return JS_ThrowOutOfMemory(ctx);
@@ -514,6 +532,39 @@ JSValue Session::call_async(JSContext* ctx, bus::Request request, bindings::Repl
   }
   if (reply) settle(id, std::move(*reply));  // refused at once (e.g. by policy): settle now
   return promise;
+}
+
+Value Session::caller_stack(JSContext* ctx) {
+  // QuickJS builds an error's `stack` when it throws one (build_backtrace); there is no other public
+  // way to read the frames. The error is taken back at once: no skill code sees it or runs.
+  JS_ThrowTypeError(ctx, "%s", "");
+  const Value error(ctx, JS_GetException(ctx));
+  if (!JS_IsObject(error.get())) return {ctx, JS_UNDEFINED};  // out of memory
+  Value stack(ctx, JS_GetPropertyStr(ctx, error.get(), "stack"));
+  if (stack.is_exception()) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return {ctx, JS_UNDEFINED};
+  }
+  if (!JS_IsString(stack.get())) return {ctx, JS_UNDEFINED};
+  size_t len = 0;
+  const char* text = JS_ToCStringLen(ctx, &len, stack.get());
+  if (text == nullptr) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return {ctx, JS_UNDEFINED};
+  }
+  const std::string_view view(text, len);
+  size_t cut = 0;
+  for (size_t frames = 0; frames < kCallerStackFrames && cut < view.size(); ++frames) {
+    const size_t nl = view.find('\n', cut);
+    cut = nl == std::string_view::npos ? view.size() : nl + 1;
+  }
+  if (cut < view.size()) stack = Value(ctx, JS_NewStringLen(ctx, text, cut));
+  JS_FreeCString(ctx, text);
+  if (stack.is_exception()) {
+    JS_FreeValue(ctx, JS_GetException(ctx));
+    return {ctx, JS_UNDEFINED};
+  }
+  return stack;
 }
 
 bus::Reply Session::call_blocking(bus::Request request) {
@@ -641,7 +692,11 @@ void Session::finish(Outcome outcome, ErrorInfo error) {
   if (finished_) return;
   finished_ = true;
   result_.outcome = outcome;
-  if (outcome != Outcome::ok) result_.error = std::move(error);
+  if (outcome == Outcome::ok) return;
+  // Frames of a built file with an inline source map name the file it was built from (a TypeScript
+  // skill's index.ts rather than dist/index.js).
+  if (!error.stack.empty()) error.stack = map_stack(error.stack, params_.sources);
+  result_.error = std::move(error);
 }
 
 void Session::limit_result() {
@@ -705,9 +760,17 @@ void Session::teardown() {
 }
 
 char* Session::normalize_module(JSContext* ctx, const char* base, const char* name, void* opaque) {
+  auto* self = static_cast<Session*>(opaque);
+  try {
+    self->last_importer_ = base;
+    self->last_specifier_ = name;
+  } catch (const std::bad_alloc&) {
+    JS_ThrowOutOfMemory(ctx);  // no C++ exception may cross the engine's C frames
+    return nullptr;
+  }
   auto resolved = resolve_specifier(base, name);
   if (!resolved) {
-    static_cast<Session*>(opaque)->module_refused_ = true;
+    self->module_refused_ = true;
     JS_ThrowTypeError(ctx, "%s", resolved.error().message.c_str());
     return nullptr;
   }

@@ -109,7 +109,17 @@ class Session final : public bindings::Bridge {
     Value resolve;
     Value reject;
     bindings::ReplyDecoder decode = nullptr;
+    // The skill's frames where it made the request (a string, or undefined when they could not be
+    // taken): a rejection is made later, from the event loop, where no frame of the skill runs, and
+    // gets this as its `stack`, so the error says which line of the skill made the failing call.
+    Value caller_stack;
   };
+  /// The first kCallerStackFrames lines of the stack of the JS frames running now, as a string of
+  /// ctx, or undefined. Never leaves an exception pending (the limiter sees an out-of-memory).
+  static Value caller_stack(JSContext* ctx);
+  // Frames kept of a request's caller stack: where the call is, and a few callers to say how it got
+  // there. A bound, so that many pending requests made deep in recursion hold little heap each.
+  static constexpr size_t kCallerStackFrames = 10;
   enum class Stage : uint8_t { running, settled, failed };
 
   bool start_runtime();
@@ -191,6 +201,10 @@ class Session final : public bindings::Bridge {
   // such a refusal while the entry compiles is in the skill's static import graph, so the skill is
   // `invalid`, as `skillbox check` says, rather than a run that threw.
   bool module_refused_ = false;
+  // The import the loader normalized last (the importing file's name, the specifier as written): the
+  // one a refusal is about, so that the error can say where the import is written.
+  std::string last_importer_;
+  std::string last_specifier_;
 
   bool finished_ = false;
   SessionResult result_;

@@ -124,4 +124,16 @@ Result<const std::string*> find_module_source(const bus::SkillSources& sources, 
                "transitively): import() with a computed specifier loads only those");
 }
 
+uint32_t line_of_specifier(const std::string& source, const std::string& specifier) {
+  for (const char quote : {'\'', '"', '`'}) {
+    const std::string needle = quote + specifier + quote;
+    const size_t at = source.find(needle);
+    if (at == std::string::npos) continue;
+    uint32_t line = 1;
+    for (size_t i = 0; i < at; ++i) line += source[i] == '\n' ? 1u : 0u;
+    return line;
+  }
+  return 0;
+}
+
 }  // namespace skillbox::engine

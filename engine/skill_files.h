@@ -52,4 +52,8 @@ enum class EntryKind : uint8_t { module, script, script_else_module };
 [[nodiscard]] Result<const std::string*> find_module_source(const bus::SkillSources& sources,
                                                             const std::string& name);
 
+/// 1-based line of the first occurrence of `specifier` in quotes ('', "" or ``) in `source`, or 0:
+/// where an import that cannot be loaded is written, for `skillbox check` and a run that refuses it.
+[[nodiscard]] uint32_t line_of_specifier(const std::string& source, const std::string& specifier);
+
 }  // namespace skillbox::engine

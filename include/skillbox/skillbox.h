@@ -39,7 +39,8 @@ namespace skillbox {
 enum class Outcome : uint8_t {
   ok,              // 0: the export's promise fulfilled with a JSON-representable value
   error,           // 1: the skill threw or rejected (or returned a value JSON cannot represent)
-  invalid,         // 2: bad manifest, bad CLI input, unreadable skill, missing export
+  invalid,         // 2: bad manifest, bad CLI input, unreadable skill, missing export, code that does not
+                   //    compile or a static import that cannot be loaded (no skill code ran)
   memory_limit,    // 10: the heap limit was hit
   step_limit,      // 11: the step budget ran out
   timeout,         // 12: the wall-clock deadline passed

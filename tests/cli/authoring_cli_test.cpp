@@ -138,6 +138,8 @@ TEST_F(AuthoringCli, InitTsPinsItsBuildToolsAndPointsAtTheBuiltEntry) {
   EXPECT_EQ(package["devDependencies"]["typescript"], "5.9.3") << "an exact version, no range";
   EXPECT_EQ(package["devDependencies"]["esbuild"], "0.28.2");
   EXPECT_NE(package["scripts"]["build"].get<std::string>().find("esbuild"), std::string::npos);
+  // Errors of the built skill name index.ts and its lines (docs/cli.md "Source maps").
+  EXPECT_NE(package["scripts"]["build"].get<std::string>().find("--sourcemap=inline"), std::string::npos);
   EXPECT_EQ(json::parse(read_bytes(dir / "skill.json"))["entry"], "dist/index.js");
 
   // Before the build, the entry is missing: the message says how to make it.
@@ -187,6 +189,71 @@ TEST_F(AuthoringCli, InitTsAfterNpmInstallPassesCheckAndRunsWithoutReadingNodeMo
   EXPECT_NE(check.out.find("exports  default"), std::string::npos) << check.out;
 
   expect_greeter_passes_and_runs(dir);
+}
+
+// What `npm run build` writes with the template's --sourcemap=inline, built by hand (no npm): the error of
+// a blank name names the template's index.ts and the line of its throw, on stderr and in --json.
+TEST_F(AuthoringCli, InitTsErrorsNameTheLinesOfIndexTsThroughTheInlineSourceMap) {
+  const fs::path dir = at("tsmap");
+  ASSERT_EQ(skillbox({"init", dir.string(), "--ts"}).exit_code, 0);
+  const std::string ts = read_bytes(dir / "index.ts");
+  const size_t at_throw = ts.find("throw new TypeError('name: expected");
+  ASSERT_NE(at_throw, std::string::npos);
+  const auto throw_line =
+      static_cast<int>(std::count(ts.begin(), ts.begin() + static_cast<long>(at_throw), '\n'));
+  // Base64 VLQ and base64, from their descriptions (ECMA-426, RFC 4648).
+  const std::string digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto vlq = [&](int v) {
+    unsigned u = v < 0 ? (static_cast<unsigned>(-v) << 1) | 1 : static_cast<unsigned>(v) << 1;
+    std::string out;
+    do {
+      unsigned d = u & 31;
+      u >>= 5;
+      out += digits[d | (u != 0 ? 32 : 0)];
+    } while (u != 0);
+    return out;
+  };
+  const auto base64 = [&](const std::string& in) {
+    std::string out;
+    for (size_t i = 0; i < in.size(); i += 3) {
+      unsigned n = static_cast<unsigned char>(in[i]) << 16;
+      if (i + 1 < in.size()) n |= static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8;
+      if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+      out += digits[(n >> 18) & 63];
+      out += digits[(n >> 12) & 63];
+      out += i + 1 < in.size() ? digits[(n >> 6) & 63] : '=';
+      out += i + 2 < in.size() ? digits[n & 63] : '=';
+    }
+    return out;
+  };
+  // Generated line 5 (the throw) -> index.ts's throw line; nothing else is mapped.
+  const std::string map = R"({"version":3,"sources":["../index.ts"],"names":[],"mappings":";;;;)" + vlq(0) +
+                          vlq(0) + vlq(throw_line) + vlq(0) + R"("})";
+  fs::create_directories(dir / "dist");
+  write_bytes(dir / "dist/index.js",
+              "// index.ts\n"
+              "var greet = (input) => {\n"
+              "  const name = input?.name ?? \"world\";\n"
+              "  if (typeof name !== \"string\" || name.trim() === \"\") {\n"
+              "    throw new TypeError(\"name: expected a non-empty string\");\n"
+              "  }\n"
+              "  return { greeting: `Hello, ${name.trim()}!`, visits: 0 };\n"
+              "};\n"
+              "var index_default = greet;\n"
+              "export {\n  index_default as default\n};\n"
+              "//# sourceMappingURL=data:application/json;base64," +
+                  base64(map) + "\n");
+  const std::string frame = "at greet (index.ts:" + std::to_string(throw_line + 1) + ")";
+  CliExec r = skillbox({"run", dir.string(), "--input", R"({"name": " "})"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("error: TypeError: name: expected a non-empty string\n    " + frame + "\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("dist/index.js:5"), std::string::npos) << r.err;
+  r = skillbox({"run", dir.string(), "--input", R"({"name": " "})", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NE(j["error"]["stack"].get<std::string>().find(frame), std::string::npos) << r.out;
 }
 
 TEST_F(AuthoringCli, TestReportsEveryWrongExpectationAndFailsTheCommand) {

@@ -94,6 +94,45 @@ TEST_F(CheckCode, ABareImportIsInvalid) {
   EXPECT_NE(r.err.find("lodash"), std::string::npos) << r.err;
 }
 
+TEST_F(CheckCode, ACommonJsFileIsInvalidAndSaysToUseExportAndImport) {
+  manifest();
+  file("index.js",
+       "// a Node habit\nconst util = require('./util.js');\nmodule.exports = (input) => util(input);\n");
+  Exec r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("index.js:2: this is a CommonJS file (require(...) at its top level)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("`export default function (input) { ... }`"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`import { f } from './f.js'`"), std::string::npos) << r.err;
+
+  // An imported module without exports that assigns exports.
+  file("index.js", "import './lib/old.js';\nexport default () => 1;\n");
+  file("lib/old.js", "\nexports.helper = () => 2;\n");
+  r = check();
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("lib/old.js:2: this is a CommonJS file (exports.NAME"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCode, CommonJsLookalikesAreNotRefused) {
+  manifest();
+  // An ES module may use `module` as a name and mention require( in strings and comments.
+  file("index.js",
+       "// require('x') is not available\nconst module = { exports: 1 };\nconst s = \"require(\";\n"
+       "export default () => [module.exports, s];\n");
+  Exec r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A classic script with the universal-module guard runs as a script.
+  file("index.js",
+       "function run() { return 1; }\nif (typeof module === 'object') module.exports = { run };\n");
+  r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A module that exports, whatever else it says at its top level.
+  file("index.js", "export default () => 1;\nconst x = globalThis.require;\n");
+  r = check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 TEST_F(CheckCode, NothingRunsDuringTheCheck) {
   manifest(R"(, "permissions": {"fs": {"mode": "write"}})");
   // Top-level code that would loop forever or write a file if it ran.

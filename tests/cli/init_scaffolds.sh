@@ -63,6 +63,14 @@ grep -q "npm run build" "$work/err" || { echo "init_scaffolds: no build hint in:
 PATH=/usr/bin:/bin:$(dirname "$(command -v node)") bash -c "$npm_test" | tee "$work/out"
 test -f dist/index.js
 grep -q "4 tests: 4 passed, 0 failed" "$work/out"
+# The build maps dist/index.js back to index.ts (--sourcemap=inline), so an error names index.ts's line.
+grep -q "^//# sourceMappingURL=data:application/json;base64," dist/index.js
+if "$skillbox" run . --input '{"name": " "}' 2>"$work/err"; then
+  echo "init_scaffolds: a blank name did not fail" >&2
+  exit 1
+fi
+line=$(grep -n "throw new TypeError('name: expected" index.ts | cut -d: -f1)
+grep -q "(index.ts:$line)" "$work/err" || { echo "init_scaffolds: no index.ts:$line frame in: $(cat "$work/err")" >&2; exit 1; }
 # The skill's sources are dist/index.js and what it imports: node_modules is never read.
 "$skillbox" check . >"$work/check" || { echo "init_scaffolds: check failed after the build" >&2; exit 1; }
 

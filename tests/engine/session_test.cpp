@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -94,10 +95,10 @@ TEST(Session, ModuleOrScriptIsDecidedByExtensionThenBySource) {
   ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
   EXPECT_EQ(r.value_json, R"("object")");
 
-  // .cjs is always a script, so an export declaration is a syntax error there.
+  // .cjs is always a script, so an export declaration is a syntax error there (the skill is invalid).
   TempSkill cjs({{"main.cjs", "function run() { return 1 }\nexport default run;"}}, "main.cjs");
   r = run(runner, cjs);
-  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
   EXPECT_EQ(r.error->name, "SyntaxError");
 }
 
@@ -165,6 +166,73 @@ TEST(Session, ErrorsCarryNameMessageAndStackWithSkillRelativeNames) {
   EXPECT_EQ(r.error->stack.find('/' + std::string("tmp")), std::string::npos);
 }
 
+// A host error names the line of the skill that made the call, also when the host's answer comes
+// later, from the event loop (where no frame of the skill runs): a rejection takes the stack of the
+// call that made the request.
+TEST(Session, HostErrorsCarryTheStackOfTheCallInTheSkill) {
+  TempSkill skill(
+      {{"index.js",
+        "import { read, fetchIt, storeIt } from './lib/io.js';\n"
+        "export async function fsMissing() {\n  return await read('nope.txt');\n}\n"
+        "export async function httpDenied() {\n  return await fetchIt('https://denied.example.org/x');\n}\n"
+        "export function storeBadArgs() {\n  return storeIt();\n}\n"
+        "export async function caught() {\n  try { await read('nope.txt'); } catch (e) { return e.stack; "
+        "}\n}\n"
+        "export async function httpRefused() {\n  return await fetchIt('http://127.0.0.1:1/');\n}\n"},
+       {"lib/io.js",
+        "export async function read(p) {\n  return openhuman.fs.readFile(p);\n}\n"
+        "export async function fetchIt(u) {\n  return openhuman.http.get(u);\n}\n"
+        "export function storeIt() {\n  return store.set(42);\n}\n"}});
+  skill.manifest().permissions.fs.mode = FsMode::read;
+  skill.manifest().permissions.http.allow = {"https://api.example.com/", "http://127.0.0.1:1/"};
+  skill.manifest().permissions.http.allow_private_addresses = true;
+  TestRunner runner;
+
+  RunResult r = run(runner, skill, "null", "fsMissing");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "NotFound");
+  EXPECT_EQ(r.error->code, "ENOENT");
+  EXPECT_NE(r.error->stack.find("at read (lib/io.js:2)"), std::string::npos) << r.error->stack;
+  EXPECT_NE(r.error->stack.find("at fsMissing (index.js:3)"), std::string::npos) << r.error->stack;
+
+  r = run(runner, skill, "null", "httpDenied");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "PermissionDenied");
+  EXPECT_NE(r.error->stack.find("at fetchIt (lib/io.js:5)"), std::string::npos) << r.error->stack;
+  EXPECT_NE(r.error->stack.find("at httpDenied (index.js:6)"), std::string::npos) << r.error->stack;
+
+  r = run(runner, skill, "null", "storeBadArgs");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "TypeError");
+  EXPECT_NE(r.error->stack.find("at storeIt (lib/io.js:8)"), std::string::npos) << r.error->stack;
+  EXPECT_NE(r.error->stack.find("at storeBadArgs (index.js:9)"), std::string::npos) << r.error->stack;
+
+  // Refused by the loopback port's owner, not by policy: the answer always comes later (libcurl).
+  r = run(runner, skill, "null", "httpRefused");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "NetworkError");
+  EXPECT_NE(r.error->stack.find("at fetchIt (lib/io.js:5)"), std::string::npos) << r.error->stack;
+  EXPECT_NE(r.error->stack.find("at httpRefused (index.js:15)"), std::string::npos) << r.error->stack;
+
+  // The skill sees the same stack on the error it catches.
+  r = run(runner, skill, "null", "caught");
+  ASSERT_EQ(r.outcome, Outcome::ok) << describe(r);
+  EXPECT_NE(r.value_json.find("at read (lib/io.js:2)"), std::string::npos) << r.value_json;
+  EXPECT_NE(r.value_json.find("at caught (index.js:12)"), std::string::npos) << r.value_json;
+}
+
+TEST(Session, AHostErrorsCallerStackIsBounded) {
+  // A call made deep in recursion keeps the first frames only (Session::kCallerStackFrames).
+  RunResult r = run_source(
+      "function deep(n) {\n  if (n === 0) return openhuman.fs.readFile('x');\n  const p = deep(n - 1);\n  "
+      "return p;\n}\n"
+      "export default async () => { await deep(200); };\n");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_NE(r.error->stack.find("at deep (index.js:2)\n    at deep (index.js:3)"), std::string::npos)
+      << r.error->stack;
+  EXPECT_LE(std::count(r.error->stack.begin(), r.error->stack.end(), '\n'), 10) << r.error->stack;
+}
+
 TEST(Session, RejectionIsAnError) {
   RunResult r = run_source("export default async () => { await null; throw new TypeError('nope'); }");
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
@@ -195,10 +263,72 @@ TEST(Session, HostileErrorGettersDoNotBreakTheResult) {
   EXPECT_EQ(r.error->stack, "");
 }
 
-TEST(Session, SyntaxErrorInTheEntryIsAnError) {
-  RunResult r = run_source("export default () => {");
+// Code that does not compile never ran: the skill is `invalid`, as `skillbox check` says, with the
+// engine's name and message and the file and line where the parser stopped.
+TEST(Session, SyntaxErrorInTheEntryIsInvalidWithFileAndLine) {
+  RunResult r = run_source("export default () => {\n  return 1;\n  let = = 2;\n}\n");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+  EXPECT_EQ(r.error->message, "variable name expected");
+  EXPECT_EQ(r.error->stack, "    at index.js:3\n");
+  EXPECT_EQ(r.usage.steps, 0u);
+
+  // A classic script (no import or export) that does not compile either.
+  r = run_source("function run() {\n  return (;\n}\n");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+  EXPECT_NE(r.error->stack.find("index.js:2"), std::string::npos) << r.error->stack;
+}
+
+TEST(Session, SyntaxErrorInAnImportedFileIsInvalidAndNamesThatFile) {
+  TempSkill skill(
+      {{"index.js", "globalThis.ran = true;\nimport { x } from './lib/util.js';\nexport default () => x;\n"},
+       {"lib/util.js", "export const x = 1;\nexport const y = (;\n"}});
+  TestRunner runner;
+  RunResult r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+  EXPECT_EQ(r.error->stack, "    at lib/util.js:2\n");
+  EXPECT_EQ(r.usage.steps, 0u);
+}
+
+TEST(Session, TopLevelAwaitIsInvalid) {
+  // QuickJS 2021-03-27 has no top-level await (docs/limits.md "Entry and modules").
+  RunResult r = run_source("const v = await Promise.resolve(1);\nexport default () => v;\n");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+  EXPECT_EQ(r.error->stack, "    at index.js:1\n");
+}
+
+TEST(Session, AnImportOfAMissingFileIsInvalidWithTheImportLine) {
+  RunResult r = run_source("// helper\nimport { x } from './missing.js';\nexport default () => x;\n");
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_EQ(r.error->name, "InvalidSkill");
+  EXPECT_NE(r.error->message.find("missing.js"), std::string::npos) << r.error->message;
+  EXPECT_EQ(r.error->stack, "    at index.js:2\n");
+
+  TempSkill skill({{"index.js", "import { x } from './lib/a.js';\nexport default () => x;\n"},
+                   {"lib/a.js", "export const y = 1;\nexport { x } from 'lodash';\n"}});
+  TestRunner runner;
+  r = run(runner, skill);
+  ASSERT_EQ(r.outcome, Outcome::invalid) << describe(r);
+  EXPECT_NE(r.error->message.find("lodash"), std::string::npos) << r.error->message;
+  EXPECT_EQ(r.error->stack, "    at lib/a.js:2\n");
+}
+
+TEST(Session, ASyntaxErrorThrownWhileRunningIsAnError) {
+  // Thrown by code that ran: the skill compiled, so this is the run's error, not an invalid skill.
+  RunResult r = run_source("export default () => {\n  return JSON.parse('{');\n};\n");
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
   EXPECT_EQ(r.error->name, "SyntaxError");
+  EXPECT_NE(r.error->stack.find("index.js:2"), std::string::npos) << r.error->stack;
+
+  r = run_source("export default () => new Function('{');\n");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
+  EXPECT_EQ(r.error->name, "SyntaxError");
+
+  r = run_source("export default async () => { await null; return import('./missing.js'); };\n");
+  ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
 }
 
 TEST(Session, BadInputIsInvalidAndRunsNoSkillCode) {
