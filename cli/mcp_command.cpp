@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "mcp/session.h"
 #include "mcp/stdio.h"
 #include "mcp/tools.h"
+#include "skillbox/env_file.h"
 
 namespace skillbox::cli {
 namespace {
@@ -26,6 +28,8 @@ struct McpOptions {
   std::string isolation = "process";
   std::string data_dir;
   LimitFlags limits;
+  std::optional<std::string> env_file;
+  std::optional<std::string> credentials;
 };
 
 /// A problem found before serving: said on stderr; exit code 2.
@@ -43,6 +47,18 @@ int serve_mcp(const McpOptions& o) {
   }
   HostOptions host;
   host.data_dir = o.data_dir;
+  if (o.env_file) {
+    auto values = load_env_file(*o.env_file);
+    if (!values) return refuse("", "--env-file: " + values.error().message);
+    host.env = std::move(*values);
+  }
+  if (o.credentials) {
+    // The secrets stay on the host side: bundles see placeholders, and the http capability puts the
+    // real values into requests to the hosts they are bound to (docs/openhuman.md "Secrets").
+    auto creds = load_credentials_file(*o.credentials);
+    if (!creds) return refuse("", "--credentials: " + creds.error().message);
+    host.credentials = std::move(*creds);
+  }
   if (o.isolation == "process") {
     if (Result<void> support = WorkerRunner::check_support(host); !support)
       return refuse("", "process isolation is unavailable here: " + support.error().message +
@@ -104,6 +120,15 @@ void add_mcp_command(CLI::App& app, CommandStatus& status) {
   add_isolation_option(*cmd, o->isolation);
   add_data_dir_option(*cmd, o->data_dir);
   add_limit_flags(*cmd, o->limits);
+  cmd->add_option(
+         "--env-file", o->env_file,
+         "Values for env.get (and a bundle's platform.env) from a dotenv file; a skill still sees only "
+         "the names its permissions.env grants")
+      ->type_name("FILE");
+  cmd->add_option("--credentials", o->credentials,
+                  "The operator's credentials file for OpenHuman bundles (openhuman.md \"Secrets\" in the "
+                  "guides); the bundle sees placeholders")
+      ->type_name("FILE");
   cmd->footer(
       std::string(kLimitFlagsNote) +
       "\nSpeaks MCP (JSON-RPC 2.0, one message per line, revisions 2025-06-18 and 2025-11-25) on "

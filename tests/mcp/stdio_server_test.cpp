@@ -13,6 +13,7 @@
 #include "compat/bundle_support.h"
 #include "mcp/mcp_client.h"
 #include "skill_fixture.h"
+#include "support/http_test_server.h"
 
 namespace skillbox {
 namespace {
@@ -206,6 +207,36 @@ TEST_P(McpIsolation, BundleToolResultsPassThroughAndEventsBecomeProgress) {
   EXPECT_EQ(failed["result"]["isError"], true) << failed.dump();
   EXPECT_TRUE(text_of(failed).starts_with("error: ")) << failed.dump();
   EXPECT_EQ(mcp.close_and_wait(), 0);
+}
+
+TEST_P(McpIsolation, SecretsAreInjectedAtEgressAndNeverInResults) {
+  testing::HttpTestServer api;
+  testing::Bundle b("notion-lite", testing::grants({api.origin()}));
+  const fs::path creds = b.root() / "credentials.json";
+  const std::string secret = "secret_MCP_EGRESS_41";
+  std::ofstream(creds) << json({{"notion-lite",
+                                 {{"auth",
+                                   {{"mode", "self_hosted"},
+                                    {"credentials", {{"api_token", secret}}},
+                                    {"hosts", {api.origin() + "/"}}}}}}})
+                              .dump();
+  McpProcess mcp(args({b.dir().string(), "--credentials", creds.string(), "--data-dir", b.data().string()}));
+  mcp.initialize();
+  const json r = mcp.request(1, "tools/call",
+                             {{"name", "notion-lite__search"}, {"arguments", {{"base", api.origin()}}}});
+  EXPECT_EQ(r["result"]["isError"], false) << r.dump();
+  ASSERT_EQ(api.recorded().size(), 1u);
+  bool real = false;
+  const auto seen = api.recorded();
+  for (const auto& [n, v] : seen[0].headers) real = real || v == "Bearer " + secret;
+  EXPECT_TRUE(real) << "the real token reached the allowed host";
+  EXPECT_EQ(mcp.close_and_wait(), 0);
+  for (const std::string& line : mcp.stdout_lines()) EXPECT_EQ(line.find(secret), std::string::npos) << line;
+  EXPECT_EQ(mcp.stderr_text().find(secret), std::string::npos);
+
+  McpProcess bad({b.dir().string(), "--credentials", (b.root() / "missing.json").string()});
+  EXPECT_EQ(bad.close_and_wait(), 2);
+  EXPECT_NE(bad.stderr_text().find("--credentials: "), std::string::npos) << bad.stderr_text();
 }
 
 TEST_P(McpIsolation, CancelledCallsStopAndAreNotAnswered) {
