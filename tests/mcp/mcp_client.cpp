@@ -145,6 +145,10 @@ int McpProcess::close_and_wait(std::chrono::milliseconds timeout) {
   return -1;
 }
 
+void McpProcess::kill(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
 std::string McpProcess::stderr_text() const {
   std::ifstream in(dir_ / "stderr", std::ios::binary);
   std::ostringstream out;

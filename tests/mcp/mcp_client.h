@@ -42,6 +42,8 @@ class McpProcess {
   /// Closes stdin (end of the session) and waits up to `timeout` for the exit; its exit code, or -1
   /// when it did not exit in time (then it is killed).
   int close_and_wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  /// Sends `signal` to the process.
+  void kill(int signal) const;
   /// What it wrote on stderr so far.
   [[nodiscard]] std::string stderr_text() const;
   /// Every line it wrote on stdout that the test did not read yet, and each read line, in order.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -264,6 +265,26 @@ TEST_P(McpIsolation, CancelledCallsStopAndAreNotAnswered) {
   for (const std::string& line : mcp.stdout_lines())
     EXPECT_EQ(line.find("\"id\":7"), std::string::npos) << "a cancelled request got a response: " << line;
   EXPECT_NE(mcp.stderr_text().find("cancelled by the client"), std::string::npos) << mcp.stderr_text();
+}
+
+TEST_P(McpIsolation, SigtermCancelsTheCallsInProgressAndEnds) {
+  Folder waiter(
+      "waiter",
+      "export default () => { log('waiting'); return new Promise(() => setInterval(() => {}, 50)); }",
+      {{"timeout_ms", 60000}});
+  McpProcess mcp(args({waiter.dir()}));
+  mcp.initialize();
+  mcp.send({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", {{"name", "waiter"}}}});
+  ASSERT_TRUE(mcp.next(30s).has_value());  // its log line: the call runs
+  const auto start = std::chrono::steady_clock::now();
+  mcp.kill(SIGTERM);
+  // stdin stays open: the signal alone ends the session.
+  const std::vector<json> got = mcp.until_response(7, 20s);
+  ASSERT_FALSE(got.empty());
+  EXPECT_TRUE(text_of(got.back()).starts_with("cancelled: ")) << got.back().dump();
+  EXPECT_EQ(got.back()["result"]["isError"], true);
+  EXPECT_EQ(mcp.close_and_wait(20s), 0) << mcp.stderr_text();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
 }
 
 TEST(McpStdio, EndOfInputLetsCallsInProgressFinish) {
