@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/json_text.h"
+#include "base/quote.h"
 #include "mcp/call_result.h"
 
 namespace skillbox::mcp {
@@ -33,6 +34,13 @@ int log_level_of(LogEntry::Level level) {
       return 4;
   }
   return 1;
+}
+
+/// Longest part of a client's string (a method, a tool name) an error message repeats.
+constexpr size_t kMaxQuotedBytes = 128;
+
+std::string shown(std::string_view text) {
+  return base::quote(text, kMaxQuotedBytes);
 }
 
 constexpr std::string_view kMethods = "initialize, ping, tools/list, tools/call and logging/setLevel";
@@ -109,10 +117,10 @@ void Session::handle_request(Message& m) {
   const auto fail = [&](ErrorCode code, const std::string& text) { send(error_text(m.id, code, text)); };
   if (m.method.starts_with("notifications/"))
     return fail(ErrorCode::invalid_request,
-                "invalid request: " + m.method + " is a notification; send it without an \"id\"");
+                "invalid request: " + shown(m.method) + " is a notification; send it without an \"id\"");
   if (!m.params.is_null() && !m.params.is_object())
     return fail(ErrorCode::invalid_params,
-                "invalid params: " + m.method + " takes its \"params\" as an object");
+                "invalid params: " + shown(m.method) + " takes its \"params\" as an object");
   if (m.method == "ping") return send(response_text(m.id, nlohmann::json::object()));
   if (m.method == "initialize") {
     if (initialized_)
@@ -126,7 +134,7 @@ void Session::handle_request(Message& m) {
   const bool known = m.method == "tools/list" || m.method == "tools/call" || m.method == "logging/setLevel";
   if (!known)
     return fail(ErrorCode::method_not_found,
-                "method not found: \"" + m.method + "\"; this server offers " + std::string(kMethods));
+                "method not found: " + shown(m.method) + "; this server offers " + std::string(kMethods));
   if (!initialized_)
     return fail(ErrorCode::invalid_request,
                 "invalid request: the session is not initialized; send initialize first (MCP lifecycle)");
@@ -219,8 +227,9 @@ void Session::start_call(Message& m) {
                 "invalid params: tools/call needs \"name\", the tool's name (tools/list)");
   const auto tool = by_name_.find(name->get<std::string>());
   if (tool == by_name_.end())
-    return fail(ErrorCode::invalid_params, "invalid params: unknown tool \"" + name->get<std::string>() +
-                                               "\"; tools/list lists the tools");
+    return fail(ErrorCode::invalid_params, "invalid params: unknown tool " +
+                                               shown(name->get_ref<const std::string&>()) +
+                                               "; tools/list lists the tools");
   auto call = std::make_shared<Call>();
   call->id = m.id;
   call->key = id_key(m.id);
