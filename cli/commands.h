@@ -52,6 +52,9 @@ void add_workspace_command(CLI::App& app, CommandStatus& status);
 /// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/server.md).
 void add_serve_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox mcp SKILL_DIR...`: the skills as MCP tools over stdio (cli/mcp_command.cpp, docs/mcp.md).
+void add_mcp_command(CLI::App& app, CommandStatus& status);
+
 /// `skillbox completion bash|zsh|fish`: prints the shell's completion script (cli/completion_command.cpp).
 /// Hidden from --help and from the command lists of error messages; added after every other command.
 void add_completion_command(CLI::App& app, CommandStatus& status);

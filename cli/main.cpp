@@ -31,7 +31,7 @@ constexpr AddCommand kCommands[] = {
     skillbox::cli::add_check_command,  skillbox::cli::add_init_command,
     skillbox::cli::add_store_command,  skillbox::cli::add_workspace_command,
     skillbox::cli::add_skills_command, skillbox::cli::add_bundle_commands,
-    skillbox::cli::add_serve_command,
+    skillbox::cli::add_serve_command,  skillbox::cli::add_mcp_command,
 };
 
 std::string version_text() {

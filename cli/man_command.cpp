@@ -141,6 +141,7 @@ std::vector<std::string> guides_of(const std::string& command) {
       {"call", {"docs/openhuman.md", "docs/cli.md"}},
       {"hook", {"docs/openhuman.md", "docs/cli.md"}},
       {"serve", {"docs/server.md", "docs/cli.md"}},
+      {"mcp", {"docs/mcp.md", "docs/cli.md"}},
   };
   const auto it = kGuides.find(command);
   return it != kGuides.end() ? it->second : std::vector<std::string>{"docs/cli.md"};

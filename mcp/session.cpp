@@ -1,0 +1,366 @@
+// mcp/session.cpp — one MCP session (see session.h).
+#include "mcp/session.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "base/json_text.h"
+#include "base/quote.h"
+#include "mcp/call_result.h"
+
+namespace skillbox::mcp {
+namespace {
+
+/// MCP's logging levels (RFC 5424 severities), least severe first.
+constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
+                                                        "error", "critical", "alert",  "emergency"};
+
+int log_level_index(std::string_view name) {
+  const auto it = std::find(kLogLevels.begin(), kLogLevels.end(), name);
+  return it == kLogLevels.end() ? -1 : static_cast<int>(it - kLogLevels.begin());
+}
+
+/// The MCP level of a skill's log line.
+int log_level_of(LogEntry::Level level) {
+  switch (level) {
+    case LogEntry::Level::debug:
+      return 0;
+    case LogEntry::Level::info:
+      return 1;
+    case LogEntry::Level::warn:
+      return 3;
+    case LogEntry::Level::error:
+      return 4;
+  }
+  return 1;
+}
+
+/// Longest part of a client's string (a method, a tool name) an error message repeats.
+constexpr size_t kMaxQuotedBytes = 128;
+
+std::string shown(std::string_view text) {
+  return base::quote(text, kMaxQuotedBytes);
+}
+
+constexpr std::string_view kMethods = "initialize, ping, tools/list, tools/call and logging/setLevel";
+
+/// The key of a request id in the table of calls: its JSON text ("7" and "\"7\"" are different ids).
+std::string id_key(const nlohmann::json& id) {
+  return base::json_text::write(id);
+}
+
+/// A progress token is a string or an integer (MCP ProgressToken).
+bool valid_progress_token(const nlohmann::json& token) {
+  return token.is_string() || token.is_number_integer();
+}
+
+}  // namespace
+
+/// One tools/call, from the moment it is received until it is answered (or cancelled).
+struct Session::Call {
+  nlohmann::json id;
+  std::string key;
+  const Tool* tool = nullptr;
+  std::string input_json;
+  nlohmann::json progress_token;  // null when the call asked for no progress
+  CancelToken cancel;
+  bool cancelled_by_client = false;  // guarded by Session::mu_
+};
+
+Session::Session(SessionOptions options, MessageSink send, NoteSink note)
+    : options_(std::move(options)), send_(std::move(send)), note_(std::move(note)) {
+  for (const Tool& t : options_.tools) by_name_.emplace(t.name, &t);
+  const size_t threads = std::max<size_t>(1, options_.max_running_calls);
+  workers_.reserve(threads);
+  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { run_calls(); });
+}
+
+Session::~Session() {
+  close(Close::cancel);
+}
+
+void Session::send(std::string text) {
+  base::MutexLock lock(send_mu_);
+  send_(std::move(text));
+}
+
+void Session::refuse(ErrorCode code, std::string_view message) {
+  send(error_text(nullptr, code, message));
+}
+
+void Session::receive(std::string_view text) {
+  Result<Message, RpcError> message = parse_message(text);
+  if (!message) {
+    send(error_text(message.error().id, message.error().code, message.error().message));
+    return;
+  }
+  handle(std::move(*message));
+}
+
+void Session::handle(Message message) {
+  switch (message.kind) {
+    case Message::Kind::request:
+      handle_request(message);
+      return;
+    case Message::Kind::notification:
+      handle_notification(message);
+      return;
+    case Message::Kind::response:
+      // This server sends no requests, so no response is expected; JSON-RPC forbids answering one.
+      note_("ignored a response to a request this server did not send (id " + id_key(message.id) + ")");
+      return;
+  }
+}
+
+void Session::handle_request(Message& m) {
+  const auto fail = [&](ErrorCode code, const std::string& text) { send(error_text(m.id, code, text)); };
+  if (m.method.starts_with("notifications/"))
+    return fail(ErrorCode::invalid_request,
+                "invalid request: " + shown(m.method) + " is a notification; send it without an \"id\"");
+  if (!m.params.is_null() && !m.params.is_object())
+    return fail(ErrorCode::invalid_params,
+                "invalid params: " + shown(m.method) + " takes its \"params\" as an object");
+  if (m.method == "ping") return send(response_text(m.id, nlohmann::json::object()));
+  if (m.method == "initialize") {
+    if (initialized_)
+      return fail(ErrorCode::invalid_request, "invalid request: the session is already initialized");
+    std::string error;
+    nlohmann::json result = initialize(m.params, error);
+    if (!error.empty()) return fail(ErrorCode::invalid_params, error);
+    initialized_ = true;
+    return send(response_text(m.id, result));
+  }
+  const bool known = m.method == "tools/list" || m.method == "tools/call" || m.method == "logging/setLevel";
+  if (!known)
+    return fail(ErrorCode::method_not_found,
+                "method not found: " + shown(m.method) + "; this server offers " + std::string(kMethods));
+  if (!initialized_)
+    return fail(ErrorCode::invalid_request,
+                "invalid request: the session is not initialized; send initialize first (MCP lifecycle)");
+  if (m.method == "tools/list") {
+    std::string error;
+    nlohmann::json result = list_tools(m.params, error);
+    if (!error.empty()) return fail(ErrorCode::invalid_params, error);
+    return send(response_text(m.id, result));
+  }
+  if (m.method == "logging/setLevel") {
+    const nlohmann::json* level =
+        m.params.is_object() && m.params.contains("level") ? &m.params["level"] : nullptr;
+    const int index =
+        level != nullptr && level->is_string() ? log_level_index(level->get<std::string>()) : -1;
+    if (index < 0)
+      return fail(
+          ErrorCode::invalid_params,
+          "invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, "
+          "emergency");
+    min_log_level_.store(index);
+    return send(response_text(m.id, nlohmann::json::object()));
+  }
+  start_call(m);
+}
+
+void Session::handle_notification(const Message& m) {
+  if (m.method == "notifications/initialized") return;
+  if (m.method == "notifications/cancelled") return cancel_request(m.params);
+  // Any other notification (progress from the client, roots changed, one of a later revision) needs
+  // nothing from this server; JSON-RPC forbids answering a notification.
+}
+
+nlohmann::json Session::initialize(const nlohmann::json& params, std::string& error) {
+  const nlohmann::json* asked =
+      params.is_object() && params.contains("protocolVersion") ? &params["protocolVersion"] : nullptr;
+  if (asked == nullptr || !asked->is_string()) {
+    error = "invalid params: initialize needs \"protocolVersion\", a string such as \"" +
+            std::string(std::end(kProtocolVersions)[-1]) + "\"";
+    return nullptr;
+  }
+  for (const char* key : {"capabilities", "clientInfo"}) {
+    if (params.contains(key) && !params[key].is_object()) {
+      error = "invalid params: initialize's \"" + std::string(key) + "\" must be an object";
+      return nullptr;
+    }
+  }
+  // Version negotiation (MCP "Lifecycle"): the client's revision when this server supports it, else
+  // the latest it supports; the client then decides whether it can go on.
+  std::string version(std::end(kProtocolVersions)[-1]);
+  for (std::string_view v : kProtocolVersions)
+    if (v == asked->get_ref<const std::string&>()) version = v;
+  return {
+      {"protocolVersion", version},
+      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
+      {"serverInfo", {{"name", "skillbox"}, {"version", std::string(kVersion)}}},
+      {"instructions",
+       "Each tool runs a skill in a fresh sandbox (skillbox). A tool's annotations follow from the skill's "
+       "granted permissions."}};
+}
+
+nlohmann::json Session::list_tools(const nlohmann::json& params, std::string& error) const {
+  size_t start = 0;
+  if (params.is_object() && params.contains("cursor")) {
+    // The cursor is opaque to the client; this server spells it "o" + the offset of the next page.
+    const nlohmann::json& cursor = params["cursor"];
+    const std::string text = cursor.is_string() ? cursor.get<std::string>() : std::string();
+    bool ok = text.size() >= 2 && text.size() <= 11 && text[0] == 'o' && text[1] != '0';
+    for (size_t i = 1; ok && i < text.size(); ++i) ok = text[i] >= '0' && text[i] <= '9';
+    if (ok) start = std::stoull(text.substr(1));
+    if (!ok || start >= options_.tools.size()) {
+      error = "invalid params: \"cursor\" is not one this server gave; start again without a cursor";
+      return nullptr;
+    }
+  }
+  const size_t page = std::max<size_t>(1, options_.page_size);
+  const size_t end = std::min(options_.tools.size(), start + page);
+  nlohmann::json tools = nlohmann::json::array();
+  for (size_t i = start; i < end; ++i) tools.push_back(options_.tools[i].to_json());
+  nlohmann::json result = {{"tools", std::move(tools)}};
+  if (end < options_.tools.size()) result["nextCursor"] = "o" + std::to_string(end);
+  return result;
+}
+
+void Session::start_call(Message& m) {
+  const auto fail = [&](ErrorCode code, const std::string& text) { send(error_text(m.id, code, text)); };
+  const nlohmann::json& params = m.params;
+  const nlohmann::json* name = params.is_object() && params.contains("name") ? &params["name"] : nullptr;
+  if (name == nullptr || !name->is_string())
+    return fail(ErrorCode::invalid_params,
+                "invalid params: tools/call needs \"name\", the tool's name (tools/list)");
+  const auto tool = by_name_.find(name->get<std::string>());
+  if (tool == by_name_.end())
+    return fail(ErrorCode::invalid_params, "invalid params: unknown tool " +
+                                               shown(name->get_ref<const std::string&>()) +
+                                               "; tools/list lists the tools");
+  auto call = std::make_shared<Call>();
+  call->id = m.id;
+  call->key = id_key(m.id);
+  call->tool = tool->second;
+  if (params.contains("arguments") && !params["arguments"].is_null()) {
+    if (!params["arguments"].is_object())
+      return fail(ErrorCode::invalid_params, "invalid params: \"arguments\" must be an object");
+    call->input_json = base::json_text::write(params["arguments"]);
+  } else {
+    call->input_json = "{}";
+  }
+  if (params.contains("_meta")) {
+    const nlohmann::json& meta = params["_meta"];
+    if (!meta.is_object())
+      return fail(ErrorCode::invalid_params, "invalid params: \"_meta\" must be an object");
+    if (meta.contains("progressToken")) {
+      if (!valid_progress_token(meta["progressToken"]))
+        return fail(ErrorCode::invalid_params,
+                    "invalid params: \"progressToken\" must be a string or an integer");
+      call->progress_token = meta["progressToken"];
+    }
+  }
+  {
+    base::MutexLock lock(mu_);
+    if (closing_) return fail(ErrorCode::server_busy, "the server is shutting down");
+    if (calls_.contains(call->key))
+      return fail(ErrorCode::invalid_request, "invalid request: id " + call->key +
+                                                  " is already used by a call in progress; use a new id");
+    if (waiting_.size() >= options_.max_waiting_calls)
+      return fail(ErrorCode::server_busy,
+                  "server busy: " + std::to_string(options_.max_waiting_calls) +
+                      " calls already wait to run (the limit); retry when some have ended");
+    calls_.emplace(call->key, call);
+    waiting_.push_back(call);
+  }
+  wake_.notify_one();
+}
+
+void Session::cancel_request(const nlohmann::json& params) {
+  if (!params.is_object() || !params.contains("requestId") || !valid_id(params["requestId"])) {
+    note_("ignored notifications/cancelled without a valid \"requestId\"");
+    return;
+  }
+  const std::string key = id_key(params["requestId"]);
+  base::MutexLock lock(mu_);
+  const auto it = calls_.find(key);
+  // A request that already ended or was never made: nothing to do (MCP "Cancellation").
+  if (it == calls_.end()) return;
+  it->second->cancelled_by_client = true;
+  it->second->cancel.cancel();
+}
+
+void Session::run_calls() {
+  for (;;) {
+    std::shared_ptr<Call> call;
+    {
+      base::MutexLock lock(mu_);
+      lock.wait(wake_, [this] {
+        mu_.assert_held();
+        return closing_ || !waiting_.empty();
+      });
+      if (waiting_.empty()) return;  // closing, and nothing left to run
+      call = waiting_.front();
+      waiting_.pop_front();
+    }
+    run_call(call);
+  }
+}
+
+void Session::run_call(const std::shared_ptr<Call>& call) {
+  const Tool& tool = *call->tool;
+  Invocation invocation{.skill = tool.skill,
+                        .export_name = tool.export_name,
+                        .input_json = call->input_json,
+                        .overrides = options_.overrides,
+                        .narrowing = {},
+                        .observer = {},
+                        .cancel = call->cancel,
+                        .tenant = options_.tenant};
+  // The observer's callbacks come from the runner's thread, one at a time, while run() executes.
+  invocation.observer.on_log = [this, &tool](const LogEntry& entry, Timestamp) {
+    const int level = log_level_of(entry.level);
+    if (level < min_log_level_.load()) return;
+    send(notification_text(
+        "notifications/message",
+        {{"level", kLogLevels[static_cast<size_t>(level)]}, {"logger", tool.name}, {"data", entry.message}}));
+  };
+  if (!call->progress_token.is_null()) {
+    auto progress = std::make_shared<uint64_t>(0);
+    invocation.observer.on_event = [this, call, progress](const RunEvent& event, Timestamp) {
+      if (event.kind != RunEvent::Kind::skill_event) return;
+      // MCP "Progress": the value must increase with each notification; no total is known.
+      send(notification_text("notifications/progress", {{"progressToken", call->progress_token},
+                                                        {"progress", ++*progress},
+                                                        {"message", event.detail + " " + event.data_json}}));
+    };
+  }
+  RunResult result;
+  if (call->cancel.cancelled()) {
+    result.outcome = Outcome::cancelled;
+    result.error = ErrorInfo{
+        .name = "Cancelled", .message = "the call was cancelled before it started", .stack = {}, .code = {}};
+  } else {
+    result = options_.runner->run(invocation);
+  }
+  bool answer = true;
+  {
+    base::MutexLock lock(mu_);
+    answer = !call->cancelled_by_client;
+    calls_.erase(call->key);
+  }
+  if (!answer) {
+    // MCP "Cancellation": the receiver of a cancelled request sends no response for it.
+    note_("call " + call->key + " of " + tool.name + " was cancelled by the client (outcome " +
+          std::string(to_string(result.outcome)) + ")");
+    return;
+  }
+  send(response_text(call->id, call_tool_result(tool, result)));
+}
+
+void Session::close(Close how) {
+  {
+    base::MutexLock lock(mu_);
+    closing_ = true;
+    if (how == Close::cancel)
+      for (auto& [key, call] : calls_) call->cancel.cancel();
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
+  workers_.clear();
+}
+
+}  // namespace skillbox::mcp

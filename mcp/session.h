@@ -1,0 +1,126 @@
+// mcp/session.h — one MCP session, independent of its transport: it is fed the text of each message
+// received and hands the text of each message to send to a sink.
+//
+// The stdio transport (mcp/stdio.h) feeds it lines; the Streamable HTTP transport will feed it request
+// bodies. What it implements (MCP revisions 2025-06-18 and 2025-11-25):
+//  - lifecycle: `initialize` (version negotiation: the client's revision when supported, else the
+//    latest), `notifications/initialized`, `ping` at any time; other requests before `initialize`
+//    are refused with Invalid Request;
+//  - tools: `tools/list` (cursor pagination; a cursor this session did not give is Invalid params),
+//    `tools/call` (one invocation on the runner per call, concurrently with reading further
+//    messages);
+//  - logging: `logging/setLevel`; the skill's log lines as `notifications/message` (logger = the tool's
+//    name) while the call runs;
+//  - progress: with `params._meta.progressToken` on a call, each event the skill reports
+//    (RunEvent::Kind::skill_event) as `notifications/progress`;
+//  - cancellation: `notifications/cancelled` cancels the run of that request (CancelToken) and no
+//    response is sent for it, as the spec asks.
+// JSON-RPC errors are mcp/jsonrpc.h's. Nothing a message holds ever stops the session.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/tools.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::mcp {
+
+/// The protocol revisions served, oldest first; the last is what a client asking for another gets.
+inline constexpr std::string_view kProtocolVersions[] = {"2025-06-18", "2025-11-25"};
+
+/// What a session serves and how.
+struct SessionOptions {
+  std::vector<Tool> tools;
+  /// Runs the calls. Not owned; must outlive the session. Runner::run is thread-safe.
+  Runner* runner = nullptr;
+  /// Limits of every call (the command line's limit flags); they only lower the skill's own.
+  LimitOverrides overrides{};
+  /// Whose invocations the calls are. Null: the runner's default tenant.
+  std::shared_ptr<const TenantContext> tenant{};
+  /// Tools per tools/list page.
+  size_t page_size = 100;
+  /// Calls that run at once; more wait in line (at most max_waiting_calls, then Server busy).
+  size_t max_running_calls = 4;
+  size_t max_waiting_calls = 256;
+};
+
+/// Where a session's messages go: called with one message text (no newline) at a time, in order, never
+/// two at once. Must not block long (a call's log lines reach it from the runner's thread): queue it.
+using MessageSink = std::function<void(std::string text)>;
+/// Where the session's own notes go (a client's response we did not ask for, a cancelled call): one
+/// line of text without a newline, for the operator. Same rules as MessageSink.
+using NoteSink = std::function<void(std::string text)>;
+
+class Session {
+ public:
+  Session(SessionOptions options, MessageSink send, NoteSink note);
+  /// close(Close::cancel).
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Handles the text of one message. Requests other than tools/call are answered before it returns;
+  /// a tools/call is answered later, from a thread of the session. Any thread, one at a time.
+  void receive(std::string_view text);
+
+  /// Answers a message that the transport could not deliver (too long, for one) with `code` and
+  /// `message`, id null.
+  void refuse(ErrorCode code, std::string_view message);
+
+  enum class Close : uint8_t {
+    drain,   // let the calls in progress and those waiting finish and answer
+    cancel,  // cancel them (their answers say `cancelled`)
+  };
+  /// Stops taking calls and returns once every call has ended. Idempotent.
+  void close(Close how);
+
+ private:
+  struct Call;
+
+  void handle(Message message);
+  void handle_request(Message& message);
+  void handle_notification(const Message& message);
+  nlohmann::json initialize(const nlohmann::json& params, std::string& error);
+  nlohmann::json list_tools(const nlohmann::json& params, std::string& error) const;
+  void start_call(Message& message);
+  void cancel_request(const nlohmann::json& params);
+  void run_calls();
+  void run_call(const std::shared_ptr<Call>& call);
+  void send(std::string text);
+
+  const SessionOptions options_;
+  const MessageSink send_;
+  const NoteSink note_;
+  std::map<std::string, const Tool*> by_name_;
+
+  // Read only by the thread that calls receive().
+  bool initialized_ = false;
+  /// The MCP logging level from which skill log lines are sent: an index into kLogLevels (info until
+  /// the client sets one with logging/setLevel).
+  std::atomic<int> min_log_level_{1};
+
+  base::Mutex send_mu_;  // one message at a time, in order
+
+  base::Mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Call>> waiting_ SKILLBOX_GUARDED_BY(mu_);
+  /// Calls waiting or running, by their id's JSON text.
+  std::map<std::string, std::shared_ptr<Call>> calls_ SKILLBOX_GUARDED_BY(mu_);
+  bool closing_ SKILLBOX_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace skillbox::mcp

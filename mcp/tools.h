@@ -1,0 +1,65 @@
+// mcp/tools.h — skills as MCP tools: names, descriptions, input schemas and the annotations that follow
+// from each skill's policy (never from what the skill says about itself).
+//
+// A skillbox skill (skill.json) is one tool, named by its id, that runs its default export with the
+// call's arguments as input. (Declaring several tools in skill.json is a later step.) An OpenHuman
+// bundle (manifest.json) gives one tool per tool it defines, named `<skill-id>__<tool>`, listed by
+// evaluating the bundle once with the export "tools" (docs/openhuman.md), as `skillbox tools` does.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "skillbox/skillbox.h"
+
+namespace skillbox::mcp {
+
+/// MCP tool annotations (ToolAnnotations in the MCP schema), computed from the skill's permissions.
+struct ToolAnnotations {
+  /// No workspace write mode, and http limited to GET and HEAD (or no http at all).
+  bool read_only = true;
+  /// The workspace may be written (permissions.fs.mode write or readwrite).
+  bool destructive = false;
+  /// permissions.http.allow is not empty: the tool may reach the world outside.
+  bool open_world = false;
+};
+
+/// The annotations `policy` implies (see ToolAnnotations). The skill's own store and database are its
+/// state, not the environment: they do not make a tool read-write.
+[[nodiscard]] ToolAnnotations annotations_of(const Policy& policy);
+
+/// Separates a skill's id from a bundle tool's name in an MCP tool name.
+inline constexpr std::string_view kToolNameSeparator = "__";
+
+/// One tool served.
+struct Tool {
+  std::string name;                                        // unique among the tools served
+  std::string title;                                       // for display; may be empty
+  std::string description;                                 // may be empty
+  nlohmann::json input_schema = nlohmann::json::object();  // a JSON Schema whose "type" is "object"
+  ToolAnnotations annotations;
+  Skill skill;
+  /// What Invocation::export_name is for a call: "" (the default export) or "tool:NAME" for a bundle.
+  std::string export_name;
+  bool bundle = false;
+
+  /// The MCP Tool object (tools/list): name, title, description, inputSchema, annotations.
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// True when `name` follows the MCP tool name rule of revision 2025-11-25 (1 to 128 characters from
+/// A-Z, a-z, 0-9, '_', '-' and '.'). The rule is a SHOULD; a name outside it is served with a warning.
+[[nodiscard]] bool conventional_tool_name(std::string_view name);
+
+/// The tools of `skills`, in order. A bundle is evaluated once on `runner`, as `tenant` (give a
+/// throwaway data directory: the bundle's top-level code runs and may write its state). Errors name
+/// the skill folder and what went wrong: a bundle whose tools cannot be listed, two tools with one
+/// name. `warnings` gets one line per oddity that does not stop serving (a name outside the MCP rule,
+/// a schema that had to be replaced).
+[[nodiscard]] Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& runner,
+                                                 const std::shared_ptr<const TenantContext>& tenant,
+                                                 std::vector<std::string>& warnings);
+
+}  // namespace skillbox::mcp
