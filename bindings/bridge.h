@@ -8,6 +8,8 @@
 
 #include <quickjs.h>
 
+#include <string>
+
 #include "bus/messages.h"
 
 namespace skillbox::bindings {
@@ -46,6 +48,10 @@ class Bridge {
   /// then on no skill code may run, so a host error is not thrown as an Error the skill could catch
   /// but as the engine's uncatchable interrupt (make_host_error). The default, for test doubles: never.
   virtual bool stopping() { return false; }
+  /// Called with the text of each log line before it is sent: the engine rewrites stack frames of a
+  /// built file to the file it was built from (engine/source_map.h), as it does for the run's error.
+  /// The default, for test doubles: the text as it is.
+  virtual void rewrite_log_text(std::string& /*text*/) {}
 };
 
 /// The Bridge of the invocation running in `ctx` (the context opaque set by the engine).

@@ -22,6 +22,7 @@ JSValue js_log(JSContext* ctx, JSValueConst /*this_val*/, int argc, JSValueConst
   try {
     std::string text;
     if (!format_log_message(ctx, argc, argv, log_format_limits(), text)) return JS_EXCEPTION;
+    bridge(ctx).rewrite_log_text(text);
     bus::Reply reply = bridge(ctx).call(bus::LogRequest{static_cast<bus::LogLevel>(magic), std::move(text)});
     if (const auto* error = std::get_if<bus::ErrorReply>(&reply);
         error != nullptr && error->code == bus::ErrorCode::QuotaExceeded)

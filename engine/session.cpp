@@ -699,6 +699,12 @@ void Session::finish(Outcome outcome, ErrorInfo error) {
   result_.error = std::move(error);
 }
 
+void Session::rewrite_log_text(std::string& text) {
+  // A logged error's stack (console.error(e), log(e.stack)) gets the same frames as the run's error.
+  // Only text that holds a frame is looked at, so ordinary lines cost one search.
+  if (text.find("    at ") != std::string::npos) text = map_stack(text, params_.sources);
+}
+
 void Session::limit_result() {
   const Limits& l = params_.limits;
   ErrorInfo e;

@@ -99,6 +99,7 @@ class Session final : public bindings::Bridge {
   bus::Reply call_blocking(bus::Request request) override;
   void note_host_error(JSContext* ctx, JSValueConst error, const char* code) override;
   bool stopping() override;
+  void rewrite_log_text(std::string& text) override;
 
   TimerQueue& timers() { return *timers_; }
   /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).

@@ -177,6 +177,22 @@ TEST(SourceMap, ARunOfABuiltSkillReportsTheOriginalFileAndLine) {
   EXPECT_NE(r.error->stack.find("at run (index.ts:11)"), std::string::npos) << r.error->stack;
   EXPECT_EQ(r.error->stack.find("dist/index.js"), std::string::npos) << r.error->stack;
 
+  // A logged error's stack names the same lines; a line without frames is left as it is.
+  testing::TempSkill logging(
+      {{"dist/index.js", "// index.ts\n"
+                         "export default function run() {\n"
+                         "  try { null.x; } catch (e) { console.error('failed:', e.stack); log('at dist/index.js:2 in text'); }\n"
+                         "}\n" +
+                             inline_comment(R"({"version":3,"sources":["../index.ts"],"mappings":";)" +
+                                            segment(0, 0, 20, 0) + ";" + segment(0, 0, 1, 0) + R"("})")}},
+      "dist/index.js");
+  r = testing::run(runner, logging);
+  ASSERT_EQ(r.outcome, Outcome::ok) << testing::describe(r);
+  ASSERT_EQ(r.logs.size(), 2u) << testing::describe(r);
+  EXPECT_NE(r.logs[0].message.find("at run (index.ts:22)"), std::string::npos) << r.logs[0].message;
+  EXPECT_EQ(r.logs[0].message.find("dist/index.js"), std::string::npos) << r.logs[0].message;
+  EXPECT_EQ(r.logs[1].message, "at dist/index.js:2 in text");
+
   // A syntax error in the built file names the original line too.
   testing::TempSkill broken(
       {{"dist/index.js", "// index.ts\nexport default () => (;\n" +
