@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/escape.h"
+
 namespace skillbox::cli {
 namespace fs = std::filesystem;
 namespace {
@@ -92,6 +94,39 @@ Result<Skill> file_skill(const fs::path& file, const NarrowingFlags& grants) {
   if (auto why = grant_http(m.permissions.http, grants.allow_http)) return Error{*why};
   if (auto mode = grants.narrowing().fs_mode) m.permissions.fs.mode = *mode;
   return Skill(canonical.parent_path(), std::move(m));
+}
+
+std::optional<std::string> stale_build_note(const Skill& skill) {
+  constexpr size_t kMaxLooked = 2000;
+  std::error_code ec;
+  const fs::path entry = skill.dir() / skill.manifest().entry;
+  const fs::file_time_type built = fs::last_write_time(entry, ec);
+  if (ec) return std::nullopt;
+  fs::path newest;
+  fs::file_time_type newest_time = built;
+  size_t looked = 0;
+  for (fs::recursive_directory_iterator it(skill.dir(), ec), end; !ec && it != end && looked < kMaxLooked;
+       it.increment(ec), ++looked) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(".") || name == "node_modules") {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    const std::string ext = it->path().extension().string();
+    if ((ext != ".ts" && ext != ".mts" && ext != ".tsx") || name.ends_with(".d.ts") ||
+        !it->is_regular_file(ec))
+      continue;
+    const fs::file_time_type when = it->last_write_time(ec);
+    if (!ec && when > newest_time) {
+      newest_time = when;
+      newest = it->path();
+    }
+  }
+  if (newest.empty()) return std::nullopt;
+  return base::escape_text(newest.lexically_relative(skill.dir()).string()) + " changed after " +
+         base::escape_text(skill.manifest().entry) +
+         " was built, so this run uses the old build: run `npm run build` first (or keep `npm run watch` "
+         "running beside `skillbox run --watch`)";
 }
 
 }  // namespace skillbox::cli

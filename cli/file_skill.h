@@ -27,4 +27,9 @@ namespace skillbox::cli {
 /// .ts, .mts, .cts or .tsx; std::nullopt otherwise. `skillbox check` and `skillbox run` both say it.
 [[nodiscard]] std::optional<std::string> typescript_entry_problem(std::string_view entry);
 
+/// "index.ts changed after dist/index.js was built; ..." when a TypeScript file of the skill's folder
+/// (below it, leaving out node_modules and dot names; at most 2,000 entries looked at) was modified
+/// after the entry: the run would use the old build. std::nullopt otherwise. `run` and `test` print it.
+[[nodiscard]] std::optional<std::string> stale_build_note(const Skill& skill);
+
 }  // namespace skillbox::cli

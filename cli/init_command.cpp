@@ -232,10 +232,18 @@ int init_skill(const InitOptions& o) {
     out += "  " + self + " run " + where + " --input '{\"name\": \"Ada\"}'\n";
     out += "  " + self + " test " + where + "     # runs the tests in skill.test.json\n";
   }
-  if (!on_path)
+  if (!on_path) {
+    // A build tree's binary sits beside CMakeCache.txt: name that folder, which cmake --install takes.
+    std::error_code exe_ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", exe_ec);
+    const bool build_tree = !exe_ec && fs::exists(exe.parent_path() / "CMakeCache.txt", exe_ec);
+    const std::string build_dir =
+        build_tree ? base::escape_text(shell_quote(exe.parent_path().string())) : std::string("BUILD_DIR");
     out +=
         "\n`skillbox` is not on your PATH, so these call it by its full path. To put it there, install "
-        "it\n(cmake --install BUILD_DIR --prefix ~/.local) and add ~/.local/bin to PATH.\n";
+        "it\n(cmake --install " +
+        build_dir + " --prefix ~/.local) and add ~/.local/bin to PATH.\n";
+  }
   emit(stdout, out);
   return 0;
 }

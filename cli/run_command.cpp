@@ -289,6 +289,9 @@ int run_skill(const RunOptions& o) {
   for (;;) {
     // Read again on every run of --watch: the manifest may have changed too.
     Result<Skill> skill = skill_of(o);
+    if (skill) {
+      if (auto note = stale_build_note(*skill)) say(o.dir, "note: " + *note);
+    }
     const int code =
         skill ? run_once(o, *skill, *input, host) : report_invalid(o, "InvalidSkill", skill.error().message);
     if (!o.watch || code == exit_code(Outcome::cancelled)) return code;

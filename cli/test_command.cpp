@@ -23,6 +23,7 @@
 #include "base/escape.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
+#include "cli/file_skill.h"
 #include "cli/fixture_server.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
@@ -40,7 +41,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr size_t kShownBytes = 400;  // of a value in a failure message
+constexpr size_t kShownBytes = 400;         // of a value in a failure message
+constexpr size_t kMaxStackFramesShown = 5;  // of an unexpected error, under its outcome line
 
 struct TestOptions {
   std::string dir;
@@ -162,6 +164,17 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
     if (result.error)
       line += " (" + base::escape_text(result.error->name + ": " + result.error->message) + ")";
     fail(line);
+    if (result.error) {
+      // Where it was thrown: the first frames (a built skill's are already its .ts lines).
+      size_t shown = 0;
+      for (size_t at = 0; at < result.error->stack.size() && shown < kMaxStackFramesShown; ++shown) {
+        const size_t end = std::min(result.error->stack.find('\n', at), result.error->stack.size());
+        const std::string frame = result.error->stack.substr(at, end - at);
+        if (frame.find_first_not_of(' ') != std::string::npos)
+          fail("  " + frame.substr(frame.find_first_not_of(' ')));
+        at = end + 1;
+      }
+    }
   } else {
     if (t.expect.value) {
       const json got = base::json_text::parse(result.value_json);
@@ -248,6 +261,7 @@ int run_tests(const TestOptions& o) {
     say(o.dir, load_problem(o.dir, skill.error().message));
     return kExitUsage;
   }
+  if (auto note = stale_build_note(*skill)) say(o.dir, "note: " + *note);
   const fs::path file = fs::path(o.file).is_absolute() ? fs::path(o.file) : fs::path(o.dir) / o.file;
   auto tests = read_test_file(file, o.file, skill->manifest().permissions.fs.mode);
   if (!tests) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -146,6 +147,29 @@ TEST_F(AuthoringCli, InitTsPinsItsBuildToolsAndPointsAtTheBuiltEntry) {
   const CliExec run = skillbox({"run", dir.string()});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("npm install && npm run build"), std::string::npos) << run.err;
+}
+
+// An index.ts edited after the last build: run and test say that they use the old build, and how to
+// rebuild; once the build is newer they say nothing.
+TEST_F(AuthoringCli, ARunOfAnOlderBuildThanItsTypeScriptSaysSo) {
+  const fs::path dir = at("stale");
+  ASSERT_EQ(skillbox({"init", dir.string(), "--ts"}).exit_code, 0);
+  fs::create_directories(dir / "dist");
+  write_bytes(dir / "dist/index.js", "export default () => ({ greeting: 'old', visits: 1 });\n");
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(dir / "dist/index.js", now - std::chrono::minutes(5));
+  fs::last_write_time(dir / "index.ts", now - std::chrono::minutes(1));
+  const std::string note =
+      "index.ts changed after dist/index.js was built, so this run uses the old build: run `npm run build` "
+      "first";
+  CliExec r = skillbox({"run", dir.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: " + note), std::string::npos) << r.err;
+  r = skillbox({"test", dir.string()});
+  EXPECT_NE(r.err.find("note: " + note), std::string::npos) << r.err;
+  fs::last_write_time(dir / "dist/index.js", now);
+  r = skillbox({"run", dir.string()});
+  EXPECT_EQ(r.err.find("note:"), std::string::npos) << r.err;
 }
 
 // After `npm install` the folder holds the build tools, megabytes of JavaScript the skill never imports:

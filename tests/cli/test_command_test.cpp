@@ -290,5 +290,25 @@ TEST_F(TestCommand, JsonAndJunitReportEveryTestWhateverItsName) {
   EXPECT_EQ(json::parse(passing.out)["totals"]["passed"], 1);
 }
 
+// An unexpected error shows where it was thrown, under its outcome line, in every report.
+TEST_F(TestCommand, AnUnexpectedErrorShowsWhereItWasThrown) {
+  const fs::path dir =
+      skill("thrower", {{"id", "thrower"}, {"entry", "index.js"}},
+            "\n\nfunction greet(name) {\n  throw new RangeError('no ' + name);\n}\n"
+            "export default (input) => greet(input.name);\n",
+            {{"tests", {{{"name", "greets"}, {"input", {{"name", "Bob"}}}, {"expect", {{"value", 1}}}}}}});
+  CliExec r = test(dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string shown = r.out + r.err;
+  const size_t outcome = shown.find("outcome: expected ok, got error (RangeError: no Bob)");
+  ASSERT_NE(outcome, std::string::npos) << shown;
+  EXPECT_NE(shown.find("\n        at greet (index.js:4)\n", outcome), std::string::npos) << shown;
+  r = test(dir, {"--json"});
+  const json report = json::parse(r.out);
+  EXPECT_NE(report["tests"][0]["failure"].get<std::string>().find("\n  at greet (index.js:4)"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace skillbox

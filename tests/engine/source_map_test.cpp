@@ -179,12 +179,14 @@ TEST(SourceMap, ARunOfABuiltSkillReportsTheOriginalFileAndLine) {
 
   // A logged error's stack names the same lines; a line without frames is left as it is.
   testing::TempSkill logging(
-      {{"dist/index.js", "// index.ts\n"
-                         "export default function run() {\n"
-                         "  try { null.x; } catch (e) { console.error('failed:', e.stack); log('at dist/index.js:2 in text'); }\n"
-                         "}\n" +
-                             inline_comment(R"({"version":3,"sources":["../index.ts"],"mappings":";)" +
-                                            segment(0, 0, 20, 0) + ";" + segment(0, 0, 1, 0) + R"("})")}},
+      {{"dist/index.js",
+        "// index.ts\n"
+        "export default function run() {\n"
+        "  try { null.x; } catch (e) { console.error('failed:', e.stack); log('at dist/index.js:2 in text'); "
+        "}\n"
+        "}\n" +
+            inline_comment(R"({"version":3,"sources":["../index.ts"],"mappings":";)" + segment(0, 0, 20, 0) +
+                           ";" + segment(0, 0, 1, 0) + R"("})")}},
       "dist/index.js");
   r = testing::run(runner, logging);
   ASSERT_EQ(r.outcome, Outcome::ok) << testing::describe(r);
