@@ -15,16 +15,6 @@ namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// Value of a base64 alphabet character, -1 for anything else.
-int sextet(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 bool is_ascii_whitespace(char c) {
   return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' ';
 }
@@ -114,6 +104,15 @@ std::string base64_encode(const uint8_t* data, size_t size) {
   return out;
 }
 
+int base64_sextet(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
 std::optional<std::string> forgiving_base64_decode(std::string_view text) {
   // Infra §4.7 step 1: remove ASCII whitespace.
   std::string data;
@@ -133,7 +132,7 @@ std::optional<std::string> forgiving_base64_decode(std::string_view text) {
   uint32_t buffer = 0;
   int bits = 0;
   for (char c : data) {
-    const int v = sextet(c);
+    const int v = base64_sextet(c);
     if (v < 0) return std::nullopt;
     buffer = (buffer << 6) | static_cast<uint32_t>(v);
     bits += 6;

@@ -25,6 +25,10 @@ std::string base64_encode(const uint8_t* data, size_t size);
 /// Infra's forgiving-base64 decode of ASCII text; nullopt on failure.
 std::optional<std::string> forgiving_base64_decode(std::string_view text);
 
+/// The value (0-63) of a character of the RFC 4648 section 4 alphabet (A-Z a-z 0-9 + /), -1 for any other
+/// character (padding '=' included). Also the digits of a source map's Base64 VLQ (engine/source_map.cpp).
+int base64_sextet(char c);
+
 /// Defines `atob` and `btoa` on `global` (lazily created functions).
 void install_base64(JSContext* ctx, JSValueConst global);
 

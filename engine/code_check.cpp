@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "engine/commonjs.h"
 #include "engine/handles.h"
@@ -13,6 +14,7 @@
 #include "engine/realm.h"
 #include "engine/result.h"
 #include "engine/skill_files.h"
+#include "engine/source_map.h"
 
 namespace skillbox::engine {
 namespace {
@@ -63,18 +65,9 @@ JSModuleDef* load(JSContext* ctx, const char* name, void* opaque) {
 /// The first "name:line" in a stack whose name is one of the skill's files.
 std::optional<std::pair<std::string, uint32_t>> location(const std::string& stack,
                                                          const bus::SkillSources& sources) {
-  for (size_t at = stack.find(':'); at != std::string::npos; at = stack.find(':', at + 1)) {
-    size_t begin = at;
-    while (begin > 0 && stack[begin - 1] != ' ' && stack[begin - 1] != '(' && stack[begin - 1] != '\n')
-      --begin;
-    const std::string name = stack.substr(begin, at - begin);
-    if (sources.files.count(name) == 0) continue;
-    uint32_t line = 0;
-    const char* first = stack.data() + at + 1;
-    const auto [end, ec] = std::from_chars(first, stack.data() + stack.size(), line);
-    if (ec == std::errc() && end != first) return std::make_pair(name, line);
-  }
-  return std::nullopt;
+  const std::vector<StackFrame> frames = stack_frames(stack, sources);
+  if (frames.empty()) return std::nullopt;
+  return std::make_pair(frames.front().file, frames.front().line);
 }
 
 class Checker {

@@ -17,16 +17,6 @@ namespace {
 /// Levels of JSON a source map has: an object of arrays of strings. Deeper text is not a map.
 constexpr size_t kMaxMapDepth = 4;
 
-/// The Base64 digit of `c` (RFC 4648 §4 alphabet), or -1.
-int base64_digit(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 /// One Base64 VLQ value of `s` from `pos` (ECMA-426 "Base64 VLQ"): 5 bits per digit, least significant
 /// first, the digit's 6th bit set when another follows; the lowest bit of the result is the sign.
 /// False when the text ends inside a value, a digit is not Base64, or the value needs more than 31 bits
@@ -36,7 +26,7 @@ bool read_vlq(std::string_view s, size_t& pos, int64_t& out) {
   uint64_t value = 0;
   for (int shift = 0;; shift += 5) {
     if (pos >= s.size() || shift > kMaxShift) return false;
-    const int digit = base64_digit(s[pos++]);
+    const int digit = bindings::base64_sextet(s[pos++]);
     if (digit < 0) return false;
     value |= static_cast<uint64_t>(digit & 31) << shift;
     if ((digit & 32) == 0) break;
@@ -202,47 +192,18 @@ std::vector<std::optional<SourcePosition>> SourceMap::lookup(const std::vector<u
   return out;
 }
 
-namespace {
-
-/// A `FILE:LINE` in a stack: where FILE starts and LINE ends, the file and the line.
-struct Frame {
-  size_t begin = 0;
-  size_t end = 0;
-  std::string file;
-  uint32_t line = 0;
-};
-
-/// Every `NAME:DIGITS` of `stack` whose NAME is a file of `sources` (as QuickJS writes a frame:
-/// `    at f (NAME:LINE)` or, for a syntax error, `    at NAME:LINE`).
-std::vector<Frame> frames_of(const std::string& stack, const bus::SkillSources& sources) {
-  std::vector<Frame> frames;
-  for (size_t at = stack.find(':'); at != std::string::npos; at = stack.find(':', at + 1)) {
-    size_t begin = at;
-    while (begin > 0 && stack[begin - 1] != ' ' && stack[begin - 1] != '(' && stack[begin - 1] != '\n')
-      --begin;
-    const std::string name = stack.substr(begin, at - begin);
-    if (sources.files.count(name) == 0) continue;
-    uint32_t line = 0;
-    const char* first = stack.data() + at + 1;
-    const auto [end, ec] = std::from_chars(first, stack.data() + stack.size(), line);
-    if (ec != std::errc() || end == first) continue;
-    frames.push_back(Frame{begin, static_cast<size_t>(end - stack.data()), name, line});
-  }
-  return frames;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string map_stack(const std::string& stack, const bus::SkillSources& sources) {
   try {
-    const std::vector<Frame> frames = frames_of(stack, sources);
+    const std::vector<StackFrame> frames = stack_frames(stack, sources);
     if (frames.empty()) return stack;
     // Each file's map is read once, and looked up once for all of its frames.
     std::map<std::string, std::vector<std::optional<SourcePosition>>> mapped;
-    for (const Frame& f : frames) {
+    for (const StackFrame& f : frames) {
       if (mapped.count(f.file) != 0) continue;
       std::vector<uint32_t> lines;
-      for (const Frame& g : frames)
+      for (const StackFrame& g : frames)
         if (g.file == f.file) lines.push_back(g.line);
       const std::optional<SourceMap> map = SourceMap::from_inline(f.file, sources.files.at(f.file));
       mapped.emplace(f.file, map ? map->lookup(lines) : std::vector<std::optional<SourcePosition>>{});
@@ -250,7 +211,7 @@ std::string map_stack(const std::string& stack, const bus::SkillSources& sources
     std::map<std::string, size_t> next;  // per file: the index of its next frame in `mapped`
     std::string out;
     size_t copied = 0;
-    for (const Frame& f : frames) {
+    for (const StackFrame& f : frames) {
       const auto& positions = mapped.at(f.file);
       const size_t i = next[f.file]++;
       if (i >= positions.size() || !positions[i]) continue;
@@ -263,6 +224,23 @@ std::string map_stack(const std::string& stack, const bus::SkillSources& sources
   } catch (const std::exception&) {
     return stack;  // out of memory, or a JSON value of an unexpected type: the frames as they were
   }
+}
+
+std::vector<StackFrame> stack_frames(const std::string& stack, const bus::SkillSources& sources) {
+  std::vector<StackFrame> frames;
+  for (size_t at = stack.find(':'); at != std::string::npos; at = stack.find(':', at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && stack[begin - 1] != ' ' && stack[begin - 1] != '(' && stack[begin - 1] != '\n')
+      --begin;
+    const std::string name = stack.substr(begin, at - begin);
+    if (sources.files.count(name) == 0) continue;
+    uint32_t line = 0;
+    const char* first = stack.data() + at + 1;
+    const auto [end, ec] = std::from_chars(first, stack.data() + stack.size(), line);
+    if (ec != std::errc() || end == first) continue;
+    frames.push_back(StackFrame{begin, static_cast<size_t>(end - stack.data()), name, line});
+  }
+  return frames;
 }
 
 }  // namespace skillbox::engine

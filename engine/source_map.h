@@ -60,6 +60,19 @@ class SourceMap {
   std::string mappings_;
 };
 
+/// A `FILE:LINE` in a stack: where FILE starts and LINE ends, the file and the line.
+struct StackFrame {
+  size_t begin = 0;
+  size_t end = 0;
+  std::string file;
+  uint32_t line = 0;
+};
+
+/// Every `NAME:DIGITS` of `stack` whose NAME is a file of `sources` (as QuickJS writes a frame:
+/// `    at f (NAME:LINE)` or, for a syntax error, `    at NAME:LINE`), in order.
+[[nodiscard]] std::vector<StackFrame> stack_frames(const std::string& stack,
+                                                   const bus::SkillSources& sources);
+
 /// `stack` with every frame `FILE:LINE` whose FILE is one of `sources` with an inline source map rewritten
 /// to the original file and line. Frames of other files, and lines the map does not cover, are left as
 /// they are; so is the whole stack when anything fails (out of memory included). Never throws.
