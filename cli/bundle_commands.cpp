@@ -162,8 +162,10 @@ int run_bundle(const BundleOptions& o) {
     } else {
       emit(stdout, run_result_value(result));
     }
-    emit(stderr,
-         run_result_report(result, effective_limits(skill->manifest().limits, invocation.overrides), o.dir));
+    // A listing that worked is just the list; the outcome and usage lines are for runs and failures.
+    if (o.kind != Kind::tools || result.outcome != Outcome::ok)
+      emit(stderr, run_result_report(result, effective_limits(skill->manifest().limits, invocation.overrides),
+                                     o.dir));
   }
   return exit_code(result.outcome);
 }

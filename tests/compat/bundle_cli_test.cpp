@@ -69,6 +69,7 @@ TEST(BundleCli, ToolsListsNamesDescriptionsAndSchemas) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("add_note\n  Adds a note inside an open transaction"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("input {\"type\":\"object\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "") << "a listing that worked is just the list";
   r = skillbox({"tools", b.dir().string(), "--json", "--data-dir", b.data().string()}, b.root());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
