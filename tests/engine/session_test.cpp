@@ -226,7 +226,7 @@ TEST(Session, AHostErrorsCallerStackIsBounded) {
   RunResult r = run_source(
       "function deep(n) {\n  if (n === 0) return openhuman.fs.readFile('x');\n  const p = deep(n - 1);\n  "
       "return p;\n}\n"
-      "export default async () => { await deep(200); };\n");
+      "export default async () => { await deep(40); };\n");
   ASSERT_EQ(r.outcome, Outcome::error) << describe(r);
   EXPECT_NE(r.error->stack.find("at deep (index.js:2)\n    at deep (index.js:3)"), std::string::npos)
       << r.error->stack;
