@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/utf8.h"
 
 namespace skillbox::base::json_text {
@@ -576,6 +577,42 @@ std::string reformat(std::string_view text, const Layout& layout) {
   PrintSink sink{Indenter{layout, out}, {}, {}};
   (void)Scanner<PrintSink>(text, kNoDepthLimit, sink).run();
   return out;
+}
+
+namespace {
+
+/// Accepts every JSON event and keeps the first syntax error, as nlohmann words it.
+struct SyntaxProbe final : nlohmann::json_sax<nlohmann::json> {
+  bool null() override { return true; }
+  bool boolean(bool /*v*/) override { return true; }
+  bool number_integer(number_integer_t /*v*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*v*/) override { return true; }
+  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return true; }
+  bool string(string_t& /*v*/) override { return true; }
+  bool binary(binary_t& /*v*/) override { return true; }
+  bool start_object(std::size_t /*n*/) override { return true; }
+  bool key(string_t& /*v*/) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t /*n*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
+    // ex.what(): "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..."
+    const std::string what = ex.what();
+    const size_t at = what.find("at line ");
+    error = escape_text(at == std::string::npos ? what : what.substr(at + 3));
+    return false;
+  }
+  std::string error;
+};
+
+}  // namespace
+
+std::string syntax_error_text(std::string_view text) {
+  SyntaxProbe probe;
+  if (nlohmann::json::sax_parse(text.begin(), text.end(), &probe) || probe.error.empty())
+    return "not valid JSON";
+  return probe.error;
 }
 
 }  // namespace skillbox::base::json_text

@@ -81,4 +81,9 @@ struct Layout {
 /// one beyond double's range is copied as written), whitespace is dropped or replaced by the layout's.
 [[nodiscard]] std::string reformat(std::string_view text, const Layout& layout = {});
 
+/// How nlohmann's parser words the first syntax error of `text`: "line L, column C: syntax error ...",
+/// escaped for a terminal (it quotes input bytes). "not valid JSON" when it finds none (text that only
+/// base::json_text's own grammar refuses). No document is built: O(1) memory whatever the nesting.
+[[nodiscard]] std::string syntax_error_text(std::string_view text);
+
 }  // namespace skillbox::base::json_text

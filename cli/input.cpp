@@ -30,31 +30,6 @@ Error read_error(const base::ReadError& e) {
   return Error{"--input-file: cannot read: " + errno_text(e.sys_errno)};
 }
 
-/// Accepts every JSON event and keeps the first syntax error.
-struct SyntaxCheck final : nlohmann::json_sax<nlohmann::json> {
-  bool null() override { return true; }
-  bool boolean(bool /*v*/) override { return true; }
-  bool number_integer(number_integer_t /*v*/) override { return true; }
-  bool number_unsigned(number_unsigned_t /*v*/) override { return true; }
-  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return true; }
-  bool string(string_t& /*v*/) override { return true; }
-  bool binary(binary_t& /*v*/) override { return true; }
-  bool start_object(std::size_t /*n*/) override { return true; }
-  bool key(string_t& /*v*/) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t /*n*/) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& ex) override {
-    // ex.what(): "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..."
-    const std::string what = ex.what();
-    const size_t at = what.find("at line ");
-    error = base::escape_text(at == std::string::npos ? what : what.substr(at + 3));  // quotes input bytes
-    return false;
-  }
-  std::string error;
-};
-
 }  // namespace
 
 Result<std::string> read_input_file(const std::string& path) {
@@ -88,9 +63,7 @@ std::optional<std::string> json_syntax_error(std::string_view text) {
   // which nlohmann refuses), so a result can be fed back as input; nlohmann's SAX pass only words the
   // error.
   if (base::json_text::check(text).ok()) return std::nullopt;
-  SyntaxCheck check;
-  if (nlohmann::json::sax_parse(text.begin(), text.end(), &check)) return std::nullopt;
-  return check.error.empty() ? std::string("not valid JSON") : check.error;
+  return base::json_text::syntax_error_text(text);
 }
 
 }  // namespace skillbox::cli

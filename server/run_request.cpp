@@ -11,30 +11,6 @@ namespace {
 
 using json = nlohmann::json;
 
-/// nlohmann's SAX pass, used only to word a syntax error (it builds nothing).
-struct SyntaxProbe : nlohmann::json_sax<json> {
-  bool null() override { return true; }
-  bool boolean(bool /*v*/) override { return true; }
-  bool number_integer(number_integer_t /*v*/) override { return true; }
-  bool number_unsigned(number_unsigned_t /*v*/) override { return true; }
-  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return true; }
-  bool string(string_t& /*v*/) override { return true; }
-  bool binary(binary_t& /*v*/) override { return true; }
-  bool start_object(std::size_t /*n*/) override { return true; }
-  bool key(string_t& /*v*/) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t /*n*/) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t /*pos*/, const std::string& /*token*/,
-                   const nlohmann::detail::exception& ex) override {
-    const std::string what = ex.what();
-    const size_t at = what.find("at line ");
-    error = base::escape_text(at == std::string::npos ? what : what.substr(at));
-    return false;
-  }
-  std::string error;
-};
-
 /// A positive integer field of "limits", or a problem naming it.
 Result<std::optional<uint64_t>> limit_field(const json& limits, const char* name) {
   const auto it = limits.find(name);
@@ -68,9 +44,8 @@ Result<void> read_limits(const json& limits, RunRequest& out) {
 }  // namespace
 
 std::string json_problem(std::string_view text) {
-  SyntaxProbe probe;
-  if (json::sax_parse(text.begin(), text.end(), &probe) || probe.error.empty()) return "not valid JSON";
-  return probe.error;
+  std::string problem = base::json_text::syntax_error_text(text);
+  return problem == "not valid JSON" ? problem : "at " + problem;
 }
 
 Result<RunRequest> parse_run_request(std::string_view body) {
