@@ -702,7 +702,11 @@ void Session::finish(Outcome outcome, ErrorInfo error) {
 void Session::rewrite_log_text(std::string& text) {
   // A logged error's stack (console.error(e), log(e.stack)) gets the same frames as the run's error.
   // Only text that holds a frame is looked at, so ordinary lines cost one search.
-  if (text.find("    at ") != std::string::npos) text = map_stack(text, params_.sources);
+  // map_stack reads the inline map again each time (up to kMaxSourceMapBytes), host work no deadline
+  // interrupts: only the first kMaxMappedLogLines lines with frames are mapped.
+  if (text.find("    at ") == std::string::npos || mapped_log_lines_ >= kMaxMappedLogLines) return;
+  ++mapped_log_lines_;
+  text = map_stack(text, params_.sources);
 }
 
 void Session::limit_result() {

@@ -206,6 +206,9 @@ class Session final : public bindings::Bridge {
   // one a refusal is about, so that the error can say where the import is written.
   std::string last_importer_;
   std::string last_specifier_;
+  /// Log lines whose stack frames rewrite_log_text has source-mapped, at most kMaxMappedLogLines.
+  static constexpr int kMaxMappedLogLines = 8;
+  int mapped_log_lines_ = 0;
 
   bool finished_ = false;
   SessionResult result_;

@@ -195,6 +195,20 @@ TEST(SourceMap, ARunOfABuiltSkillReportsTheOriginalFileAndLine) {
   EXPECT_EQ(r.logs[0].message.find("dist/index.js"), std::string::npos) << r.logs[0].message;
   EXPECT_EQ(r.logs[1].message, "at dist/index.js:2 in text");
 
+  // Each mapping reads the map again, host work no deadline stops: only the first 8 lines are mapped.
+  testing::TempSkill many({{"dist/index.js",
+                            "// index.ts\n"
+                            "export default function run() {\n"
+                            "  for (let i = 0; i < 9; i++) console.log(new Error('x').stack);\n"
+                            "}\n" +
+                                inline_comment(R"({"version":3,"sources":["../index.ts"],"mappings":";)" +
+                                               segment(0, 0, 20, 0) + ";" + segment(0, 0, 1, 0) + R"("})")}},
+                          "dist/index.js");
+  r = testing::run(runner, many);
+  ASSERT_EQ(r.logs.size(), 9u) << testing::describe(r);
+  EXPECT_NE(r.logs[7].message.find("(index.ts:22)"), std::string::npos) << r.logs[7].message;
+  EXPECT_NE(r.logs[8].message.find("(dist/index.js:3)"), std::string::npos) << r.logs[8].message;
+
   // A syntax error in the built file names the original line too.
   testing::TempSkill broken(
       {{"dist/index.js", "// index.ts\nexport default () => (;\n" +
