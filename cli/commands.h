@@ -49,6 +49,9 @@ void add_skills_command(CLI::App& app, CommandStatus& status);
 /// `skillbox workspace ls|cat|rm --skill ID`: the files a skill wrote (cli/workspace_command.cpp).
 void add_workspace_command(CLI::App& app, CommandStatus& status);
 
+/// `skillbox db migrate --database URL`: the PostgreSQL schema (cli/db_command.cpp, docs/scale-out.md).
+void add_db_command(CLI::App& app, CommandStatus& status);
+
 /// `skillbox serve [SKILLS_DIR] [--config FILE] ...`: the HTTP API (cli/serve_command.cpp, docs/server.md).
 void add_serve_command(CLI::App& app, CommandStatus& status);
 

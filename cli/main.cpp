@@ -32,6 +32,7 @@ constexpr AddCommand kCommands[] = {
     skillbox::cli::add_store_command,  skillbox::cli::add_workspace_command,
     skillbox::cli::add_skills_command, skillbox::cli::add_bundle_commands,
     skillbox::cli::add_serve_command,  skillbox::cli::add_mcp_command,
+    skillbox::cli::add_db_command,
 };
 
 std::string version_text() {

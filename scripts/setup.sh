@@ -16,6 +16,8 @@ packages=(
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   openssl python3                  # tests: certificates and loopback servers
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback
+  libpq-dev                        # the PostgreSQL backends (pg/, docs/scale-out.md)
+  postgresql-15                    # tests: the throwaway cluster of scripts/pg-cluster.sh
 )
 
 missing=()

@@ -41,6 +41,12 @@
 
 namespace skillbox {
 
+using state::check_key;
+using state::check_quota;
+using state::check_value;
+using state::describe_json;
+using state::entry_cost;
+
 namespace {
 
 // ---- schema -----------------------------------------------------------------------------------------
@@ -563,87 +569,6 @@ class WriteTransaction {
   Impl& db_;
   bool active_ = false;
 };
-
-// Key and prefix rules. An over-long key is a quota failure for a write (`write` true) and a malformed
-// argument for a lookup (such a key can never exist).
-Result<void, StoreError> check_key(std::string_view key, std::string_view what, bool allow_empty,
-                                   bool write) {
-  if (key.empty() && !allow_empty)
-    return make_error(StoreErrc::invalid_argument,
-                      "store " + std::string(what) + " is empty; use a non-empty string");
-  if (key.size() > StorePolicy::kMaxKeyBytes)
-    return make_error(write ? StoreErrc::quota_exceeded : StoreErrc::invalid_argument,
-                      "store " + std::string(what) + " is " + std::to_string(key.size()) +
-                          " bytes (limit is " + std::to_string(StorePolicy::kMaxKeyBytes) +
-                          " bytes of UTF-8)");
-  // NUL truncation: "a\0b" must not be stored or looked up as "a".
-  if (key.find('\0') != std::string_view::npos)
-    return make_error(StoreErrc::invalid_argument,
-                      "store " + std::string(what) + " contains a NUL character");
-  if (!base::utf8::is_valid(key))
-    return make_error(StoreErrc::invalid_argument,
-                      "store " + std::string(what) + " is not valid UTF-8 (an unpaired surrogate?)");
-  return {};
-}
-
-Result<void, StoreError> check_value(std::string_view value_json, const StorePolicy& policy) {
-  if (value_json.size() > policy.max_value_bytes)
-    return make_error(StoreErrc::quota_exceeded, "store value is " + std::to_string(value_json.size()) +
-                                                     " bytes of JSON (limit is " +
-                                                     std::to_string(policy.max_value_bytes) + " bytes)");
-  // JSON text as JSON.stringify writes it, lone-surrogate escapes (\ud800) included; nested no deeper
-  // than a tree of it may be (base/json_text.h), so that `skillbox store export`, `import` and
-  // `skillbox test` can read back every value the store holds.
-  const base::json_text::Checked c = base::json_text::check(value_json, base::json_text::kMaxDepth);
-  if (c.kind == base::json_text::Kind::too_deep)
-    return make_error(StoreErrc::invalid_argument, "store value is nested deeper than " +
-                                                       std::to_string(base::json_text::kMaxDepth) +
-                                                       " levels of arrays and objects");
-  if (!c.ok()) return make_error(StoreErrc::invalid_argument, "store value is not valid JSON text");
-  return {};
-}
-
-// Checks new totals against the policy. A change that does not increase a counter is always allowed.
-Result<void, StoreError> check_quota(const StoreUsage& before, const StoreUsage& after,
-                                     const StorePolicy& policy) {
-  if (after.keys > before.keys && after.keys > policy.max_keys)
-    return make_error(StoreErrc::quota_exceeded, "store quota exceeded: " + std::to_string(after.keys) +
-                                                     " keys (limit is " + std::to_string(policy.max_keys) +
-                                                     ", permissions.store.max_keys); nothing was changed");
-  if (after.bytes > before.bytes && after.bytes > policy.quota_bytes)
-    return make_error(
-        StoreErrc::quota_exceeded,
-        "store quota exceeded: " + std::to_string(after.bytes) + " bytes (limit is " +
-            std::to_string(policy.quota_bytes) + ", permissions.store.quota_bytes; keys + values + " +
-            std::to_string(kStoreEntryOverheadBytes) + " bytes per entry); nothing was changed");
-  return {};
-}
-
-uint64_t entry_cost(std::string_view key, uint64_t value_bytes) {
-  return key.size() + value_bytes + kStoreEntryOverheadBytes;
-}
-
-// What a stored value is, for messages: "a string", "an object", ...
-std::string describe_json(std::string_view json) {
-  switch (base::json_text::check(json).kind) {
-    case base::json_text::Kind::null:
-      return "null";
-    case base::json_text::Kind::boolean:
-      return "a boolean";
-    case base::json_text::Kind::number:
-      return "a number beyond the range of a double";
-    case base::json_text::Kind::string:
-      return "a string";
-    case base::json_text::Kind::array:
-      return "an array";
-    case base::json_text::Kind::object:
-      return "an object";
-    case base::json_text::Kind::invalid:
-    case base::json_text::Kind::too_deep:
-      break;
-  }
-  return "a value that is not JSON";
-}
 
 // The busy handler of connections opened with a wait_until: sleeps with backoff (100 us doubling to
 // 20 ms) until busy_timeout has passed since the wait began or wait_until comes, then gives up

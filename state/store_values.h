@@ -4,9 +4,14 @@
 // JSON values: both rules belong to the store's contract, not to one backend, so they live here.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "skillbox/policy.h"
+#include "skillbox/result.h"
+#include "skillbox/store.h"
 
 namespace skillbox::state {
 
@@ -24,5 +29,22 @@ namespace skillbox::state {
 /// decoded); arrays element by element; objects with the same member names and equal values, in any
 /// order. Texts that are byte-identical are equal without being parsed.
 [[nodiscard]] bool json_values_equal(std::string_view a, std::string_view b);
+
+// ---- the rules every backend checks the same way (skillbox/store.h) ----
+
+/// A key (`what` = "key") or a prefix (`what` = "prefix", `allow_empty`): not empty, no NUL, UTF-8, at
+/// most StorePolicy::kMaxKeyBytes. An over-long key is quota_exceeded for a write (`write`) and
+/// invalid_argument for a lookup (such a key can never exist).
+Result<void, StoreError> check_key(std::string_view key, std::string_view what, bool allow_empty, bool write);
+/// A value: at most policy.max_value_bytes (quota_exceeded), JSON text no deeper than
+/// base::json_text::kMaxDepth (invalid_argument).
+Result<void, StoreError> check_value(std::string_view value_json, const StorePolicy& policy);
+/// New totals against the policy; a change that does not increase a counter is always allowed.
+Result<void, StoreError> check_quota(const StoreUsage& before, const StoreUsage& after,
+                                     const StorePolicy& policy);
+/// What one entry counts against quota_bytes: key bytes + value bytes + kStoreEntryOverheadBytes.
+[[nodiscard]] uint64_t entry_cost(std::string_view key, uint64_t value_bytes);
+/// What a stored value is, for messages: "a string", "an object", ...
+[[nodiscard]] std::string describe_json(std::string_view json);
 
 }  // namespace skillbox::state

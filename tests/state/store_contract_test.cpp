@@ -24,10 +24,13 @@
 #include <vector>
 
 #include "capabilities/store/store_test_util.h"
+#include "pg/pool.h"
+#include "pg/store_backend.h"
 #include "skillbox/store.h"
 #include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/store_backend.h"
+#include "support/postgres_test_db.h"
 
 namespace skillbox::state {
 namespace {
@@ -82,6 +85,30 @@ StoreBackendKind local_kind() {
     ::getrlimit(RLIMIT_FSIZE, &limit);
     limit.rlim_cur = static_cast<rlim_t>(largest + 64 * 1024);
     ::setrlimit(RLIMIT_FSIZE, &limit);
+  };
+  return k;
+}
+
+// ---- the PostgreSQL backend (the test cluster of ctest's fixture `postgres`) ---------------------------
+
+// A backend whose every open fails, saying how to get a test database.
+class NoDatabase final : public StoreBackend {
+ public:
+  StoreResult<std::unique_ptr<StoreSession>> open_skill(std::string_view, const StorePolicy&,
+                                                        const StoreOpenOptions&) override {
+    return StoreError{StoreErrc::io_error, skillbox::testing::postgres_missing()};
+  }
+};
+
+// Each root (each test's scratch folder) is a tenant of its own in the shared test database. There is
+// no file to damage or disk to fill: those tests skip.
+StoreBackendKind postgres_kind() {
+  StoreBackendKind k;
+  k.name = "postgres";
+  k.make = [](const fs::path& root) -> std::shared_ptr<StoreBackend> {
+    const std::string url = skillbox::testing::migrated_postgres_url();
+    if (url.empty()) return std::make_shared<NoDatabase>();
+    return pg::make_pg_store_backend(pg::Pool::create(url), skillbox::testing::postgres_tenant_for(root));
   };
   return k;
 }
@@ -508,6 +535,10 @@ TEST_P(StoreContract, AWriteThatFailsOnAFullDiskChangesNothing) {
 
 // Backends under test: one line each.
 INSTANTIATE_TEST_SUITE_P(Local, StoreContract, ::testing::Values(local_kind()),
+                         [](const ::testing::TestParamInfo<StoreBackendKind>& kind) {
+                           return kind.param.name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreContract, ::testing::Values(postgres_kind()),
                          [](const ::testing::TestParamInfo<StoreBackendKind>& kind) {
                            return kind.param.name;
                          });

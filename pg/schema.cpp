@@ -1,0 +1,153 @@
+// pg/schema.cpp — the migrations, migrate() and the check at open.
+#include "pg/schema.h"
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <utility>
+
+namespace skillbox::pg {
+namespace {
+
+// Append only: a released migration is never edited (databases already ran it). A new one gets the
+// next version, and docs/scale-out.md's schema section says what it added.
+constexpr std::array kMigrations = {
+    Migration{1, "store: entries and per-skill usage", R"sql(
+-- One row per (tenant, skill, key). COLLATE "C": keys sort and compare by their UTF-8 bytes, as the
+-- local store's do.
+CREATE TABLE store_entries (
+  tenant text NOT NULL,
+  skill  text NOT NULL,
+  key    text COLLATE "C" NOT NULL,
+  value  text NOT NULL,  -- JSON text, exactly as the skill stored it
+  PRIMARY KEY (tenant, skill, key)
+);
+-- Per-skill totals for the quotas. Every write of a skill locks its row first, so writes of one skill
+-- are serialized and parallel writers cannot jointly pass a quota. bytes = key bytes + value bytes;
+-- the per-entry overhead (kStoreEntryOverheadBytes) is added in C++, as locally.
+CREATE TABLE store_usage (
+  tenant text NOT NULL,
+  skill  text NOT NULL,
+  keys   bigint NOT NULL DEFAULT 0 CHECK (keys >= 0),
+  bytes  bigint NOT NULL DEFAULT 0 CHECK (bytes >= 0),
+  PRIMARY KEY (tenant, skill)
+);
+)sql"},
+};
+
+const std::string kCreateMigrationsTable =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+    "applied_at timestamptz NOT NULL DEFAULT now())";
+
+// The schema version of the database: 0 when it has no schema_migrations table.
+PgResult<int> schema_version(Connection& conn) {
+  auto exists = conn.exec("looking for the schema_migrations table",
+                          "SELECT to_regclass('schema_migrations') IS NOT NULL");
+  if (!exists) return exists.error();
+  if (exists->at(0, 0) != "t") return 0;
+  auto v = conn.exec("reading the schema version", "SELECT coalesce(max(version), 0) FROM schema_migrations");
+  if (!v) return v.error();
+  return std::stoi(v->at(0, 0).value_or("0"));
+}
+
+PgError newer_schema_error(const Connection& conn, int found) {
+  return PgError{"",
+                 "the database " + conn.shown_url() + " has skillbox schema version " + std::to_string(found) +
+                     ", newer than this skillbox knows (" + std::to_string(known_schema_version()) +
+                     "): a newer skillbox migrated it. Run that version (or newer) of skillbox against it; "
+                     "this one would misread it, and a schema is never migrated back",
+                 false};
+}
+
+// Releases the session's advisory lock on every path out of migrate().
+class MigrationLock {
+ public:
+  explicit MigrationLock(Connection& conn) : conn_(conn) {}
+  PgResult<void> take() {
+    auto r = conn_.exec("waiting for the migration lock (another replica may be migrating)",
+                        "SELECT pg_advisory_lock($1)", {std::to_string(kMigrationLockKey)});
+    if (!r) return r.error();
+    held_ = true;
+    return {};
+  }
+  ~MigrationLock() {
+    if (held_ && !conn_.broken())
+      (void)conn_.exec("releasing the migration lock", "SELECT pg_advisory_unlock($1)",
+                       {std::to_string(kMigrationLockKey)});
+  }
+  MigrationLock(const MigrationLock&) = delete;
+  MigrationLock& operator=(const MigrationLock&) = delete;
+
+ private:
+  Connection& conn_;
+  bool held_ = false;
+};
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+  return kMigrations;
+}
+
+int known_schema_version() {
+  return kMigrations.back().version;
+}
+
+PgResult<MigrateReport> migrate(Connection& conn) {
+  MigrationLock lock(conn);
+  // lock_timeout does not apply to advisory locks taken by a function; the wait is as long as another
+  // replica's migration takes, which is what we want.
+  if (auto r = lock.take(); !r) return r.error();
+  if (auto r = conn.exec("creating the schema_migrations table", kCreateMigrationsTable); !r) return r.error();
+  auto found = schema_version(conn);
+  if (!found) return found.error();
+  MigrateReport report;
+  report.from = *found;
+  report.to = *found;
+  if (*found > known_schema_version()) return newer_schema_error(conn, *found);
+  for (const Migration& m : kMigrations) {
+    if (m.version <= *found) continue;
+    const std::string doing = "applying migration " + std::to_string(m.version) + " (" + std::string(m.name) + ")";
+    auto step = [&]() -> PgResult<void> {
+      if (auto r = conn.exec_script(doing, "BEGIN"); !r) return r;
+      if (auto r = conn.exec_script(doing, std::string(m.sql)); !r) return r;
+      if (auto r = conn.exec(doing, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                             {std::to_string(m.version), m.name});
+          !r)
+        return r.error();
+      return conn.exec_script(doing, "COMMIT");
+    };
+    if (auto r = step(); !r) {
+      (void)conn.exec_script("rolling back", "ROLLBACK");
+      return r.error();
+    }
+    report.applied.push_back(m.version);
+    report.to = m.version;
+  }
+  return report;
+}
+
+PgResult<int> check_schema(Connection& conn) {
+  auto found = schema_version(conn);
+  if (!found) return found.error();
+  if (*found > known_schema_version()) return newer_schema_error(conn, *found);
+  if (*found < known_schema_version())
+    return PgError{"",
+                   "the database " + conn.shown_url() +
+                       (*found == 0 ? std::string(" has no skillbox schema yet")
+                                    : " has skillbox schema version " + std::to_string(*found) + ", older than " +
+                                          std::to_string(known_schema_version())) +
+                       ": run `skillbox db migrate --database URL` first (docs/scale-out.md)",
+                   false};
+  return *found;
+}
+
+PgResult<std::shared_ptr<Pool>> open_database(const std::string& url, PoolOptions options) {
+  auto pool = Pool::create(url, options);
+  auto lease = pool->acquire(std::chrono::steady_clock::now() + options.connect_timeout + std::chrono::seconds(1));
+  if (!lease) return lease.error();
+  if (auto v = check_schema(**lease); !v) return v.error();
+  return pool;
+}
+
+}  // namespace skillbox::pg
