@@ -23,7 +23,8 @@ struct DbOptions {
 
 int migrate_database(const DbOptions& o) {
   if (o.database.empty()) {
-    say("", "db migrate: pass --database postgres://USER:PASSWORD@HOST:PORT/DB (or set SKILLBOX_DATABASE_URL)");
+    say("",
+        "db migrate: pass --database postgres://USER:PASSWORD@HOST:PORT/DB (or set SKILLBOX_DATABASE_URL)");
     return kExitUsage;
   }
   if (!pg::is_postgres_url(o.database)) {
@@ -48,8 +49,10 @@ int migrate_database(const DbOptions& o) {
   }
   for (int version : report->applied)
     for (const pg::Migration& m : pg::migrations())
-      if (m.version == version) emit(stdout, "applied migration " + std::to_string(version) + ": " + std::string(m.name) + "\n");
-  emit(stdout, where + ": schema version " + std::to_string(report->from) + " -> " + std::to_string(report->to) + "\n");
+      if (m.version == version)
+        emit(stdout, "applied migration " + std::to_string(version) + ": " + std::string(m.name) + "\n");
+  emit(stdout, where + ": schema version " + std::to_string(report->from) + " -> " +
+                   std::to_string(report->to) + "\n");
   return 0;
 }
 
@@ -61,8 +64,9 @@ void add_db_command(CLI::App& app, CommandStatus& status) {
       "db", "Manage the PostgreSQL database of `skillbox serve` replicas (scale-out.md in the guides)");
   db->require_subcommand(1);
   CLI::App* migrate = db->add_subcommand(
-      "migrate", "Apply the schema migrations this skillbox knows to a PostgreSQL database (safe to run twice, "
-                 "or from many replicas at once)");
+      "migrate",
+      "Apply the schema migrations this skillbox knows to a PostgreSQL database (safe to run twice, "
+      "or from many replicas at once)");
   migrate->add_option("--database", o->database, "The database, as a postgres:// URL")
       ->envname("SKILLBOX_DATABASE_URL")
       ->type_name("URL");

@@ -46,7 +46,8 @@ PgResult<Connection> Connection::open(const std::string& url, std::chrono::secon
                        without_password(trimmed(PQerrorMessage(conn.get())), url),
                    true};
   // Server notices (WARNING, NOTICE) would otherwise go to stderr, into a command's output.
-  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);
   Connection c(std::move(conn), shown, url);
   // lock_timeout: no statement waits for another transaction's lock longer than this.
   auto set = c.exec("setting lock_timeout", "SELECT set_config('lock_timeout', $1, false)",
@@ -58,16 +59,19 @@ PgResult<Connection> Connection::open(const std::string& url, std::chrono::secon
 PgError Connection::error(std::string_view doing, const char* sqlstate, std::string_view what) const {
   PgError e;
   e.sqlstate = sqlstate ? sqlstate : "";
-  e.message = std::string(doing) + " in the database " + shown_url_ + ": " + without_password(std::string(what), url_);
+  e.message = std::string(doing) + " in the database " + shown_url_ + ": " +
+              without_password(std::string(what), url_);
   e.unavailable = broken();
   return e;
 }
 
-PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql, std::initializer_list<Param> params) {
+PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql,
+                                std::initializer_list<Param> params) {
   return exec(doing, sql, std::vector<Param>(params));
 }
 
-PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql, const std::vector<Param>& params) {
+PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql,
+                                const std::vector<Param>& params) {
   // Text parameters must end in NUL for libpq: copies, since a string_view need not.
   std::vector<std::string> texts;
   texts.reserve(params.size());
@@ -86,7 +90,8 @@ PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql, 
   if (!res) return error(doing, nullptr, trimmed(PQerrorMessage(conn_.get())));
   const ExecStatusType status = PQresultStatus(res.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-    return error(doing, PQresultErrorField(res.get(), PG_DIAG_SQLSTATE), trimmed(PQresultErrorMessage(res.get())));
+    return error(doing, PQresultErrorField(res.get(), PG_DIAG_SQLSTATE),
+                 trimmed(PQresultErrorMessage(res.get())));
   Rows out;
   const int nrows = PQntuples(res.get());
   const int ncols = PQnfields(res.get());
@@ -98,7 +103,8 @@ PgResult<Rows> Connection::exec(std::string_view doing, const std::string& sql, 
       if (PQgetisnull(res.get(), r, c)) {
         row.emplace_back(std::nullopt);
       } else {
-        row.emplace_back(std::string(PQgetvalue(res.get(), r, c), static_cast<size_t>(PQgetlength(res.get(), r, c))));
+        row.emplace_back(
+            std::string(PQgetvalue(res.get(), r, c), static_cast<size_t>(PQgetlength(res.get(), r, c))));
       }
     }
   }
@@ -112,7 +118,8 @@ PgResult<void> Connection::exec_script(std::string_view doing, const std::string
   if (!res) return error(doing, nullptr, trimmed(PQerrorMessage(conn_.get())));
   const ExecStatusType status = PQresultStatus(res.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
-    return error(doing, PQresultErrorField(res.get(), PG_DIAG_SQLSTATE), trimmed(PQresultErrorMessage(res.get())));
+    return error(doing, PQresultErrorField(res.get(), PG_DIAG_SQLSTATE),
+                 trimmed(PQresultErrorMessage(res.get())));
   return {};
 }
 

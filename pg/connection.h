@@ -55,7 +55,8 @@ class Connection {
 
   /// Runs one statement with `params` bound to $1, $2, ... `doing` names the step in errors
   /// ("reading a value"). A failure keeps the server's SQLSTATE.
-  PgResult<Rows> exec(std::string_view doing, const std::string& sql, std::initializer_list<Param> params = {});
+  PgResult<Rows> exec(std::string_view doing, const std::string& sql,
+                      std::initializer_list<Param> params = {});
   PgResult<Rows> exec(std::string_view doing, const std::string& sql, const std::vector<Param>& params);
   /// Runs constant SQL that may hold several statements (no values: PQexec). For migrations.
   PgResult<void> exec_script(std::string_view doing, const std::string& sql);

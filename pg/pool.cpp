@@ -43,8 +43,8 @@ void Pool::give_back(std::unique_ptr<Connection> conn) {
 
 PgResult<Pool::Lease> Pool::acquire(std::chrono::steady_clock::time_point deadline) {
   if (::getpid() != owner_)
-    return PgError{"", "a connection pool to " + shown_url_ + " was used in a forked child; make a new one there",
-                   true};
+    return PgError{
+        "", "a connection pool to " + shown_url_ + " was used in a forked child; make a new one there", true};
   std::unique_lock lock(mu_);
   for (;;) {
     if (!idle_.empty()) {

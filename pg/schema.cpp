@@ -33,6 +33,17 @@ CREATE TABLE store_usage (
   PRIMARY KEY (tenant, skill)
 );
 )sql"},
+    Migration{2, "skill bindings: which folder owns a skill id", R"sql(
+-- One row per (tenant, id): the canonical absolute path of the folder that owns the id
+-- (state/binding_registry.h). Ids sort by bytes, as the local registry lists them.
+CREATE TABLE skill_bindings (
+  tenant   text NOT NULL,
+  id       text COLLATE "C" NOT NULL,
+  dir      text NOT NULL,
+  bound_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, id)
+);
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =
@@ -52,8 +63,9 @@ PgResult<int> schema_version(Connection& conn) {
 
 PgError newer_schema_error(const Connection& conn, int found) {
   return PgError{"",
-                 "the database " + conn.shown_url() + " has skillbox schema version " + std::to_string(found) +
-                     ", newer than this skillbox knows (" + std::to_string(known_schema_version()) +
+                 "the database " + conn.shown_url() + " has skillbox schema version " +
+                     std::to_string(found) + ", newer than this skillbox knows (" +
+                     std::to_string(known_schema_version()) +
                      "): a newer skillbox migrated it. Run that version (or newer) of skillbox against it; "
                      "this one would misread it, and a schema is never migrated back",
                  false};
@@ -98,7 +110,8 @@ PgResult<MigrateReport> migrate(Connection& conn) {
   // lock_timeout does not apply to advisory locks taken by a function; the wait is as long as another
   // replica's migration takes, which is what we want.
   if (auto r = lock.take(); !r) return r.error();
-  if (auto r = conn.exec("creating the schema_migrations table", kCreateMigrationsTable); !r) return r.error();
+  if (auto r = conn.exec("creating the schema_migrations table", kCreateMigrationsTable); !r)
+    return r.error();
   auto found = schema_version(conn);
   if (!found) return found.error();
   MigrateReport report;
@@ -107,7 +120,8 @@ PgResult<MigrateReport> migrate(Connection& conn) {
   if (*found > known_schema_version()) return newer_schema_error(conn, *found);
   for (const Migration& m : kMigrations) {
     if (m.version <= *found) continue;
-    const std::string doing = "applying migration " + std::to_string(m.version) + " (" + std::string(m.name) + ")";
+    const std::string doing =
+        "applying migration " + std::to_string(m.version) + " (" + std::string(m.name) + ")";
     auto step = [&]() -> PgResult<void> {
       if (auto r = conn.exec_script(doing, "BEGIN"); !r) return r;
       if (auto r = conn.exec_script(doing, std::string(m.sql)); !r) return r;
@@ -135,8 +149,8 @@ PgResult<int> check_schema(Connection& conn) {
     return PgError{"",
                    "the database " + conn.shown_url() +
                        (*found == 0 ? std::string(" has no skillbox schema yet")
-                                    : " has skillbox schema version " + std::to_string(*found) + ", older than " +
-                                          std::to_string(known_schema_version())) +
+                                    : " has skillbox schema version " + std::to_string(*found) +
+                                          ", older than " + std::to_string(known_schema_version())) +
                        ": run `skillbox db migrate --database URL` first (docs/scale-out.md)",
                    false};
   return *found;
@@ -144,7 +158,8 @@ PgResult<int> check_schema(Connection& conn) {
 
 PgResult<std::shared_ptr<Pool>> open_database(const std::string& url, PoolOptions options) {
   auto pool = Pool::create(url, options);
-  auto lease = pool->acquire(std::chrono::steady_clock::now() + options.connect_timeout + std::chrono::seconds(1));
+  auto lease =
+      pool->acquire(std::chrono::steady_clock::now() + options.connect_timeout + std::chrono::seconds(1));
   if (!lease) return lease.error();
   if (auto v = check_schema(**lease); !v) return v.error();
   return pool;

@@ -47,7 +47,8 @@ StoreError store_error(StoreErrc code, std::string message) {
 // A failure of PostgreSQL as the store reports it: waits that ran out are `busy`, the rest io_error.
 StoreError from_pg(const PgError& e) {
   const bool waited = e.sqlstate == kLockNotAvailable || e.sqlstate == kQueryCanceled ||
-                      (e.unavailable && e.message.find("stayed in use") != std::string::npos) || is_retryable(e);
+                      (e.unavailable && e.message.find("stayed in use") != std::string::npos) ||
+                      is_retryable(e);
   return store_error(waited ? StoreErrc::busy : StoreErrc::io_error, "store: " + e.message);
 }
 
@@ -136,14 +137,15 @@ class PgStoreSession final : public state::StoreSession {
         const std::optional<double> current = state::json_number_value(text);
         if (!current)
           return StoreResult<double>(store_error(
-              StoreErrc::invalid_argument, "store.increment: key \"" + base::escape_text_capped(key, 160, "...") +
-                                               "\" holds " + state::describe_json(text) +
-                                               ", not a number; nothing was changed"));
+              StoreErrc::invalid_argument,
+              "store.increment: key \"" + base::escape_text_capped(key, 160, "...") + "\" holds " +
+                  state::describe_json(text) + ", not a number; nothing was changed"));
         sum = *current + delta;
       }
       if (!std::isfinite(sum))
-        return StoreResult<double>(store_error(
-            StoreErrc::invalid_argument, "store.increment: the sum is beyond the range of a double; nothing was changed"));
+        return StoreResult<double>(
+            store_error(StoreErrc::invalid_argument,
+                        "store.increment: the sum is beyond the range of a double; nothing was changed"));
       const std::string text = state::json_number_text(sum);
       if (auto ok = check_value(text, policy_); !ok) return StoreResult<double>(ok.error());
       auto wrote = write_checked(c, usage, key, text, old_bytes);
@@ -190,7 +192,8 @@ class PgStoreSession final : public state::StoreSession {
   // One write transaction: locks the skill's usage row (creating it), then runs `body` with the
   // current totals. A StoreResult error from `body` rolls the transaction back.
   template <typename Body>
-  auto write(Body&& body) -> typename Unwrap<std::invoke_result_t<Body&, Connection&, const StoreUsage&>>::type {
+  auto write(Body&& body) ->
+      typename Unwrap<std::invoke_result_t<Body&, Connection&, const StoreUsage&>>::type {
     using Inner = typename Unwrap<std::invoke_result_t<Body&, Connection&, const StoreUsage&>>::type;
     auto r = transact(*pool_, deadline(), [&](Connection& c) -> decltype(body(c, StoreUsage{})) {
       auto row = c.exec("locking the skill's usage row", kLockUsage, {tenant_, skill_});
@@ -207,7 +210,8 @@ class PgStoreSession final : public state::StoreSession {
   // Writes `value_json` under `key` after checking the quotas against `before` (old value, if any,
   // no longer counted), and updates the totals.
   PgResult<StoreResult<StoreOk>> write_checked(Connection& c, const StoreUsage& before, std::string_view key,
-                                               std::string_view value_json, std::optional<uint64_t> old_value_bytes) {
+                                               std::string_view value_json,
+                                               std::optional<uint64_t> old_value_bytes) {
     StoreUsage after = before;
     int64_t added_keys = 0;
     int64_t added_bytes = static_cast<int64_t>(key.size() + value_json.size());
@@ -241,9 +245,11 @@ class PgStoreSession final : public state::StoreSession {
 
 class PgStoreBackend final : public state::StoreBackend {
  public:
-  PgStoreBackend(std::shared_ptr<Pool> pool, std::string tenant) : pool_(std::move(pool)), tenant_(std::move(tenant)) {}
+  PgStoreBackend(std::shared_ptr<Pool> pool, std::string tenant)
+      : pool_(std::move(pool)), tenant_(std::move(tenant)) {}
 
-  StoreResult<std::unique_ptr<state::StoreSession>> open_skill(std::string_view skill_id, const StorePolicy& policy,
+  StoreResult<std::unique_ptr<state::StoreSession>> open_skill(std::string_view skill_id,
+                                                               const StorePolicy& policy,
                                                                const StoreOpenOptions& options) override {
     if (!base::is_valid_skill_id(skill_id))
       return store_error(StoreErrc::invalid_argument, "skill id must be " + std::string(base::kSkillIdRule));

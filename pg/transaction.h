@@ -58,7 +58,8 @@ auto transact(Pool& pool, std::chrono::steady_clock::time_point deadline, Body&&
     auto failed = [&](PgError e) -> std::optional<R> {
       (void)conn.exec_script("rolling back", "ROLLBACK");
       const auto pause = detail::backoff(attempt);
-      if (is_retryable(e) && attempt < kMaxTransactionAttempts && std::chrono::steady_clock::now() + pause < deadline) {
+      if (is_retryable(e) && attempt < kMaxTransactionAttempts &&
+          std::chrono::steady_clock::now() + pause < deadline) {
         std::this_thread::sleep_for(pause);
         return std::nullopt;  // run it again
       }

@@ -1,5 +1,7 @@
 // pg/connection.h, pg/pool.h, pg/transaction.h, pg/url.h against the test cluster (a scratch database
 // per test where tables are made).
+#include "pg/connection.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "pg/connection.h"
 #include "pg/pool.h"
 #include "pg/transaction.h"
 #include "pg/url.h"
@@ -96,7 +97,8 @@ TEST(PostgresTransaction, SerializationFailuresAreRetriedAndLoseNothing) {
   {
     auto c = Connection::open(db.url(), std::chrono::seconds(5), std::chrono::milliseconds(1000));
     ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(c->exec_script("making a table", "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"));
+    ASSERT_TRUE(
+        c->exec_script("making a table", "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"));
   }
   PoolOptions four;
   four.max_connections = 4;
@@ -149,10 +151,11 @@ TEST(PostgresTransaction, ARefusedResultRollsBackWhatTheBodyWrote) {
     ASSERT_TRUE(lease.ok());
     ASSERT_TRUE((*lease)->exec_script("making a table", "CREATE TABLE t (v text)"));
   }
-  auto r = transact(*pool, Clock::now() + std::chrono::seconds(10), [&](Connection& c) -> PgResult<Result<int>> {
-    if (auto w = c.exec("writing", "INSERT INTO t VALUES ($1)", {"kept?"}); !w) return w.error();
-    return Result<int>(Error{"refused after writing"});
-  });
+  auto r =
+      transact(*pool, Clock::now() + std::chrono::seconds(10), [&](Connection& c) -> PgResult<Result<int>> {
+        if (auto w = c.exec("writing", "INSERT INTO t VALUES ($1)", {"kept?"}); !w) return w.error();
+        return Result<int>(Error{"refused after writing"});
+      });
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->ok());
   auto lease = pool->acquire(Clock::now() + std::chrono::seconds(10));

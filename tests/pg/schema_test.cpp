@@ -1,5 +1,7 @@
 // pg/schema.h: migrations through `skillbox db migrate` as an operator runs it, and the check at open,
 // each on a scratch database of the test cluster.
+#include "pg/schema.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "pg/connection.h"
-#include "pg/schema.h"
 #include "support/cli_exec.h"
 #include "support/postgres_test_db.h"
 
@@ -44,7 +45,8 @@ TEST(PostgresSchema, MigrateAppliesEveryMigrationAndASecondRunIsANoOp) {
   auto first = run_cli({"db", "migrate", "--database", db.url()});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.out.find("applied migration 1: store"), std::string::npos) << first.out;
-  EXPECT_NE(first.out.find("schema version 0 -> " + std::to_string(known_schema_version())), std::string::npos)
+  EXPECT_NE(first.out.find("schema version 0 -> " + std::to_string(known_schema_version())),
+            std::string::npos)
       << first.out;
   EXPECT_EQ(applied_versions(db.url()), all_versions());
 
@@ -101,7 +103,8 @@ TEST(PostgresSchema, ANewerSchemaIsRefusedWithWhatToDoAndLeftUnchanged) {
   const int newer = known_schema_version() + 1;
   {
     auto c = connect(db.url());
-    ASSERT_TRUE(c.exec("faking a newer skillbox", "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+    ASSERT_TRUE(c.exec("faking a newer skillbox",
+                       "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                        {std::to_string(newer), "from the future"}));
   }
   auto r = run_cli({"db", "migrate", "--database", db.url()});
@@ -126,8 +129,9 @@ TEST(PostgresSchema, AnUnmigratedDatabaseIsRefusedAtOpenWithTheCommandToRun) {
   ASSERT_FALSE(db.url().empty());
   auto opened = open_database(db.url());
   ASSERT_FALSE(opened.ok());
-  EXPECT_NE(opened.error().message.find("has no skillbox schema yet: run `skillbox db migrate --database URL`"),
-            std::string::npos)
+  EXPECT_NE(
+      opened.error().message.find("has no skillbox schema yet: run `skillbox db migrate --database URL`"),
+      std::string::npos)
       << opened.error().message;
   ASSERT_EQ(run_cli({"db", "migrate", "--database", db.url()}).exit_code, 0);
   EXPECT_TRUE(open_database(db.url()).ok());

@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "capabilities/store/store_test_util.h"
+#include "pg/binding_registry.h"
+#include "pg/pool.h"
 #include "state/binding_registry.h"
 #include "state/data_layout.h"
+#include "support/postgres_test_db.h"
 
 namespace skillbox::state {
 namespace {
@@ -162,6 +165,16 @@ INSTANTIATE_TEST_SUITE_P(Local, BindingRegistryContract,
                          ::testing::Values(Backend{"local",
                                                    [](const fs::path& root) {
                                                      return make_local_binding_registry(DataLayout(root));
+                                                   }}),
+                         [](const auto& param_info) { return param_info.param.name; });
+// PostgreSQL (the test cluster of ctest's fixture `postgres`): each root is a tenant of its own.
+INSTANTIATE_TEST_SUITE_P(Postgres, BindingRegistryContract,
+                         ::testing::Values(Backend{"postgres",
+                                                   [](const fs::path& root) {
+                                                     return pg::make_pg_binding_registry(
+                                                         pg::Pool::create(
+                                                             skillbox::testing::migrated_postgres_url()),
+                                                         skillbox::testing::postgres_tenant_for(root));
                                                    }}),
                          [](const auto& param_info) { return param_info.param.name; });
 

@@ -34,7 +34,8 @@ std::string with_database(const std::string& url, const std::string& db) {
   const size_t slash = url.find('/', authority);
   const size_t query = url.find('?', authority);
   const std::string tail = query == std::string::npos ? "" : url.substr(query);
-  const size_t path_start = slash == std::string::npos ? (query == std::string::npos ? url.size() : query) : slash;
+  const size_t path_start =
+      slash == std::string::npos ? (query == std::string::npos ? url.size() : query) : slash;
   return url.substr(0, path_start) + "/" + db + tail;
 }
 
@@ -104,7 +105,8 @@ ScratchDatabase::~ScratchDatabase() {
   if (name_.empty()) return;
   auto conn = connect(postgres_url());
   if (!conn) return;
-  (void)conn->exec_script("dropping a scratch database", "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  (void)conn->exec_script("dropping a scratch database",
+                          "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
 }
 
 }  // namespace skillbox::testing
