@@ -74,7 +74,8 @@ Error owned_elsewhere(std::string_view id, const fs::path& owner, const fs::path
   std::error_code ec;
   const bool gone = !fs::exists(owner, ec);
   return Error{"skill id " + shown_id(id) + " belongs to the folder " + shown(owner) +
-               (gone ? " (which no longer exists)" : "") + " in this tenant's database, not to " + shown(root) +
+               (gone ? " (which no longer exists)" : "") + " in this tenant's database, not to " +
+               shown(root) +
                ". If this folder should own the id (and its store, workspace and secrets) from now on, "
                "rebind it: skillbox skills rebind " +
                shell_word(root.string()) + " --id " + std::string(id) +
@@ -97,7 +98,8 @@ class PgBindingRegistry final : public state::BindingRegistry {
       return from_pg(r.error());
     auto owner = (*lease)->exec("reading a skill id's owner", kOwner, {tenant_, id});
     if (!owner) return from_pg(owner.error());
-    if (owner->empty()) return Error{"cannot bind skill id " + shown_id(id) + ": its owner vanished; try again"};
+    if (owner->empty())
+      return Error{"cannot bind skill id " + shown_id(id) + ": its owner vanished; try again"};
     const fs::path found = owner->at(0, 0).value_or("");
     if (found != *root) return owned_elsewhere(id, found, *root);
     return SkillBinding{std::string(id), *root, {}};
@@ -144,7 +146,8 @@ class PgBindingRegistry final : public state::BindingRegistry {
 
 }  // namespace
 
-std::shared_ptr<state::BindingRegistry> make_pg_binding_registry(std::shared_ptr<Pool> pool, std::string tenant) {
+std::shared_ptr<state::BindingRegistry> make_pg_binding_registry(std::shared_ptr<Pool> pool,
+                                                                 std::string tenant) {
   return std::make_shared<PgBindingRegistry>(std::move(pool), std::move(tenant));
 }
 

@@ -18,6 +18,9 @@ struct PgError {
   /// True when the connection or the pool could not be had at all (the server is unreachable, it
   /// refused the login, every pooled connection stayed busy past the deadline).
   bool unavailable = false;
+  /// True when the failure was a wait that ran out: every pooled connection stayed in use until the
+  /// caller's deadline (then `unavailable` is set too).
+  bool pool_exhausted = false;
 };
 
 template <typename T>

@@ -58,7 +58,7 @@ PgResult<Pool::Lease> Pool::acquire(std::chrono::steady_clock::time_point deadli
       return PgError{"",
                      "all " + std::to_string(options_.max_connections) + " connections to the database " +
                          shown_url_ + " stayed in use until the deadline (the pool's limit)",
-                     true};
+                     true, true};
   }
   ++open_;
   lock.unlock();

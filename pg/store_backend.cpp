@@ -46,9 +46,8 @@ StoreError store_error(StoreErrc code, std::string message) {
 
 // A failure of PostgreSQL as the store reports it: waits that ran out are `busy`, the rest io_error.
 StoreError from_pg(const PgError& e) {
-  const bool waited = e.sqlstate == kLockNotAvailable || e.sqlstate == kQueryCanceled ||
-                      (e.unavailable && e.message.find("stayed in use") != std::string::npos) ||
-                      is_retryable(e);
+  const bool waited =
+      e.sqlstate == kLockNotAvailable || e.sqlstate == kQueryCanceled || e.pool_exhausted || is_retryable(e);
   return store_error(waited ? StoreErrc::busy : StoreErrc::io_error, "store: " + e.message);
 }
 

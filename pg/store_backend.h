@@ -9,7 +9,8 @@
 //
 // Waits: a session's operations wait for a pooled connection until min(now + busy_timeout,
 // wait_until), then fail with StoreErrc::busy; a row lock held elsewhere longer than the pool's
-// lock_timeout fails the same way.
+// lock_timeout fails the same way. StoreOpenOptions::stop_requested is not asked yet: a wait of a
+// stopped invocation still ends at its deadline, not at once.
 #pragma once
 
 #include <memory>

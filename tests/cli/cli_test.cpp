@@ -278,24 +278,25 @@ TEST_F(CliTest, BadCommandLinesExitTwoAndSayWhatToDo) {
   const std::vector<Case> cases = {
       {{},
        "skillbox: a command is required: run, test, check, init, store, workspace, skills, tools, call, "
-       "hook, serve, mcp, help, "
+       "hook, serve, mcp, db, help, "
        "version\nRun "
        "'skillbox --help' for usage.\n"},
       {{"frob"},
        "skillbox: unknown command \"frob\"; the commands are run, test, check, init, store, workspace, "
        "skills, tools, "
        "call, hook, serve, mcp, "
-       "help, version\nRun 'skillbox --help' for usage.\n"},
+       "db, help, version\nRun 'skillbox --help' for usage.\n"},
       {{"chek", hello},
        "skillbox: unknown command \"chek\" (did you mean \"check\"?); the commands are run, test, check, "
        "init, "
-       "store, workspace, skills, tools, call, hook, serve, mcp, help, version\nRun 'skillbox --help' for "
+       "store, workspace, skills, tools, call, hook, serve, mcp, db, help, version\nRun 'skillbox --help' "
+       "for "
        "usage.\n"},
       {{"--frob"},
        "skillbox: unknown option \"--frob\"; give a command first: run, test, check, init, store, workspace, "
        "skills, "
        "tools, call, "
-       "hook, serve, mcp, help, version\nRun 'skillbox --help' for usage.\n"},
+       "hook, serve, mcp, db, help, version\nRun 'skillbox --help' for usage.\n"},
       {{"run"}, "skillbox: DIR is required\nRun 'skillbox run --help' for usage.\n"},
       {{"check"}, "skillbox: DIR is required\nRun 'skillbox check --help' for usage.\n"},
       {{"run", hello, "--frob"},
