@@ -8,7 +8,8 @@
 #
 # The cluster is real: fsync on, password (SCRAM) authentication over TCP, its unix socket in its own
 # folder (never /var/run/postgresql). `initdb` refuses to run as root, so as root (how CI runs) every
-# PostgreSQL program runs as the `postgres` system user (runuser), which owns the folder. A start over a
+# PostgreSQL program runs as the `postgres` system user (runuser), which owns the folder; as uid 0 of a
+# user namespace, in a nested one (see owner_mode below). A start over a
 # STATE_DIR whose cluster is still recorded stops that one first, so a crashed test run leaves nothing
 # behind for long. PG_BIN overrides where the programs are (default /usr/lib/postgresql/15/bin).
 #
@@ -30,13 +31,30 @@ if [[ ! -x "$bin/initdb" ]]; then
   exit 69
 fi
 
+# Who runs the PostgreSQL programs (initdb and postgres refuse uid 0):
+#   plain   not root: as ourselves
+#   runuser real root (CI): as the `postgres` system user, which owns the cluster's folder
+#   nested  uid 0 of a user namespace (scripts/hermetic.sh run by an ordinary user): `postgres` is not
+#           mapped there, so the programs run in a nested user namespace as uid 1000, which maps back to
+#           the same real user; the folder stays ours
+owner_mode=plain
+if [[ $(id -u) -eq 0 ]]; then
+  if id postgres >/dev/null 2>&1 && runuser -u postgres -- true 2>/dev/null; then
+    owner_mode=runuser
+  elif unshare --user --map-user=1000 --map-group=1000 -- true 2>/dev/null; then
+    owner_mode=nested
+  else
+    owner_mode=none
+  fi
+fi
+
 # Runs a PostgreSQL program as the cluster's owner.
 as_owner() {
-  if [[ $(id -u) -eq 0 ]]; then
-    runuser -u postgres -- "$@"
-  else
-    "$@"
-  fi
+  case "$owner_mode" in
+    runuser) runuser -u postgres -- "$@" ;;
+    nested) unshare --user --map-user=1000 --map-group=1000 -- "$@" ;;
+    *) "$@" ;;
+  esac
 }
 
 stop_cluster() {
@@ -62,14 +80,9 @@ case "$action" in
   *) usage ;;
 esac
 
-if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
-  echo "pg-cluster: running as root, and initdb refuses root; the 'postgres' system user that" \
-    "postgresql-15 creates is missing (run scripts/setup.sh)" >&2
-  exit 69
-fi
-if [[ $(id -u) -eq 0 ]] && ! runuser -u postgres -- true 2>/dev/null; then
-  echo "pg-cluster: uid 0 but cannot switch to the 'postgres' user (inside a user namespace?):" \
-    "initdb refuses root; run the tests as real root or as an ordinary user" >&2
+if [[ "$owner_mode" == none ]]; then
+  echo "pg-cluster: running as uid 0, and initdb refuses root; found neither the 'postgres' system user" \
+    "(postgresql-15 creates it: run scripts/setup.sh) nor a way to leave uid 0 (unshare --user)" >&2
   exit 69
 fi
 
@@ -77,7 +90,7 @@ mkdir -p "$state"
 stop_cluster
 folder=$(mktemp -d /tmp/skillbox-pg.XXXXXXXX)
 chmod 0700 "$folder"
-[[ $(id -u) -eq 0 ]] && chown postgres: "$folder"
+[[ "$owner_mode" == runuser ]] && chown postgres: "$folder"
 # Written now, so that a failure below still lets `stop` clean up.
 printf '%s\n' "$folder" >"$state/folder"
 
