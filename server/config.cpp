@@ -200,10 +200,16 @@ bool read_server_key(std::string_view key, const toml::node& node, ServerConfig&
     size(c.max_target_bytes, 64, 1 << 16);
   } else if (key == "max_connections") {
     size(c.max_connections, 1, 1'000'000);
+  } else if (key == "max_connections_per_address") {
+    size(c.max_connections_per_address, 1, 1'000'000);
   } else if (key == "metrics_key_sha256") {
     read_key_hashes(node, at, c.metrics_key_hashes, p);
   } else if (key == "idle_timeout_ms") {
     ms(c.idle_timeout_ms);
+  } else if (key == "header_timeout_ms") {
+    ms(c.header_timeout_ms);
+  } else if (key == "body_timeout_ms") {
+    ms(c.body_timeout_ms);
   } else if (key == "drain_timeout_ms") {
     ms(c.drain_timeout_ms);
   } else {

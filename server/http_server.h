@@ -5,10 +5,13 @@
 // Every request gets a random 128-bit id (X-Request-Id on the response, and in its log line). What a
 // client cannot do to the server: send a body above max_body_bytes (413, then the connection closes),
 // a request line and headers above max_header_bytes (431), a target above max_target_bytes (414),
-// take longer than idle_timeout_ms to send a request or read a response (the connection closes: slow
-// clients hold one connection each, never the I/O thread), or open more than max_connections at once.
+// wait longer than idle_timeout_ms to start a request or read a response, take longer than
+// header_timeout_ms to send the request line and headers or body_timeout_ms to send the body (the
+// connection closes: slow clients hold one connection each, never the I/O thread), or open more than
+// max_connections at once, or max_connections_per_address from one IP address.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -19,6 +22,19 @@
 #include "skillbox/result.h"
 
 namespace skillbox::server {
+
+/// What the HTTP layer enforces on every connection (ServerConfig's keys of the same names).
+struct Bounds {
+  size_t max_body_bytes = 0;
+  size_t max_header_bytes = 0;
+  size_t max_target_bytes = 0;
+  std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds header_timeout{0};
+  std::chrono::milliseconds body_timeout{0};
+  size_t max_connections = 0;
+  size_t max_connections_per_address = 0;
+  [[nodiscard]] static Bounds of(const ServerConfig& config);
+};
 
 class HttpServer {
  public:
@@ -34,6 +50,10 @@ class HttpServer {
   /// port actually bound, for port 0) or "unix:/path". A UNIX socket file is made 0600; a stale socket
   /// file at the path is replaced, anything else there is an error.
   Result<std::string> listen(const Listener& listener);
+
+  /// Takes the bounds of `config` (a reloaded config) for what comes next: new connections, and each
+  /// open connection's next read or write. Any thread.
+  void reconfigure(const ServerConfig& config);
 
   /// Runs the I/O loop on the calling thread until stop(). `on_signal` runs on that thread for each
   /// SIGINT or SIGTERM received meanwhile.
