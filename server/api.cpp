@@ -1,6 +1,7 @@
 // server/api.cpp — see api.h.
 #include "server/api.h"
 
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -20,6 +21,12 @@ struct Api::Tenant {
   size_t index = 0;  // its lane on the RunQueue and its series in the Metrics
   TenantConfig config;
   std::shared_ptr<const TenantContext> context;
+};
+
+/// One config's tenants and operator keys, swapped whole by reload().
+struct Api::Tenancy {
+  std::vector<std::shared_ptr<const Tenant>> tenants;
+  std::vector<KeyHash> metrics_keys;
 };
 
 struct Api::Route {
@@ -102,21 +109,49 @@ RunResult expired_in_queue(uint64_t timeout_ms, uint64_t waited_ms) {
 
 Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
          const std::atomic<bool>& draining, CancelToken cancel)
-    : runner_(runner),
-      queue_(queue),
-      metrics_(metrics),
-      draining_(draining),
-      cancel_(std::move(cancel)),
-      metrics_keys_(config.metrics_key_hashes) {
+    : runner_(runner), queue_(queue), metrics_(metrics), draining_(draining), cancel_(std::move(cancel)) {
+  base::MutexLock lock(tenancy_mu_);
+  // The queue and the metrics were made with one lane and one series per tenant, in order.
+  for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
+  tenancy_ = build_tenancy(config);
+}
+
+std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& config) {
+  auto next = std::make_shared<Tenancy>();
+  next->metrics_keys = config.metrics_key_hashes;
   for (const TenantConfig& c : config.tenants) {
-    auto t = std::make_unique<Tenant>();
-    t->index = tenants_.size();
+    auto t = std::make_shared<Tenant>();
+    t->index = lanes_.at(c.id);
     t->config = c;
     std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
     context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
     t->context = std::move(context);
-    tenants_.push_back(std::move(t));
+    next->tenants.push_back(std::move(t));
   }
+  return next;
+}
+
+void Api::reload(const ServerConfig& config) {
+  base::MutexLock lock(tenancy_mu_);
+  for (const TenantConfig& c : config.tenants) {
+    const LaneConfig lane{
+        .weight = c.weight, .max_running = c.max_concurrent_runs, .max_queued = c.max_queued_runs};
+    const auto it = lanes_.find(c.id);
+    if (it != lanes_.end()) {
+      queue_.configure_lane(it->second, lane);
+    } else {
+      const size_t index = queue_.add_lane(lane);
+      [[maybe_unused]] const size_t series = metrics_.add_tenant(c.id);
+      assert(series == index);
+      lanes_.emplace(c.id, index);
+    }
+  }
+  tenancy_ = build_tenancy(config);
+}
+
+std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
+  base::MutexLock lock(tenancy_mu_);
+  return tenancy_;
 }
 
 Api::~Api() = default;
@@ -124,7 +159,8 @@ Api::~Api() = default;
 void Api::handle(HttpRequest request, const Respond& respond) {
   const std::string_view path = path_of(request.target);
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
-  if (path == "/metrics") return respond(metrics(request));
+  const std::shared_ptr<const Tenancy> tenancy = this->tenancy();
+  if (path == "/metrics") return respond(metrics(*tenancy, request));
   const std::optional<Route> route = match_route<Route>(path);
   if (!route) {
     return respond(error_response(404, "not_found",
@@ -136,7 +172,7 @@ void Api::handle(HttpRequest request, const Respond& respond) {
     return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
                                "Allow", std::string(route->method)));
   }
-  Tenant* tenant = authenticate(request);
+  std::shared_ptr<const Tenant> tenant = authenticate(*tenancy, request);
   if (draining_.load()) {
     HttpResponse refused =
         error_response(503, "draining", "the server is shutting down; try another replica");
@@ -147,7 +183,7 @@ void Api::handle(HttpRequest request, const Respond& respond) {
     return respond(std::move(refused));
   }
   if (tenant == nullptr) return respond(unauthorized(request));
-  admit(*tenant, *route, std::move(request), respond);
+  admit(std::move(tenant), *route, std::move(request), respond);
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
@@ -165,36 +201,36 @@ std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
   return hash_api_key(value);
 }
 
-Api::Tenant* Api::authenticate(const HttpRequest& request) const {
+std::shared_ptr<const Api::Tenant> Api::authenticate(const Tenancy& tenancy, const HttpRequest& request) {
   const std::optional<KeyHash> presented = presented_key(request);
   if (!presented) return nullptr;
   // Every stored hash is compared, whichever matches, so the time taken does not say which tenant (or
   // whether any) holds the key.
-  Tenant* found = nullptr;
-  for (const auto& t : tenants_) {
+  std::shared_ptr<const Tenant> found;
+  for (const auto& t : tenancy.tenants) {
     for (const KeyHash& h : t->config.key_hashes) {
-      if (key_hashes_equal(*presented, h)) found = t.get();
+      if (key_hashes_equal(*presented, h)) found = t;
     }
   }
   return found;
 }
 
-HttpResponse Api::metrics(const HttpRequest& request) const {
+HttpResponse Api::metrics(const Tenancy& tenancy, const HttpRequest& request) const {
   if (request.method != "GET") {
     return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");
   }
   // Off unless the operator named a key: the series name every tenant, which no tenant may learn.
-  if (metrics_keys_.empty()) {
+  if (tenancy.metrics_keys.empty()) {
     return error_response(
         404, "not_found",
         "/metrics is off; set metrics_key_sha256 in the config to turn it on (docs/server.md)");
   }
   bool allowed = false;
   if (const std::optional<KeyHash> presented = presented_key(request)) {
-    for (const KeyHash& h : metrics_keys_) allowed = key_hashes_equal(*presented, h) || allowed;
+    for (const KeyHash& h : tenancy.metrics_keys) allowed = key_hashes_equal(*presented, h) || allowed;
   }
   if (!allowed) {
-    if (authenticate(request) != nullptr) {
+    if (authenticate(tenancy, request) != nullptr) {
       return error_response(403, "forbidden", "/metrics needs the operator's metrics key, not a tenant's");
     }
     return unauthorized(request);
@@ -204,12 +240,15 @@ HttpResponse Api::metrics(const HttpRequest& request) const {
   return r;
 }
 
-void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond) {
+void Api::admit(std::shared_ptr<const Tenant> owner, const Route& route, HttpRequest request,
+                const Respond& respond) {
   const std::string id = request.request_id;
   const CancelToken cancel;
   const bool is_run = route.kind == Route::Kind::run;
-  auto job = [this, &tenant, route, request = std::move(request), respond,
+  // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
+  auto job = [this, owner, route, request = std::move(request), respond,
               cancel](RunQueue::Clock::duration waited) {
+    const Tenant& tenant = *owner;
     metrics_.queue_waited(tenant.index, seconds(waited));
     HttpResponse response;
     try {
@@ -228,6 +267,7 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
     }
     respond(std::move(response));
   };
+  const Tenant& tenant = *owner;
   RunQueue::Ticket ticket;
   {
     // Held across submit, so that the job, which erases its entry when it ends, finds it there.
@@ -238,6 +278,7 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
                                    .cancel = cancel,
                                    .respond = respond,
                                    .tenant = tenant.index,
+                                   .tenant_id = tenant.config.id,
                                    .is_run = is_run});
       return;
     }
@@ -287,7 +328,7 @@ void Api::client_gone(const std::string& request_id) {
   if (gone.is_run) metrics_.run_ended(gone.tenant, Outcome::cancelled, /*ran=*/false, 0);
   HttpResponse r = error_response(499, "client_closed_request",
                                   "the client closed its connection before the request reached a run thread");
-  r.tenant = tenants_[gone.tenant]->config.id;
+  r.tenant = gone.tenant_id;
   if (gone.is_run) r.outcome = std::string(to_string(Outcome::cancelled));
   gone.respond(std::move(r));  // nobody reads it; it closes the request's books (and its log line)
 }

@@ -328,7 +328,9 @@ Result<ServerConfig> load_config(const std::filesystem::path& path) {
   if (text.size() > kMaxConfigBytes)
     return Error{path.string() + ": larger than 1 MiB; is it the config file?"};
   const std::filesystem::path base = std::filesystem::absolute(path).parent_path();
-  return parse_config(text, path.string(), base);
+  Result<ServerConfig> config = parse_config(text, path.string(), base);
+  if (config) config->source = std::filesystem::absolute(path);
+  return config;
 }
 
 std::string config_problems(const ServerConfig& config) {

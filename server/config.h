@@ -52,6 +52,9 @@ struct TenantConfig {
 
 /// Everything the server needs. Defaults are those of docs/server.md.
 struct ServerConfig {
+  /// The file it was read from (load_config), which SIGHUP reads again; empty when the command line
+  /// built it (nothing to reload).
+  std::filesystem::path source;
   std::vector<Listener> listeners;
   std::vector<TenantConfig> tenants;
   /// "process" (a sandboxed worker per run, the default, as `skillbox run`) or "inprocess".

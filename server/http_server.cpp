@@ -426,7 +426,7 @@ Result<std::string> HttpServer::listen(const Listener& listener) {
 }
 
 void HttpServer::run(const std::function<void(int)>& on_signal) {
-  asio::signal_set signals(impl_->io, SIGINT, SIGTERM);
+  asio::signal_set signals(impl_->io, SIGINT, SIGTERM, SIGHUP);
   std::function<void(beast::error_code, int)> wait = [&](beast::error_code ec, int signal) {
     if (ec) return;
     on_signal(signal);

@@ -56,7 +56,7 @@ class HttpServer {
   void reconfigure(const ServerConfig& config);
 
   /// Runs the I/O loop on the calling thread until stop(). `on_signal` runs on that thread for each
-  /// SIGINT or SIGTERM received meanwhile.
+  /// SIGINT, SIGTERM or SIGHUP received meanwhile.
   void run(const std::function<void(int signal)>& on_signal);
 
   /// Closes the listeners and stops keep-alive: each connection closes after its current response.

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -42,6 +43,9 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
+  /// Adds series for one more tenant (a tenant a reloaded config brings); returns its index. Any thread.
+  size_t add_tenant(const std::string& name);
+
   /// A run of tenant `tenant` ended with `outcome`; `ran` is false when it ended without starting
   /// (cancelled or timed out while queued), and then `seconds` is not observed. Any thread.
   void run_ended(size_t tenant, Outcome outcome, bool ran, double seconds);
@@ -55,7 +59,9 @@ class Metrics {
 
  private:
   struct Tenant;
-  std::vector<std::unique_ptr<Tenant>> tenants_;
+  Tenant& at(size_t tenant) const;
+  mutable base::Mutex mu_;  // guards the list; each Tenant's counters are atomics
+  std::vector<std::unique_ptr<Tenant>> tenants_ SKILLBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace skillbox::server

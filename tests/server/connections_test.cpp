@@ -26,10 +26,10 @@ constexpr const char* kKey = "connections-key-0123456789";
 /// A config for one tenant "t" with a skill "greet", with `extra` top-level keys.
 std::string write_config(const TempDir& tmp, const std::string& extra) {
   write_skill(tmp.path() / "skills" / "greet", "greet", "export default () => 'hi'");
-  write_file(tmp.path() / "serve.toml",
-             "listen = [\"127.0.0.1:0\"]\n" + extra + "\n[tenants.t]\nkey_sha256 = [\"" +
-                 server::key_hash_hex(server::hash_api_key(kKey)) +
-                 "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
+  write_file(tmp.path() / "serve.toml", "listen = [\"127.0.0.1:0\"]\n" + extra +
+                                            "\n[tenants.t]\nkey_sha256 = [\"" +
+                                            server::key_hash_hex(server::hash_api_key(kKey)) +
+                                            "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
   return (tmp.path() / "serve.toml").string();
 }
 
@@ -80,9 +80,10 @@ TEST(Connections, AThousandSlowlorisClientsDelayNobodyAndAreCutOffAtTheHeaderTim
   }
   TempDir tmp;
   // The per-address cap is set high here: all the clients are 127.0.0.1, and the cap has its own test.
-  ServeProcess server({"--config", write_config(tmp, "max_connections = 1100\nmax_connections_per_address = 1100\n"
-                                                     "header_timeout_ms = " +
-                                                         std::to_string(kHeaderTimeoutMs) + "\n")});
+  ServeProcess server({"--config", write_config(tmp,
+                                                "max_connections = 1100\nmax_connections_per_address = 1100\n"
+                                                "header_timeout_ms = " +
+                                                    std::to_string(kHeaderTimeoutMs) + "\n")});
   ASSERT_FALSE(server.url.empty());
 
   std::vector<double> baseline;
@@ -125,7 +126,8 @@ TEST(Connections, AThousandSlowlorisClientsDelayNobodyAndAreCutOffAtTheHeaderTim
     if (open_count.load() == kSlow) loaded.push_back(seconds);
   }
   const auto deadline = Clock::now() + std::chrono::milliseconds(kHeaderTimeoutMs) + std::chrono::seconds(60);
-  while (open_count.load() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (open_count.load() > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   stop = true;
   drip.join();
 
