@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "server/api_key.h"
+#include "server/audit.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
 #include "skillbox/json.h"
@@ -33,7 +36,8 @@ struct Api::Route {
   enum class Kind : uint8_t { list, detail, run };
   Kind kind = Kind::list;
   std::string_view method;
-  std::string id;  // as sent (never decoded); checked by find_skill before it meets a path
+  std::string id;            // as sent (never decoded); checked by find_skill before it meets a path
+  std::string_view pattern;  // the route's path pattern, for the audit
 };
 
 namespace {
@@ -51,20 +55,27 @@ std::optional<Route> match_route(std::string_view path) {
   constexpr std::string_view prefix = "/v1/skills";
   if (!path.starts_with(prefix)) return std::nullopt;
   std::string_view rest = path.substr(prefix.size());
-  if (rest.empty()) return Route{Route::Kind::list, "GET", {}};
+  if (rest.empty()) return Route{Route::Kind::list, "GET", {}, "/v1/skills"};
   if (rest.front() != '/') return std::nullopt;
   rest.remove_prefix(1);
   const size_t slash = rest.find('/');
   const std::string_view id = rest.substr(0, slash);
   if (id.empty()) return std::nullopt;
-  if (slash == std::string_view::npos) return Route{Route::Kind::detail, "GET", std::string(id)};
-  if (rest.substr(slash) == "/run") return Route{Route::Kind::run, "POST", std::string(id)};
+  if (slash == std::string_view::npos)
+    return Route{Route::Kind::detail, "GET", std::string(id), "/v1/skills/{id}"};
+  if (rest.substr(slash) == "/run")
+    return Route{Route::Kind::run, "POST", std::string(id), "/v1/skills/{id}/run"};
   return std::nullopt;
 }
 
 HttpResponse json_ok(std::string body) {
-  return HttpResponse{
-      .status = 200, .body = std::move(body), .content_type = {}, .headers = {}, .tenant = {}, .outcome = {}};
+  return HttpResponse{.status = 200,
+                      .body = std::move(body),
+                      .content_type = {},
+                      .headers = {},
+                      .tenant = {},
+                      .outcome = {},
+                      .facts = {}};
 }
 
 HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
@@ -103,6 +114,12 @@ RunResult expired_in_queue(uint64_t timeout_ms, uint64_t waited_ms) {
                       .stack = {},
                       .code = {}};
   return r;
+}
+
+/// The `usage` object of `result`, as `skillbox run --json` writes it.
+std::string usage_json(const RunResult& result) {
+  const nlohmann::ordered_json whole = base::json_text::parse_ordered(to_json(result));
+  return base::json_text::write(whole.at("usage"));
 }
 
 }  // namespace
@@ -156,12 +173,20 @@ std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
 
 Api::~Api() = default;
 
-void Api::handle(HttpRequest request, const Respond& respond) {
+void Api::handle(HttpRequest request, const Respond& answer) {
   const std::string_view path = path_of(request.target);
+  const std::optional<Route> route = match_route<Route>(path);
+  // Every answer names its route and skill for the audit, whichever branch gives it.
+  std::string pattern = route ? std::string(route->pattern) : std::string();
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics") pattern = std::string(path);
+  const Respond respond = [answer, pattern, skill = route ? route->id : std::string()](HttpResponse r) {
+    r.facts.route = pattern;
+    r.facts.skill = skill;
+    answer(std::move(r));
+  };
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
   const std::shared_ptr<const Tenancy> tenancy = this->tenancy();
   if (path == "/metrics") return respond(metrics(*tenancy, request));
-  const std::optional<Route> route = match_route<Route>(path);
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
@@ -348,6 +373,13 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
                       RunQueue::Clock::duration waited, const CancelToken& cancel) const {
   Result<RunRequest> body = parse_run_request(request.body);
   if (!body) return error_response(400, "invalid_request", body.error().message);
+  const auto with_facts = [&](HttpResponse r, const RunResult& result) {
+    r.outcome = std::string(to_string(result.outcome));
+    r.facts.export_name = body->export_name;
+    r.facts.usage_json = usage_json(result);
+    r.facts.permissions_json = permission_summary_json(skill.manifest().permissions);
+    return r;
+  };
   const Limits effective = tenant.context->ceilings.apply(skill.manifest().limits);
   Result<LimitOverrides> overrides = run_overrides(*body, effective);
   if (!overrides) return error_response(400, "limit_too_high", overrides.error().message);
@@ -357,9 +389,8 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
   const uint64_t timeout_ms = overrides->timeout_ms.value_or(effective.timeout_ms);
   if (waited_ms >= timeout_ms) {
     metrics_.run_ended(tenant.index, Outcome::timeout, /*ran=*/false, 0);
-    HttpResponse r = json_ok(to_json(expired_in_queue(timeout_ms, waited_ms)));
-    r.outcome = std::string(to_string(Outcome::timeout));
-    return r;
+    const RunResult expired = expired_in_queue(timeout_ms, waited_ms);
+    return with_facts(json_ok(to_json(expired)), expired);
   }
   overrides->timeout_ms = timeout_ms - waited_ms;
   // The drain's cancellation reaches this run through its own token, which the client's leaving
@@ -378,9 +409,7 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
   metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(RunQueue::Clock::now() - started));
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
-  HttpResponse r = json_ok(to_json(result));
-  r.outcome = std::string(to_string(result.outcome));
-  return r;
+  return with_facts(json_ok(to_json(result)), result);
 }
 
 }  // namespace skillbox::server

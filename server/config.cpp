@@ -173,7 +173,8 @@ void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
 }
 
 /// The server-wide keys of the top-level table (everything but `listen` and `tenants`).
-bool read_server_key(std::string_view key, const toml::node& node, ServerConfig& c, Problems& p) {
+bool read_server_key(std::string_view key, const toml::node& node, const std::filesystem::path& base,
+                     ServerConfig& c, Problems& p) {
   const std::string at(key);
   const auto size = [&](size_t& out, uint64_t min, uint64_t max) {
     if (auto v = integer_in(node, at, min, max, p)) out = static_cast<size_t>(*v);
@@ -202,6 +203,13 @@ bool read_server_key(std::string_view key, const toml::node& node, ServerConfig&
     size(c.max_connections, 1, 1'000'000);
   } else if (key == "max_connections_per_address") {
     size(c.max_connections_per_address, 1, 1'000'000);
+  } else if (key == "audit") {
+    const std::optional<std::string> sink = string_at(node, at, p);
+    if (sink && (sink->empty() || sink->find('\0') != std::string::npos)) {
+      p.add(at, "expected \"stdout\" or the path of the audit file, got an empty string");
+    } else if (sink) {
+      c.audit = *sink == "stdout" ? *sink : (base / *sink).lexically_normal().string();
+    }
   } else if (key == "metrics_key_sha256") {
     read_key_hashes(node, at, c.metrics_key_hashes, p);
   } else if (key == "idle_timeout_ms") {
@@ -306,7 +314,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       }
       for (auto&& [name, tenant] : *tenants)
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
-    } else if (!read_server_key(key.str(), node, config, p)) {
+    } else if (!read_server_key(key.str(), node, base_dir, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
   }

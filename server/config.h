@@ -82,6 +82,9 @@ struct ServerConfig {
   uint64_t body_timeout_ms = 30'000;
   /// After SIGTERM/SIGINT: how long in-flight runs may finish before they are cancelled.
   uint64_t drain_timeout_ms = 30'000;
+  /// Where the request audit goes (server/audit.h): "stdout", or an absolute file path (appended, made
+  /// 0600, opened again on SIGHUP for rotation). Empty: no audit.
+  std::string audit;
   /// Connections open at once; a connection beyond it is closed at once.
   size_t max_connections = 1024;
   /// TCP connections open at once from one client IP address (UNIX-socket clients are not counted: the

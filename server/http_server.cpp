@@ -36,6 +36,7 @@ struct Shared {
   Bounds bounds;
   Handler handler;
   ClientGone gone;
+  Served served;
   std::atomic<size_t> connections{0};
   std::atomic<size_t> open_requests{0};
   std::atomic<bool> closing{false};  // draining: no keep-alive, no new connection
@@ -256,6 +257,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     message->body() = json ? std::move(response.body) + "\n" : std::move(response.body);
     message->prepare_payload();
     log_request(request_id_, method_, target_, response.status, response.tenant, response.outcome, started_);
+    if (shared_->served) shared_->served(request_id_, method_, response);
     stream_.expires_after(shared_->bounds.idle_timeout);
     http::async_write(stream_, *message,
                       [self = this->shared_from_this(), message, keep](beast::error_code ec, size_t /*n*/) {
@@ -360,12 +362,13 @@ struct HttpServer::Impl {
   Result<std::string> listen_unix(const Listener& l);
 };
 
-HttpServer::HttpServer(const ServerConfig& config, Handler handler, ClientGone gone)
+HttpServer::HttpServer(const ServerConfig& config, Handler handler, ClientGone gone, Served served)
     : impl_(std::make_unique<Impl>()) {
   Shared& s = *impl_->shared;
   s.bounds = Bounds::of(config);
   s.handler = std::move(handler);
   s.gone = std::move(gone);
+  s.served = std::move(served);
 }
 
 HttpServer::~HttpServer() {

@@ -41,7 +41,8 @@ class HttpServer {
   /// `gone` is called when a client closes its connection while its request is being served: the
   /// connection is watched for end-of-file from the moment the request is read until its response is
   /// written (a client that half-closes its side counts as gone, as with nginx).
-  HttpServer(const ServerConfig& config, Handler handler, ClientGone gone);
+  /// `served` (optional) is told of every response written (the audit).
+  HttpServer(const ServerConfig& config, Handler handler, ClientGone gone, Served served = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

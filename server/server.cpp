@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "server/api.h"
+#include "server/audit.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/run_queue.h"
@@ -23,6 +24,7 @@ struct Server::Impl {
   ServerConfig config;
   std::unique_ptr<Runner> runner;
   std::unique_ptr<Metrics> metrics;
+  std::shared_ptr<AuditLog> audit;  // I/O thread only (the HTTP server's Served, and reload)
   std::atomic<bool> draining{false};
   CancelToken cancel_all;
   std::unique_ptr<Api> api;
@@ -51,9 +53,16 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
                    "; set isolation = \"inprocess\" in the config to serve without it"};
     }
   }
+  std::unique_ptr<AuditLog> audit;
+  if (!config.audit.empty()) {
+    Result<std::unique_ptr<AuditLog>> opened = AuditLog::open(config.audit);
+    if (!opened) return Error{"audit: " + opened.error().message};
+    audit = std::move(*opened);
+  }
   std::unique_ptr<Server> server(new Server());
   Impl& s = *server->impl_;
   s.config = std::move(config);
+  s.audit = std::move(audit);
   s.file_listeners = s.config.listeners;
   s.drain_timeout_ms = s.config.drain_timeout_ms;
   if (s.config.isolation == "inprocess") {
@@ -75,7 +84,10 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   s.http = std::make_unique<HttpServer>(
       s.config,
       [api](HttpRequest request, const Respond& respond) { api->handle(std::move(request), respond); },
-      [api](const std::string& request_id) { api->client_gone(request_id); });
+      [api](const std::string& request_id) { api->client_gone(request_id); },
+      [&s](std::string_view request_id, std::string_view method, const HttpResponse& response) {
+        if (s.audit) s.audit->record(request_id, method, response);
+      });
   for (const Listener& l : s.config.listeners) {
     Result<std::string> url = s.http->listen(l);
     if (!url) return url.error();
@@ -116,10 +128,20 @@ bool same_listeners(const std::vector<Listener>& a, const std::vector<Listener>&
 
 }  // namespace
 
+// On the I/O thread, as every use of the audit.
+void Server::reopen_audit() {
+  Impl& s = *impl_;
+  if (!s.audit) return;
+  if (Result<void> reopened = s.audit->reopen(); !reopened) {
+    log_line("SIGHUP: the audit stays on its old file: " + reopened.error().message);
+  }
+}
+
 // On the I/O thread (a SIGHUP), so that no two reloads overlap.
 void Server::reload() {
   Impl& s = *impl_;
   if (s.draining.load()) return;
+  reopen_audit();
   if (s.config.source.empty()) {
     log_line("SIGHUP: no config file to reload (started without --config); nothing changed");
     return;
@@ -150,6 +172,15 @@ void Server::reload() {
   next->isolation = s.config.isolation;
   next->run_threads = s.config.run_threads;
   next->queue_limit = s.config.queue_limit;
+  if (next->audit != s.config.audit) {
+    Result<std::unique_ptr<AuditLog>> opened =
+        next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr) : AuditLog::open(next->audit);
+    if (!opened) {
+      log_line("reload refused, the running config stays: audit: " + opened.error().message);
+      return;
+    }
+    s.audit = std::move(*opened);
+  }
   s.http->reconfigure(*next);
   s.api->reload(*next);
   s.drain_timeout_ms = next->drain_timeout_ms;

@@ -48,6 +48,7 @@ class Server {
   Server();
   void begin_drain();
   void reload();
+  void reopen_audit();
   void drain_watch();
 
   struct Impl;

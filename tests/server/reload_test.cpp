@@ -38,17 +38,19 @@ class Reload : public ::testing::Test {
   }
 
   void write_config(const char* key, const std::string& ceilings, const std::string& extra = "") {
-    write_file(config_, "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\nidle_timeout_ms = 60000\n"
-                        "metrics_key_sha256 = [\"" +
-                            hash(kOperatorKey) + "\"]\n[tenants.t]\nkey_sha256 = [\"" + hash(key) +
-                            "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n" + extra + "[tenants.t.ceilings]\n" +
-                            ceilings + "\n");
+    write_file(config_,
+               "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\nidle_timeout_ms = 60000\n"
+               "metrics_key_sha256 = [\"" +
+                   hash(kOperatorKey) + "\"]\n[tenants.t]\nkey_sha256 = [\"" + hash(key) +
+                   "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n" + extra + "[tenants.t.ceilings]\n" +
+                   ceilings + "\n");
   }
 
   /// Sends SIGHUP and waits for the log line of the reload it causes (the `count`th of its kind).
   void reload(const std::string& line, int count = 1) {
     server_->signal(SIGHUP);
-    for (int i = 0; i < 600 && occurrences(line) < count; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 600 && occurrences(line) < count; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ASSERT_GE(occurrences(line), count) << "no \"" << line << "\" in the log:\n" << server_->err();
   }
 
@@ -67,8 +69,9 @@ class Reload : public ::testing::Test {
 TEST_F(Reload, ANewKeyWorksTheOldOneIsRefusedAndAnOpenConnectionStillServes) {
   const int kept = connect_raw(server_->url);
   ASSERT_GE(kept, 0);
-  const std::string before = std::string("GET /v1/skills HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") +
-                             kOldKey + "\r\n\r\n";
+  const std::string before =
+      std::string("GET /v1/skills HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") + kOldKey +
+      "\r\n\r\n";
   ASSERT_TRUE(send_all(kept, before));
   ASSERT_TRUE(read_reply(kept).starts_with("HTTP/1.1 200"));
 
@@ -78,8 +81,9 @@ TEST_F(Reload, ANewKeyWorksTheOldOneIsRefusedAndAnOpenConnectionStillServes) {
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kOldKey).status, 401);
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kNewKey).status, 200);
   // The connection opened before the reload was not dropped: it serves the new key, refuses the old.
-  ASSERT_TRUE(send_all(kept, std::string("GET /v1/skills HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") +
-                                 kNewKey + "\r\n\r\n"));
+  ASSERT_TRUE(
+      send_all(kept, std::string("GET /v1/skills HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ") +
+                         kNewKey + "\r\n\r\n"));
   EXPECT_TRUE(read_reply(kept).starts_with("HTTP/1.1 200"));
   ASSERT_TRUE(send_all(kept, before));
   EXPECT_TRUE(read_reply(kept).starts_with("HTTP/1.1 401"));
@@ -90,9 +94,11 @@ TEST_F(Reload, ABadConfigIsRefusedWithItsKeyAndTheOldOneServesOn) {
   write_config(kNewKey, "timeout_ms = 30000", "max_concurrent_runs = \"lots\"\n");
   reload("reload refused");
   const std::string err = server_->err();
-  EXPECT_NE(err.find("reload refused, the running config stays: " + config_.string() +
-                     ": tenants.t.max_concurrent_runs: expected an integer from 1 to 10000, got the string \"lots\""),
-            std::string::npos)
+  EXPECT_NE(
+      err.find(
+          "reload refused, the running config stays: " + config_.string() +
+          ": tenants.t.max_concurrent_runs: expected an integer from 1 to 10000, got the string \"lots\""),
+      std::string::npos)
       << err;
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kOldKey).status, 200);
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kNewKey).status, 401);
@@ -101,7 +107,8 @@ TEST_F(Reload, ABadConfigIsRefusedWithItsKeyAndTheOldOneServesOn) {
   write_file(config_, "listen = [\"127.0.0.1:1\"]\nisolation = \"inprocess\"\n[tenants.t]\nkey_sha256 = [\"" +
                           hash(kNewKey) + "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
   reload("config reloaded from");
-  EXPECT_NE(server_->err().find("reload: listen cannot change on reload"), std::string::npos) << server_->err();
+  EXPECT_NE(server_->err().find("reload: listen cannot change on reload"), std::string::npos)
+      << server_->err();
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kNewKey).status, 200);
 }
 
@@ -111,8 +118,8 @@ TEST_F(Reload, ARunInFlightKeepsTheCeilingsItStartedWith) {
   // Wait until the run is on a run thread (the operator's metrics say so).
   bool in_flight = false;
   for (int i = 0; i < 300 && !in_flight; ++i) {
-    in_flight = http("GET", server_->url + "/metrics", kOperatorKey).body.find(
-                    "skillbox_runs_in_flight{tenant=\"t\"} 1") != std::string::npos;
+    in_flight = http("GET", server_->url + "/metrics", kOperatorKey)
+                    .body.find("skillbox_runs_in_flight{tenant=\"t\"} 1") != std::string::npos;
     if (!in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(in_flight);
