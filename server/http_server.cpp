@@ -446,6 +446,30 @@ void HttpServer::stop_accepting() {
   });
 }
 
+std::optional<std::variant<HttpRequest, HttpResponse>> parse_request(std::string_view bytes,
+                                                                     const Bounds& bounds) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<uint32_t>(bounds.max_header_bytes));
+  parser.body_limit(bounds.max_body_bytes);
+  parser.eager(true);
+  beast::error_code ec;
+  while (!parser.is_done()) {
+    const size_t used = parser.put(asio::buffer(bytes.data(), bytes.size()), ec);
+    bytes.remove_prefix(used);
+    if (ec && ec != http::error::need_more) {
+      std::optional<HttpResponse> refusal = read_refusal(ec, bounds);
+      if (!refusal) return std::nullopt;
+      return std::move(*refusal);
+    }
+    if (used == 0 && !parser.is_done()) return std::nullopt;  // the request goes on past the bytes
+    ec = {};
+  }
+  HttpRequest request{.request_id = {}, .method = {}, .target = {}, .authorization = {}, .body = {}};
+  if (std::optional<HttpResponse> refusal = to_request(parser.get(), bounds, request))
+    return std::move(*refusal);
+  return request;
+}
+
 Bounds Bounds::of(const ServerConfig& c) {
   return Bounds{.max_body_bytes = c.max_body_bytes,
                 .max_header_bytes = c.max_header_bytes,

@@ -15,7 +15,10 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 
 #include "server/config.h"
 #include "server/http_types.h"
@@ -35,6 +38,14 @@ struct Bounds {
   size_t max_connections_per_address = 0;
   [[nodiscard]] static Bounds of(const ServerConfig& config);
 };
+
+/// One request read from `bytes` as a connection reads it (the same Beast parser, bounds and
+/// refusals), without a socket: the request as the handler gets it (without its request_id), or the
+/// response a connection sends without asking the handler (400, 413, 414, 431). std::nullopt when
+/// `bytes` end before the request does (a connection would wait for more). For the request-path fuzz
+/// target (fuzz/serve_request.cpp).
+[[nodiscard]] std::optional<std::variant<HttpRequest, HttpResponse>> parse_request(std::string_view bytes,
+                                                                                   const Bounds& bounds);
 
 class HttpServer {
  public:

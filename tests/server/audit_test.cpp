@@ -51,8 +51,9 @@ nlohmann::json line_of(const fs::path& path, const std::string& id) {
 class Audit : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_skill(tmp_.path() / "skills" / "echo", "echo", "export function shout(input) { return input.word + '!'; }",
-                R"("permissions": {"fs": {"mode": "read"}, "http": {"allow": ["https://api.example.com/v1/"]}})");
+    write_skill(
+        tmp_.path() / "skills" / "echo", "echo", "export function shout(input) { return input.word + '!'; }",
+        R"("permissions": {"fs": {"mode": "read"}, "http": {"allow": ["https://api.example.com/v1/"]}})");
     write_file(tmp_.path() / "serve.toml",
                "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\naudit = \"audit.log\"\n[tenants.t]\n"
                "key_sha256 = [\"" +
