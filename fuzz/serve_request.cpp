@@ -93,7 +93,8 @@ void check_error_body(const server::HttpResponse& r) {
 }
 
 void check_answer(const server::HttpResponse& r, bool has_key) {
-  static const std::set<unsigned> documented = {200, 400, 401, 403, 404, 405, 413, 414, 422, 429, 431, 500, 503};
+  static const std::set<unsigned> documented = {200, 400, 401, 403, 404, 405, 413,
+                                                414, 422, 429, 431, 500, 503};
   FUZZ_CHECK(documented.count(r.status) == 1);
   FUZZ_CHECK(r.status != 500);  // a bug, by the API's own account
   if (r.status != 200) check_error_body(r);

@@ -147,6 +147,51 @@ TEST(Connections, AThousandSlowlorisClientsDelayNobodyAndAreCutOffAtTheHeaderTim
   EXPECT_EQ(http("GET", server.url + "/v1/skills", kKey).status, 200);
 }
 
+/// How long `fd` stays open before the server closes it without a byte of answer (up to 60 s); -1 s when
+/// an answer came instead.
+std::chrono::milliseconds time_to_close(int fd) {
+  const auto start = Clock::now();
+  const std::string reply = read_reply(fd);
+  if (!reply.empty()) return std::chrono::milliseconds(-1000);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+TEST(Connections, EachPhaseOfARequestHasItsOwnDeadline) {
+  TempDir tmp;
+  // Deadlines far apart, so that which one closed a connection shows in when it closed.
+  ServeProcess server({"--config", write_config(tmp,
+                                                "idle_timeout_ms = 1000\nheader_timeout_ms = 4000\n"
+                                                "body_timeout_ms = 2000\n")});
+  ASSERT_FALSE(server.url.empty());
+  const int idle = connect_raw(server.url);  // sends nothing
+  ASSERT_GE(idle, 0);
+  const auto idle_closed = time_to_close(idle);
+  EXPECT_GE(idle_closed, std::chrono::milliseconds(900));
+  EXPECT_LT(idle_closed, std::chrono::milliseconds(3500)) << "not closed at the idle timeout";
+  ::close(idle);
+
+  const int slow_body = connect_raw(server.url);  // all headers, half the body
+  ASSERT_GE(slow_body, 0);
+  ASSERT_TRUE(send_all(slow_body, std::string("POST /v1/skills/greet/run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                              "Authorization: Bearer ") +
+                                      kKey + "\r\nContent-Length: 100\r\n\r\n{\"input\":"));
+  const auto body_closed = time_to_close(slow_body);
+  EXPECT_GE(body_closed, std::chrono::milliseconds(1800));
+  EXPECT_LT(body_closed, std::chrono::milliseconds(3900)) << "not closed at the body timeout";
+  ::close(slow_body);
+
+  // A request whose phases each keep their deadline is served, however long it took altogether.
+  const int patient = connect_raw(server.url);
+  ASSERT_GE(patient, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(send_all(patient, "GET /healthz HTTP/1.1\r\n"));
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(1500));  // past the idle timeout, within the header one
+  ASSERT_TRUE(send_all(patient, "Host: 127.0.0.1\r\n\r\n"));
+  EXPECT_TRUE(read_reply(patient).starts_with("HTTP/1.1 200"));
+  ::close(patient);
+}
+
 /// A keep-alive GET /healthz on `fd`: true when it is answered 200.
 bool healthy(int fd) {
   return send_all(fd, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") &&
