@@ -208,7 +208,7 @@ void Api::handle(HttpRequest request, const Respond& answer) {
     return respond(std::move(refused));
   }
   if (tenant == nullptr) return respond(unauthorized(request));
-  admit(std::move(tenant), *route, std::move(request), respond);
+  admit(tenant, *route, std::move(request), respond);
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
@@ -265,7 +265,7 @@ HttpResponse Api::metrics(const Tenancy& tenancy, const HttpRequest& request) co
   return r;
 }
 
-void Api::admit(std::shared_ptr<const Tenant> owner, const Route& route, HttpRequest request,
+void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, HttpRequest request,
                 const Respond& respond) {
   const std::string id = request.request_id;
   const CancelToken cancel;

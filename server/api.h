@@ -79,7 +79,7 @@ class Api {
   std::shared_ptr<const Tenancy> build_tenancy(const ServerConfig& config) SKILLBOX_REQUIRES(tenancy_mu_);
   static std::shared_ptr<const Tenant> authenticate(const Tenancy& tenancy, const HttpRequest& request);
   [[nodiscard]] HttpResponse metrics(const Tenancy& tenancy, const HttpRequest& request) const;
-  void admit(std::shared_ptr<const Tenant> tenant, const Route& route, HttpRequest request,
+  void admit(const std::shared_ptr<const Tenant>& tenant, const Route& route, HttpRequest request,
              const Respond& respond);
   HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
                      RunQueue::Clock::duration waited, const CancelToken& cancel) const;

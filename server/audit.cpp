@@ -87,7 +87,8 @@ void AuditLog::record(std::string_view request_id, std::string_view method, cons
   if (n != static_cast<ssize_t>(text.size()) && !reported_) {
     reported_ = true;
     const std::string why = n < 0 ? base::errno_text(errno) : "a short write";
-    std::fprintf(stderr, "skillbox serve: cannot write the audit to %s: %s\n", sink_.c_str(), why.c_str());
+    (void)std::fprintf(stderr, "skillbox serve: cannot write the audit to %s: %s\n", sink_.c_str(),
+                       why.c_str());
   }
 }
 
@@ -109,7 +110,7 @@ std::string rfc3339_utc_now() {
   char text[32];
   const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
   char out[48];
-  std::snprintf(out, sizeof out, "%.*s.%03dZ", static_cast<int>(n), text, static_cast<int>(ms));
+  (void)std::snprintf(out, sizeof out, "%.*s.%03dZ", static_cast<int>(n), text, static_cast<int>(ms));
   return out;
 }
 

@@ -69,8 +69,8 @@ struct Histogram {
 
   void write(std::string& out, const std::string& name, const std::string& labels) const {
     for (size_t i = 0; i < kBuckets.size(); ++i) {
-      out += name + "_bucket{" + labels + ",le=\"" + number(kBuckets[i]) + "\"} " +
-             std::to_string(buckets[i].load()) + "\n";
+      out.append(name).append("_bucket{").append(labels).append(",le=\"").append(number(kBuckets[i]));
+      out.append("\"} ").append(std::to_string(buckets[i].load())).append("\n");
     }
     const uint64_t n = count.load();
     out += name + "_bucket{" + labels + ",le=\"+Inf\"} " + std::to_string(n) + "\n";
@@ -95,7 +95,7 @@ struct Metrics::Tenant {
   Histogram wait;
 };
 
-Metrics::Metrics(std::vector<std::string> tenants) {
+Metrics::Metrics(const std::vector<std::string>& tenants) {
   for (const std::string& name : tenants) add_tenant(name);
 }
 

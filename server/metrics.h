@@ -38,7 +38,7 @@ enum class ShedReason : uint8_t {
 class Metrics {
  public:
   /// Series for each tenant of `tenants` (names), indexed as given.
-  explicit Metrics(std::vector<std::string> tenants);
+  explicit Metrics(const std::vector<std::string>& tenants);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;

@@ -16,11 +16,11 @@ LaneConfig sane(LaneConfig c) {
 
 }  // namespace
 
-RunQueue::RunQueue(size_t threads, size_t queue_limit, std::vector<LaneConfig> lanes)
+RunQueue::RunQueue(size_t threads, size_t queue_limit, const std::vector<LaneConfig>& lanes)
     : threads_(std::max<size_t>(threads, 1)), queue_limit_(queue_limit) {
   {
     base::MutexLock lock(mu_);
-    for (LaneConfig& c : lanes)
+    for (const LaneConfig& c : lanes)
       lanes_.push_back(Lane{.config = sane(c), .jobs = {}, .running = 0, .deficit = 0});
   }
   pool_.reserve(threads_);

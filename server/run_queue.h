@@ -65,7 +65,7 @@ class RunQueue {
   };
 
   /// Starts `threads` threads (at least 1) serving `lanes`.
-  RunQueue(size_t threads, size_t queue_limit, std::vector<LaneConfig> lanes);
+  RunQueue(size_t threads, size_t queue_limit, const std::vector<LaneConfig>& lanes);
   /// Stops taking jobs, runs those already queued, and joins the threads.
   ~RunQueue();
   RunQueue(const RunQueue&) = delete;

@@ -140,8 +140,11 @@ void Server::reopen_audit() {
 // On the I/O thread (a SIGHUP), so that no two reloads overlap.
 void Server::reload() {
   Impl& s = *impl_;
-  if (s.draining.load()) return;
   reopen_audit();
+  if (s.draining.load()) {
+    log_line("SIGHUP while shutting down: the config is not read again");
+    return;
+  }
   if (s.config.source.empty()) {
     log_line("SIGHUP: no config file to reload (started without --config); nothing changed");
     return;
