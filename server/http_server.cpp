@@ -456,13 +456,14 @@ std::optional<std::variant<HttpRequest, HttpResponse>> parse_request(std::string
   while (!parser.is_done()) {
     const size_t used = parser.put(asio::buffer(bytes.data(), bytes.size()), ec);
     bytes.remove_prefix(used);
-    if (ec && ec != http::error::need_more) {
+    // need_more: the request goes on past the bytes. The parser may then be given only a longer
+    // buffer (it remembers how far it looked), never the same bytes again.
+    if (ec == http::error::need_more || (!ec && used == 0 && !parser.is_done())) return std::nullopt;
+    if (ec) {
       std::optional<HttpResponse> refusal = read_refusal(ec, bounds);
       if (!refusal) return std::nullopt;
       return std::move(*refusal);
     }
-    if (used == 0 && !parser.is_done()) return std::nullopt;  // the request goes on past the bytes
-    ec = {};
   }
   HttpRequest request{.request_id = {}, .method = {}, .target = {}, .authorization = {}, .body = {}};
   if (std::optional<HttpResponse> refusal = to_request(parser.get(), bounds, request))
