@@ -30,7 +30,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
   echo "fuzz: SECONDS must be a positive integer, got \"$seconds\"" >&2
   exit 2
 fi
-all=(manifest bundle_manifest workspace_path url_policy bus_frame env_file base64_utf8 js_eval mcp_session)
+all=(manifest bundle_manifest workspace_path url_policy bus_frame env_file base64_utf8 js_eval mcp_session serve_request)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do

@@ -1,15 +1,19 @@
 // server/api.cpp — see api.h.
 #include "server/api.h"
 
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "base/escape.h"
+#include "base/json_text.h"
 #include "server/api_key.h"
+#include "server/audit.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
 #include "skillbox/json.h"
@@ -22,11 +26,18 @@ struct Api::Tenant {
   std::shared_ptr<const TenantContext> context;
 };
 
+/// One config's tenants and operator keys, swapped whole by reload().
+struct Api::Tenancy {
+  std::vector<std::shared_ptr<const Tenant>> tenants;
+  std::vector<KeyHash> metrics_keys;
+};
+
 struct Api::Route {
   enum class Kind : uint8_t { list, detail, run };
   Kind kind = Kind::list;
   std::string_view method;
-  std::string id;  // as sent (never decoded); checked by find_skill before it meets a path
+  std::string id;            // as sent (never decoded); checked by find_skill before it meets a path
+  std::string_view pattern;  // the route's path pattern, for the audit
 };
 
 namespace {
@@ -44,20 +55,27 @@ std::optional<Route> match_route(std::string_view path) {
   constexpr std::string_view prefix = "/v1/skills";
   if (!path.starts_with(prefix)) return std::nullopt;
   std::string_view rest = path.substr(prefix.size());
-  if (rest.empty()) return Route{Route::Kind::list, "GET", {}};
+  if (rest.empty()) return Route{Route::Kind::list, "GET", {}, "/v1/skills"};
   if (rest.front() != '/') return std::nullopt;
   rest.remove_prefix(1);
   const size_t slash = rest.find('/');
   const std::string_view id = rest.substr(0, slash);
   if (id.empty()) return std::nullopt;
-  if (slash == std::string_view::npos) return Route{Route::Kind::detail, "GET", std::string(id)};
-  if (rest.substr(slash) == "/run") return Route{Route::Kind::run, "POST", std::string(id)};
+  if (slash == std::string_view::npos)
+    return Route{Route::Kind::detail, "GET", std::string(id), "/v1/skills/{id}"};
+  if (rest.substr(slash) == "/run")
+    return Route{Route::Kind::run, "POST", std::string(id), "/v1/skills/{id}/run"};
   return std::nullopt;
 }
 
 HttpResponse json_ok(std::string body) {
-  return HttpResponse{
-      .status = 200, .body = std::move(body), .content_type = {}, .headers = {}, .tenant = {}, .outcome = {}};
+  return HttpResponse{.status = 200,
+                      .body = std::move(body),
+                      .content_type = {},
+                      .headers = {},
+                      .tenant = {},
+                      .outcome = {},
+                      .facts = {}};
 }
 
 HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
@@ -98,34 +116,77 @@ RunResult expired_in_queue(uint64_t timeout_ms, uint64_t waited_ms) {
   return r;
 }
 
+/// The `usage` object of `result`, as `skillbox run --json` writes it.
+std::string usage_json(const RunResult& result) {
+  const nlohmann::ordered_json whole = base::json_text::parse_ordered(to_json(result));
+  return base::json_text::write(whole.at("usage"));
+}
+
 }  // namespace
 
 Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
          const std::atomic<bool>& draining, CancelToken cancel)
-    : runner_(runner),
-      queue_(queue),
-      metrics_(metrics),
-      draining_(draining),
-      cancel_(std::move(cancel)),
-      metrics_keys_(config.metrics_key_hashes) {
+    : runner_(runner), queue_(queue), metrics_(metrics), draining_(draining), cancel_(std::move(cancel)) {
+  base::MutexLock lock(tenancy_mu_);
+  // The queue and the metrics were made with one lane and one series per tenant, in order.
+  for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
+  tenancy_ = build_tenancy(config);
+}
+
+std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& config) {
+  auto next = std::make_shared<Tenancy>();
+  next->metrics_keys = config.metrics_key_hashes;
   for (const TenantConfig& c : config.tenants) {
-    auto t = std::make_unique<Tenant>();
-    t->index = tenants_.size();
+    auto t = std::make_shared<Tenant>();
+    t->index = lanes_.at(c.id);
     t->config = c;
     std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
     context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
     t->context = std::move(context);
-    tenants_.push_back(std::move(t));
+    next->tenants.push_back(std::move(t));
   }
+  return next;
+}
+
+void Api::reload(const ServerConfig& config) {
+  base::MutexLock lock(tenancy_mu_);
+  for (const TenantConfig& c : config.tenants) {
+    const LaneConfig lane{
+        .weight = c.weight, .max_running = c.max_concurrent_runs, .max_queued = c.max_queued_runs};
+    const auto it = lanes_.find(c.id);
+    if (it != lanes_.end()) {
+      queue_.configure_lane(it->second, lane);
+    } else {
+      const size_t index = queue_.add_lane(lane);
+      [[maybe_unused]] const size_t series = metrics_.add_tenant(c.id);
+      assert(series == index);
+      lanes_.emplace(c.id, index);
+    }
+  }
+  tenancy_ = build_tenancy(config);
+}
+
+std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
+  base::MutexLock lock(tenancy_mu_);
+  return tenancy_;
 }
 
 Api::~Api() = default;
 
-void Api::handle(HttpRequest request, const Respond& respond) {
+void Api::handle(HttpRequest request, const Respond& answer) {
   const std::string_view path = path_of(request.target);
-  if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
-  if (path == "/metrics") return respond(metrics(request));
   const std::optional<Route> route = match_route<Route>(path);
+  // Every answer names its route and skill for the audit, whichever branch gives it.
+  std::string pattern = route ? std::string(route->pattern) : std::string();
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics") pattern = std::string(path);
+  const Respond respond = [answer, pattern, skill = route ? route->id : std::string()](HttpResponse r) {
+    r.facts.route = pattern;
+    r.facts.skill = skill;
+    answer(std::move(r));
+  };
+  if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
+  const std::shared_ptr<const Tenancy> tenancy = this->tenancy();
+  if (path == "/metrics") return respond(metrics(*tenancy, request));
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
@@ -136,7 +197,7 @@ void Api::handle(HttpRequest request, const Respond& respond) {
     return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
                                "Allow", std::string(route->method)));
   }
-  Tenant* tenant = authenticate(request);
+  std::shared_ptr<const Tenant> tenant = authenticate(*tenancy, request);
   if (draining_.load()) {
     HttpResponse refused =
         error_response(503, "draining", "the server is shutting down; try another replica");
@@ -147,7 +208,7 @@ void Api::handle(HttpRequest request, const Respond& respond) {
     return respond(std::move(refused));
   }
   if (tenant == nullptr) return respond(unauthorized(request));
-  admit(*tenant, *route, std::move(request), respond);
+  admit(tenant, *route, std::move(request), respond);
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
@@ -165,36 +226,36 @@ std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {
   return hash_api_key(value);
 }
 
-Api::Tenant* Api::authenticate(const HttpRequest& request) const {
+std::shared_ptr<const Api::Tenant> Api::authenticate(const Tenancy& tenancy, const HttpRequest& request) {
   const std::optional<KeyHash> presented = presented_key(request);
   if (!presented) return nullptr;
   // Every stored hash is compared, whichever matches, so the time taken does not say which tenant (or
   // whether any) holds the key.
-  Tenant* found = nullptr;
-  for (const auto& t : tenants_) {
+  std::shared_ptr<const Tenant> found;
+  for (const auto& t : tenancy.tenants) {
     for (const KeyHash& h : t->config.key_hashes) {
-      if (key_hashes_equal(*presented, h)) found = t.get();
+      if (key_hashes_equal(*presented, h)) found = t;
     }
   }
   return found;
 }
 
-HttpResponse Api::metrics(const HttpRequest& request) const {
+HttpResponse Api::metrics(const Tenancy& tenancy, const HttpRequest& request) const {
   if (request.method != "GET") {
     return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");
   }
   // Off unless the operator named a key: the series name every tenant, which no tenant may learn.
-  if (metrics_keys_.empty()) {
+  if (tenancy.metrics_keys.empty()) {
     return error_response(
         404, "not_found",
         "/metrics is off; set metrics_key_sha256 in the config to turn it on (docs/server.md)");
   }
   bool allowed = false;
   if (const std::optional<KeyHash> presented = presented_key(request)) {
-    for (const KeyHash& h : metrics_keys_) allowed = key_hashes_equal(*presented, h) || allowed;
+    for (const KeyHash& h : tenancy.metrics_keys) allowed = key_hashes_equal(*presented, h) || allowed;
   }
   if (!allowed) {
-    if (authenticate(request) != nullptr) {
+    if (authenticate(tenancy, request) != nullptr) {
       return error_response(403, "forbidden", "/metrics needs the operator's metrics key, not a tenant's");
     }
     return unauthorized(request);
@@ -204,12 +265,15 @@ HttpResponse Api::metrics(const HttpRequest& request) const {
   return r;
 }
 
-void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond) {
+void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, HttpRequest request,
+                const Respond& respond) {
   const std::string id = request.request_id;
   const CancelToken cancel;
   const bool is_run = route.kind == Route::Kind::run;
-  auto job = [this, &tenant, route, request = std::move(request), respond,
+  // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
+  auto job = [this, owner, route, request = std::move(request), respond,
               cancel](RunQueue::Clock::duration waited) {
+    const Tenant& tenant = *owner;
     metrics_.queue_waited(tenant.index, seconds(waited));
     HttpResponse response;
     try {
@@ -228,6 +292,7 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
     }
     respond(std::move(response));
   };
+  const Tenant& tenant = *owner;
   RunQueue::Ticket ticket;
   {
     // Held across submit, so that the job, which erases its entry when it ends, finds it there.
@@ -238,6 +303,7 @@ void Api::admit(Tenant& tenant, const Route& route, HttpRequest request, const R
                                    .cancel = cancel,
                                    .respond = respond,
                                    .tenant = tenant.index,
+                                   .tenant_id = tenant.config.id,
                                    .is_run = is_run});
       return;
     }
@@ -287,7 +353,7 @@ void Api::client_gone(const std::string& request_id) {
   if (gone.is_run) metrics_.run_ended(gone.tenant, Outcome::cancelled, /*ran=*/false, 0);
   HttpResponse r = error_response(499, "client_closed_request",
                                   "the client closed its connection before the request reached a run thread");
-  r.tenant = tenants_[gone.tenant]->config.id;
+  r.tenant = gone.tenant_id;
   if (gone.is_run) r.outcome = std::string(to_string(Outcome::cancelled));
   gone.respond(std::move(r));  // nobody reads it; it closes the request's books (and its log line)
 }
@@ -307,6 +373,13 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
                       RunQueue::Clock::duration waited, const CancelToken& cancel) const {
   Result<RunRequest> body = parse_run_request(request.body);
   if (!body) return error_response(400, "invalid_request", body.error().message);
+  const auto with_facts = [&](HttpResponse r, const RunResult& result) {
+    r.outcome = std::string(to_string(result.outcome));
+    r.facts.export_name = body->export_name;
+    r.facts.usage_json = usage_json(result);
+    r.facts.permissions_json = permission_summary_json(skill.manifest().permissions);
+    return r;
+  };
   const Limits effective = tenant.context->ceilings.apply(skill.manifest().limits);
   Result<LimitOverrides> overrides = run_overrides(*body, effective);
   if (!overrides) return error_response(400, "limit_too_high", overrides.error().message);
@@ -316,9 +389,8 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
   const uint64_t timeout_ms = overrides->timeout_ms.value_or(effective.timeout_ms);
   if (waited_ms >= timeout_ms) {
     metrics_.run_ended(tenant.index, Outcome::timeout, /*ran=*/false, 0);
-    HttpResponse r = json_ok(to_json(expired_in_queue(timeout_ms, waited_ms)));
-    r.outcome = std::string(to_string(Outcome::timeout));
-    return r;
+    const RunResult expired = expired_in_queue(timeout_ms, waited_ms);
+    return with_facts(json_ok(to_json(expired)), expired);
   }
   overrides->timeout_ms = timeout_ms - waited_ms;
   // The drain's cancellation reaches this run through its own token, which the client's leaving
@@ -337,9 +409,7 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
   metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(RunQueue::Clock::now() - started));
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
-  HttpResponse r = json_ok(to_json(result));
-  r.outcome = std::string(to_string(result.outcome));
-  return r;
+  return with_facts(json_ok(to_json(result)), result);
 }
 
 }  // namespace skillbox::server

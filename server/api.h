@@ -49,6 +49,12 @@ class Api {
   /// RunQueue and answers from there.
   void handle(HttpRequest request, const Respond& respond);
 
+  /// Serves `config`'s tenants, keys, skill folders, data directories, ceilings and quotas from the
+  /// next request on (a SIGHUP reload). Requests already admitted keep the tenant they started with. A
+  /// tenant that is gone no longer authenticates; a new one gets a lane and metric series. `config`
+  /// has been checked (config_problems). Any thread.
+  void reload(const ServerConfig& config);
+
   /// The client of `request_id` closed its connection (server/http_types.h ClientGone): a request
   /// still queued is withdrawn and answered 499 (nobody reads it; the log line says
   /// outcome=cancelled), a run in progress is cancelled through its CancelToken (its result, outcome
@@ -57,6 +63,7 @@ class Api {
 
  private:
   struct Tenant;
+  struct Tenancy;
   struct Route;
   /// A request on the RunQueue, found by its request id when its client goes.
   struct Pending {
@@ -64,12 +71,16 @@ class Api {
     CancelToken cancel;  // the run's own token: the client's leaving, or the drain, cancels it
     Respond respond;
     size_t tenant = 0;
+    std::string tenant_id;
     bool is_run = false;
   };
   [[nodiscard]] static std::optional<KeyHash> presented_key(const HttpRequest& request);
-  Tenant* authenticate(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse metrics(const HttpRequest& request) const;
-  void admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond);
+  [[nodiscard]] std::shared_ptr<const Tenancy> tenancy() const;
+  std::shared_ptr<const Tenancy> build_tenancy(const ServerConfig& config) SKILLBOX_REQUIRES(tenancy_mu_);
+  static std::shared_ptr<const Tenant> authenticate(const Tenancy& tenancy, const HttpRequest& request);
+  [[nodiscard]] HttpResponse metrics(const Tenancy& tenancy, const HttpRequest& request) const;
+  void admit(const std::shared_ptr<const Tenant>& tenant, const Route& route, HttpRequest request,
+             const Respond& respond);
   HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
                      RunQueue::Clock::duration waited, const CancelToken& cancel) const;
   HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
@@ -80,8 +91,11 @@ class Api {
   Metrics& metrics_;
   const std::atomic<bool>& draining_;
   CancelToken cancel_;
-  std::vector<KeyHash> metrics_keys_;
-  std::vector<std::unique_ptr<Tenant>> tenants_;
+  mutable base::Mutex tenancy_mu_;
+  /// What a request is served with: it takes this snapshot once, and keeps it to its end.
+  std::shared_ptr<const Tenancy> tenancy_ SKILLBOX_GUARDED_BY(tenancy_mu_);
+  /// Each tenant name ever served, and its lane on the RunQueue (and series in the Metrics).
+  std::map<std::string, size_t> lanes_ SKILLBOX_GUARDED_BY(tenancy_mu_);
   base::Mutex pending_mu_;  // taken before the RunQueue's own lock, never after it
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
 };

@@ -173,7 +173,8 @@ void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
 }
 
 /// The server-wide keys of the top-level table (everything but `listen` and `tenants`).
-bool read_server_key(std::string_view key, const toml::node& node, ServerConfig& c, Problems& p) {
+bool read_server_key(std::string_view key, const toml::node& node, const std::filesystem::path& base,
+                     ServerConfig& c, Problems& p) {
   const std::string at(key);
   const auto size = [&](size_t& out, uint64_t min, uint64_t max) {
     if (auto v = integer_in(node, at, min, max, p)) out = static_cast<size_t>(*v);
@@ -200,10 +201,23 @@ bool read_server_key(std::string_view key, const toml::node& node, ServerConfig&
     size(c.max_target_bytes, 64, 1 << 16);
   } else if (key == "max_connections") {
     size(c.max_connections, 1, 1'000'000);
+  } else if (key == "max_connections_per_address") {
+    size(c.max_connections_per_address, 1, 1'000'000);
+  } else if (key == "audit") {
+    const std::optional<std::string> sink = string_at(node, at, p);
+    if (sink && (sink->empty() || sink->find('\0') != std::string::npos)) {
+      p.add(at, "expected \"stdout\" or the path of the audit file, got an empty string");
+    } else if (sink) {
+      c.audit = *sink == "stdout" ? *sink : (base / *sink).lexically_normal().string();
+    }
   } else if (key == "metrics_key_sha256") {
     read_key_hashes(node, at, c.metrics_key_hashes, p);
   } else if (key == "idle_timeout_ms") {
     ms(c.idle_timeout_ms);
+  } else if (key == "header_timeout_ms") {
+    ms(c.header_timeout_ms);
+  } else if (key == "body_timeout_ms") {
+    ms(c.body_timeout_ms);
   } else if (key == "drain_timeout_ms") {
     ms(c.drain_timeout_ms);
   } else {
@@ -300,7 +314,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       }
       for (auto&& [name, tenant] : *tenants)
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
-    } else if (!read_server_key(key.str(), node, config, p)) {
+    } else if (!read_server_key(key.str(), node, base_dir, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
   }
@@ -322,7 +336,9 @@ Result<ServerConfig> load_config(const std::filesystem::path& path) {
   if (text.size() > kMaxConfigBytes)
     return Error{path.string() + ": larger than 1 MiB; is it the config file?"};
   const std::filesystem::path base = std::filesystem::absolute(path).parent_path();
-  return parse_config(text, path.string(), base);
+  Result<ServerConfig> config = parse_config(text, path.string(), base);
+  if (config) config->source = std::filesystem::absolute(path);
+  return config;
 }
 
 std::string config_problems(const ServerConfig& config) {

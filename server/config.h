@@ -52,6 +52,9 @@ struct TenantConfig {
 
 /// Everything the server needs. Defaults are those of docs/server.md.
 struct ServerConfig {
+  /// The file it was read from (load_config), which SIGHUP reads again; empty when the command line
+  /// built it (nothing to reload).
+  std::filesystem::path source;
   std::vector<Listener> listeners;
   std::vector<TenantConfig> tenants;
   /// "process" (a sandboxed worker per run, the default, as `skillbox run`) or "inprocess".
@@ -69,13 +72,25 @@ struct ServerConfig {
   size_t max_header_bytes = size_t{16} * 1024;
   /// Longest request target (path and query); beyond it, 414.
   size_t max_target_bytes = 4096;
-  /// Time a client has to send a whole request, counted from the end of the previous response (or
-  /// the connection), and to read a response. Bounds idle keep-alive and slow-request connections.
+  /// Time a connection may wait for the first byte of a request (after it opens, or after the previous
+  /// response), and time a client has to read a response. Bounds idle keep-alive connections.
   uint64_t idle_timeout_ms = 30'000;
+  /// Time a client has to send a request line and headers, counted from their first byte (slowloris:
+  /// headers sent a byte at a time hold the connection for this long at most, however steady they come).
+  uint64_t header_timeout_ms = 10'000;
+  /// Time a client has to send a request body, counted from the end of the headers (slow POST).
+  uint64_t body_timeout_ms = 30'000;
   /// After SIGTERM/SIGINT: how long in-flight runs may finish before they are cancelled.
   uint64_t drain_timeout_ms = 30'000;
+  /// Where the request audit goes (server/audit.h): "stdout", or an absolute file path (appended, made
+  /// 0600, opened again on SIGHUP for rotation). Empty: no audit.
+  std::string audit;
   /// Connections open at once; a connection beyond it is closed at once.
   size_t max_connections = 1024;
+  /// TCP connections open at once from one client IP address (UNIX-socket clients are not counted: the
+  /// socket file's mode admits them); a connection beyond it is closed at once. 64: more than any
+  /// browser or client pool opens, a sixteenth of max_connections, so one address cannot take them all.
+  size_t max_connections_per_address = 64;
 };
 
 /// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.

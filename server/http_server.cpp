@@ -13,11 +13,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <vector>
 
 #include "base/escape.h"
+#include "base/mutex.h"
 #include "server/api_key.h"
 
 namespace skillbox::server {
@@ -28,18 +30,38 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using Clock = std::chrono::steady_clock;
 
-/// What every connection shares: the bounds, the handler, the counters.
+/// What every connection shares: the bounds, the handler, the counters. The bounds are read and changed
+/// on the I/O thread only (reconfigure posts there); the counters are touched wherever a Session dies.
 struct Shared {
-  size_t max_body_bytes = 0;
-  size_t max_header_bytes = 0;
-  size_t max_target_bytes = 0;
-  std::chrono::milliseconds idle_timeout{0};
-  size_t max_connections = 0;
+  Bounds bounds;
   Handler handler;
   ClientGone gone;
+  Served served;
   std::atomic<size_t> connections{0};
   std::atomic<size_t> open_requests{0};
   std::atomic<bool> closing{false};  // draining: no keep-alive, no new connection
+  base::Mutex address_mu;            // a Session may die on a run thread (the last Respond let go)
+  std::map<std::string, size_t> per_address SKILLBOX_GUARDED_BY(address_mu);
+
+  /// Counts a new connection from `address` ("" for a UNIX socket: not counted); false when that
+  /// address is at max_connections_per_address already (nothing counted then).
+  bool admit_address(const std::string& address) {
+    if (address.empty()) return true;
+    base::MutexLock lock(address_mu);
+    size_t& n = per_address[address];
+    if (n >= bounds.max_connections_per_address) {
+      if (n == 0) per_address.erase(address);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+  void release_address(const std::string& address) {
+    if (address.empty()) return;
+    base::MutexLock lock(address_mu);
+    const auto it = per_address.find(address);
+    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
 };
 
 /// One log line per request on stderr, written whole: request id, method and path, status, tenant, time.
@@ -55,76 +77,132 @@ void log_request(const std::string& id, const std::string& method, std::string_v
   (void)std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-/// One connection: read a request, hand it to the handler, write the response, repeat while kept alive.
+/// The answer to a request the parser refused (`ec`, an error of Beast's HTTP parser), or std::nullopt
+/// when nobody is left to answer: the client closed, reset or timed out.
+std::optional<HttpResponse> read_refusal(const beast::error_code& ec, const Bounds& bounds) {
+  const bool parse_error = ec.category() == http::make_error_code(http::error::bad_target).category();
+  if (!parse_error || ec == http::error::end_of_stream || ec == http::error::partial_message)
+    return std::nullopt;
+  if (ec == http::error::body_limit) {
+    return error_response(413, "payload_too_large",
+                          "the request body is larger than " + std::to_string(bounds.max_body_bytes) +
+                              " bytes (max_body_bytes)");
+  }
+  if (ec == http::error::header_limit) {
+    return error_response(431, "headers_too_large",
+                          "the request line and headers are larger than " +
+                              std::to_string(bounds.max_header_bytes) + " bytes (max_header_bytes)");
+  }
+  return error_response(400, "bad_request", "malformed HTTP request: " + ec.message());
+}
+
+/// The parsed request as the API sees it, or the refusal of a target above max_target_bytes (414).
+std::optional<HttpResponse> to_request(http::request<http::string_body>& req, const Bounds& bounds,
+                                       HttpRequest& out) {
+  out.method = std::string(req.method_string());
+  out.target = std::string(req.target());
+  if (out.target.size() > bounds.max_target_bytes) {
+    return error_response(414, "uri_too_long",
+                          "the request target is longer than " + std::to_string(bounds.max_target_bytes) +
+                              " bytes (max_target_bytes)");
+  }
+  out.authorization = std::string(req[http::field::authorization]);
+  out.body = std::move(req.body());
+  return std::nullopt;
+}
+
+/// The client's IP address as text, the key of the per-address connection cap.
+std::string peer_address(const asio::ip::tcp::socket& socket) {
+  beast::error_code ec;
+  const asio::ip::tcp::endpoint ep = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : ep.address().to_string();
+}
+/// A UNIX-socket client has no address: the socket file's mode decides who connects.
+std::string peer_address(const asio::local::stream_protocol::socket& /*socket*/) {
+  return {};
+}
+
+/// One connection: wait for a request, read its headers, then its body, each phase under its own
+/// deadline; hand it to the handler, write the response, repeat while kept alive.
 template <class Protocol>
 class Session : public std::enable_shared_from_this<Session<Protocol>> {
   using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
 
  public:
-  Session(typename Protocol::socket&& socket, std::shared_ptr<Shared> shared)
-      : stream_(std::move(socket)), shared_(std::move(shared)) {
+  /// `address` has been counted by Shared::admit_address; the Session releases it when it dies.
+  Session(typename Protocol::socket&& socket, std::shared_ptr<Shared> shared, std::string address)
+      : stream_(std::move(socket)), shared_(std::move(shared)), address_(std::move(address)) {
     ++shared_->connections;
   }
-  ~Session() { --shared_->connections; }
+  ~Session() {
+    shared_->release_address(address_);
+    --shared_->connections;
+  }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start() { read(); }
 
  private:
+  /// Idle phase: nothing of the next request has arrived yet (bytes a client pipelined are already in
+  /// the buffer, and skip it).
   void read() {
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(shared_->max_header_bytes));
-    parser_->body_limit(shared_->max_body_bytes);
-    // The whole request must arrive within the timeout (slow-request attack): one deadline for the
-    // composed read, not one per read_some.
-    stream_.expires_after(shared_->idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_read, this->shared_from_this()));
+    parser_->header_limit(static_cast<uint32_t>(shared_->bounds.max_header_bytes));
+    parser_->body_limit(shared_->bounds.max_body_bytes);
+    if (buffer_.size() > 0) return read_header();
+    stream_.expires_after(shared_->bounds.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kFirstRead),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->close();
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
   }
 
-  void on_read(beast::error_code ec, size_t /*bytes*/) {
+  /// Header phase: one deadline for the whole request line and headers, from their first byte, not one
+  /// per read_some (slowloris: a byte every few seconds would otherwise hold the connection forever).
+  void read_header() {
+    stream_.expires_after(shared_->bounds.header_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t /*n*/) { self->on_header(ec); });
+  }
+
+  /// Body phase: one deadline for the whole body, from the end of the headers (slow POST).
+  void on_header(beast::error_code ec) {
+    if (ec || parser_->is_done()) return on_read(ec);
+    stream_.expires_after(shared_->bounds.body_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code e, size_t /*n*/) { self->on_read(e); });
+  }
+
+  void on_read(beast::error_code ec) {
     stream_.expires_never();
     if (!ec) return handle();
     // An error of the HTTP parser is the client's malformed request: it gets an answer. Anything else
-    // (end of stream, a reset, the timeout) leaves nobody to answer.
-    const bool parse_error = ec.category() == http::make_error_code(http::error::bad_target).category();
-    if (!parse_error || ec == http::error::end_of_stream || ec == http::error::partial_message)
-      return close();
+    // (end of stream, a reset, a timeout) leaves nobody to answer.
+    std::optional<HttpResponse> refusal = read_refusal(ec, shared_->bounds);
+    if (!refusal) return close();
     started_ = Clock::now();
     request_id_ = random_hex(16);
     method_ = "-";
     target_.clear();
-    if (ec == http::error::body_limit) {
-      return fail(413, "payload_too_large",
-                  "the request body is larger than " + std::to_string(shared_->max_body_bytes) +
-                      " bytes (max_body_bytes)");
-    }
-    if (ec == http::error::header_limit) {
-      return fail(431, "headers_too_large",
-                  "the request line and headers are larger than " +
-                      std::to_string(shared_->max_header_bytes) + " bytes (max_header_bytes)");
-    }
-    return fail(400, "bad_request", "malformed HTTP request: " + ec.message());
+    return fail(std::move(*refusal));
   }
 
   void handle() {
     started_ = Clock::now();
     request_id_ = random_hex(16);
     http::request<http::string_body>& req = parser_->get();
-    method_ = std::string(req.method_string());
-    target_ = std::string(req.target());
     keep_alive_ = req.keep_alive();
-    if (target_.size() > shared_->max_target_bytes) {
-      return fail(414, "uri_too_long",
-                  "the request target is longer than " + std::to_string(shared_->max_target_bytes) +
-                      " bytes (max_target_bytes)");
-    }
-    HttpRequest request{.request_id = request_id_,
-                        .method = method_,
-                        .target = target_,
-                        .authorization = std::string(req[http::field::authorization]),
-                        .body = std::move(req.body())};
+    HttpRequest request{
+        .request_id = request_id_, .method = {}, .target = {}, .authorization = {}, .body = {}};
+    std::optional<HttpResponse> refusal = to_request(req, shared_->bounds, request);
+    method_ = request.method;
+    target_ = request.target;
+    if (refusal) return fail(std::move(*refusal));
     ++shared_->open_requests;
     auto self = this->shared_from_this();
     watching_ = true;
@@ -155,10 +233,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   /// Answers a request that never reached the handler, and closes the connection after it (the rest
   /// of the request, if any, is not read).
-  void fail(unsigned status, std::string_view code, const std::string& message) {
+  void fail(HttpResponse response) {
     keep_alive_ = false;
     ++shared_->open_requests;
-    write(error_response(status, code, message));
+    write(std::move(response));
   }
 
   void write(HttpResponse response) {
@@ -179,7 +257,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     message->body() = json ? std::move(response.body) + "\n" : std::move(response.body);
     message->prepare_payload();
     log_request(request_id_, method_, target_, response.status, response.tenant, response.outcome, started_);
-    stream_.expires_after(shared_->idle_timeout);
+    if (shared_->served) shared_->served(request_id_, method_, response);
+    stream_.expires_after(shared_->bounds.idle_timeout);
     http::async_write(stream_, *message,
                       [self = this->shared_from_this(), message, keep](beast::error_code ec, size_t /*n*/) {
                         --self->shared_->open_requests;
@@ -194,8 +273,13 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     stream_.socket().shutdown(asio::socket_base::shutdown_send, ignored);
   }
 
+  /// Bytes read while waiting for a request: enough for most requests whole, so that the header phase
+  /// often finds them all in the buffer.
+  static constexpr size_t kFirstRead = 4096;
+
   Stream stream_;
   std::shared_ptr<Shared> shared_;
+  std::string address_;  // the client's IP address, "" for a UNIX socket
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;
@@ -238,11 +322,13 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
       });
       return;
     }
-    if (shared_->closing.load() || shared_->connections.load() >= shared_->max_connections) {
+    std::string address = peer_address(socket);
+    if (shared_->closing.load() || shared_->connections.load() >= shared_->bounds.max_connections ||
+        !shared_->admit_address(address)) {
       beast::error_code ignored;
-      socket.close(ignored);  // over the connection cap: closed at once, nothing read
+      socket.close(ignored);  // over a connection cap: closed at once, nothing read
     } else {
-      std::make_shared<Session<Protocol>>(std::move(socket), shared_)->start();
+      std::make_shared<Session<Protocol>>(std::move(socket), shared_, std::move(address))->start();
     }
     accept();
   }
@@ -276,16 +362,13 @@ struct HttpServer::Impl {
   Result<std::string> listen_unix(const Listener& l);
 };
 
-HttpServer::HttpServer(const ServerConfig& config, Handler handler, ClientGone gone)
+HttpServer::HttpServer(const ServerConfig& config, Handler handler, ClientGone gone, Served served)
     : impl_(std::make_unique<Impl>()) {
   Shared& s = *impl_->shared;
-  s.max_body_bytes = config.max_body_bytes;
-  s.max_header_bytes = config.max_header_bytes;
-  s.max_target_bytes = config.max_target_bytes;
-  s.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
-  s.max_connections = config.max_connections;
+  s.bounds = Bounds::of(config);
   s.handler = std::move(handler);
   s.gone = std::move(gone);
+  s.served = std::move(served);
 }
 
 HttpServer::~HttpServer() {
@@ -346,7 +429,7 @@ Result<std::string> HttpServer::listen(const Listener& listener) {
 }
 
 void HttpServer::run(const std::function<void(int)>& on_signal) {
-  asio::signal_set signals(impl_->io, SIGINT, SIGTERM);
+  asio::signal_set signals(impl_->io, SIGINT, SIGTERM, SIGHUP);
   std::function<void(beast::error_code, int)> wait = [&](beast::error_code ec, int signal) {
     if (ec) return;
     on_signal(signal);
@@ -361,6 +444,46 @@ void HttpServer::stop_accepting() {
   asio::post(impl_->io, [impl = impl_.get()] {
     for (const auto& close : impl->closers) close();
   });
+}
+
+std::optional<std::variant<HttpRequest, HttpResponse>> parse_request(std::string_view bytes,
+                                                                     const Bounds& bounds) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<uint32_t>(bounds.max_header_bytes));
+  parser.body_limit(bounds.max_body_bytes);
+  parser.eager(true);
+  beast::error_code ec;
+  while (!parser.is_done()) {
+    const size_t used = parser.put(asio::buffer(bytes.data(), bytes.size()), ec);
+    bytes.remove_prefix(used);
+    // need_more: the request goes on past the bytes. The parser may then be given only a longer
+    // buffer (it remembers how far it looked), never the same bytes again.
+    if (ec == http::error::need_more || (!ec && used == 0 && !parser.is_done())) return std::nullopt;
+    if (ec) {
+      std::optional<HttpResponse> refusal = read_refusal(ec, bounds);
+      if (!refusal) return std::nullopt;
+      return std::move(*refusal);
+    }
+  }
+  HttpRequest request{.request_id = {}, .method = {}, .target = {}, .authorization = {}, .body = {}};
+  if (std::optional<HttpResponse> refusal = to_request(parser.get(), bounds, request))
+    return std::move(*refusal);
+  return request;
+}
+
+Bounds Bounds::of(const ServerConfig& c) {
+  return Bounds{.max_body_bytes = c.max_body_bytes,
+                .max_header_bytes = c.max_header_bytes,
+                .max_target_bytes = c.max_target_bytes,
+                .idle_timeout = std::chrono::milliseconds(c.idle_timeout_ms),
+                .header_timeout = std::chrono::milliseconds(c.header_timeout_ms),
+                .body_timeout = std::chrono::milliseconds(c.body_timeout_ms),
+                .max_connections = c.max_connections,
+                .max_connections_per_address = c.max_connections_per_address};
+}
+
+void HttpServer::reconfigure(const ServerConfig& config) {
+  asio::post(impl_->io, [shared = impl_->shared, bounds = Bounds::of(config)] { shared->bounds = bounds; });
 }
 
 size_t HttpServer::open_requests() const {

@@ -19,7 +19,8 @@ HttpResponse error_response(unsigned status, std::string_view code, std::string_
                       .content_type = {},
                       .headers = {},
                       .tenant = {},
-                      .outcome = {}};
+                      .outcome = {},
+                      .facts = {}};
 }
 
 }  // namespace skillbox::server

@@ -69,8 +69,8 @@ struct Histogram {
 
   void write(std::string& out, const std::string& name, const std::string& labels) const {
     for (size_t i = 0; i < kBuckets.size(); ++i) {
-      out += name + "_bucket{" + labels + ",le=\"" + number(kBuckets[i]) + "\"} " +
-             std::to_string(buckets[i].load()) + "\n";
+      out.append(name).append("_bucket{").append(labels).append(",le=\"").append(number(kBuckets[i]));
+      out.append("\"} ").append(std::to_string(buckets[i].load())).append("\n");
     }
     const uint64_t n = count.load();
     out += name + "_bucket{" + labels + ",le=\"+Inf\"} " + std::to_string(n) + "\n";
@@ -95,32 +95,42 @@ struct Metrics::Tenant {
   Histogram wait;
 };
 
-Metrics::Metrics(std::vector<std::string> tenants) {
-  for (const std::string& name : tenants) {
-    auto t = std::make_unique<Tenant>();
-    t->label = "tenant=\"" + label_value(name) + "\"";
-    tenants_.push_back(std::move(t));
-  }
+Metrics::Metrics(const std::vector<std::string>& tenants) {
+  for (const std::string& name : tenants) add_tenant(name);
+}
+
+size_t Metrics::add_tenant(const std::string& name) {
+  auto t = std::make_unique<Tenant>();
+  t->label = "tenant=\"" + label_value(name) + "\"";
+  base::MutexLock lock(mu_);
+  tenants_.push_back(std::move(t));
+  return tenants_.size() - 1;
+}
+
+Metrics::Tenant& Metrics::at(size_t tenant) const {
+  base::MutexLock lock(mu_);
+  return *tenants_.at(tenant);  // a Tenant never moves: the list holds pointers, and only grows
 }
 
 Metrics::~Metrics() = default;
 
 void Metrics::run_ended(size_t tenant, Outcome outcome, bool ran, double seconds) {
-  Tenant& t = *tenants_.at(tenant);
+  Tenant& t = at(tenant);
   ++t.runs.at(static_cast<size_t>(outcome));
   if (outcome == Outcome::crashed) ++t.crashes;
   if (ran) t.duration.observe(seconds);
 }
 
 void Metrics::queue_waited(size_t tenant, double seconds) {
-  tenants_.at(tenant)->wait.observe(seconds);
+  at(tenant).wait.observe(seconds);
 }
 
 void Metrics::shed(size_t tenant, ShedReason reason) {
-  ++tenants_.at(tenant)->shed.at(static_cast<size_t>(reason));
+  ++at(tenant).shed.at(static_cast<size_t>(reason));
 }
 
 std::string Metrics::render(const std::vector<RunQueue::LaneCounts>& counts) const {
+  base::MutexLock lock(mu_);
   std::string out;
   family(out, "skillbox_runs_total", "counter", "Runs that ended, by tenant and outcome.");
   for (const auto& t : tenants_) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -37,10 +38,13 @@ enum class ShedReason : uint8_t {
 class Metrics {
  public:
   /// Series for each tenant of `tenants` (names), indexed as given.
-  explicit Metrics(std::vector<std::string> tenants);
+  explicit Metrics(const std::vector<std::string>& tenants);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
+
+  /// Adds series for one more tenant (a tenant a reloaded config brings); returns its index. Any thread.
+  size_t add_tenant(const std::string& name);
 
   /// A run of tenant `tenant` ended with `outcome`; `ran` is false when it ended without starting
   /// (cancelled or timed out while queued), and then `seconds` is not observed. Any thread.
@@ -55,7 +59,9 @@ class Metrics {
 
  private:
   struct Tenant;
-  std::vector<std::unique_ptr<Tenant>> tenants_;
+  Tenant& at(size_t tenant) const;
+  mutable base::Mutex mu_;  // guards the list; each Tenant's counters are atomics
+  std::vector<std::unique_ptr<Tenant>> tenants_ SKILLBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace skillbox::server

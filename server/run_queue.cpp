@@ -6,16 +6,22 @@
 #include <utility>
 
 namespace skillbox::server {
+namespace {
 
-RunQueue::RunQueue(size_t threads, size_t queue_limit, std::vector<LaneConfig> lanes)
+LaneConfig sane(LaneConfig c) {
+  c.weight = std::max<size_t>(c.weight, 1);
+  c.max_running = std::max<size_t>(c.max_running, 1);
+  return c;
+}
+
+}  // namespace
+
+RunQueue::RunQueue(size_t threads, size_t queue_limit, const std::vector<LaneConfig>& lanes)
     : threads_(std::max<size_t>(threads, 1)), queue_limit_(queue_limit) {
   {
     base::MutexLock lock(mu_);
-    for (LaneConfig& c : lanes) {
-      c.weight = std::max<size_t>(c.weight, 1);
-      c.max_running = std::max<size_t>(c.max_running, 1);
-      lanes_.push_back(Lane{.config = c, .jobs = {}, .running = 0, .deficit = 0});
-    }
+    for (const LaneConfig& c : lanes)
+      lanes_.push_back(Lane{.config = sane(c), .jobs = {}, .running = 0, .deficit = 0});
   }
   pool_.reserve(threads_);
   for (size_t i = 0; i < threads_; ++i) pool_.emplace_back([this] { work(); });
@@ -24,6 +30,21 @@ RunQueue::RunQueue(size_t threads, size_t queue_limit, std::vector<LaneConfig> l
 RunQueue::~RunQueue() {
   shutdown();
   for (std::thread& t : pool_) t.join();
+}
+
+size_t RunQueue::add_lane(LaneConfig config) {
+  base::MutexLock lock(mu_);
+  lanes_.push_back(Lane{.config = sane(config), .jobs = {}, .running = 0, .deficit = 0});
+  return lanes_.size() - 1;
+}
+
+void RunQueue::configure_lane(size_t lane, LaneConfig config) {
+  {
+    base::MutexLock lock(mu_);
+    assert(lane < lanes_.size());
+    lanes_[lane].config = sane(config);
+  }
+  cv_.notify_all();  // a higher max_running may make the lane eligible
 }
 
 RunQueue::Ticket RunQueue::submit(size_t lane, Job job) {

@@ -65,11 +65,17 @@ class RunQueue {
   };
 
   /// Starts `threads` threads (at least 1) serving `lanes`.
-  RunQueue(size_t threads, size_t queue_limit, std::vector<LaneConfig> lanes);
+  RunQueue(size_t threads, size_t queue_limit, const std::vector<LaneConfig>& lanes);
   /// Stops taking jobs, runs those already queued, and joins the threads.
   ~RunQueue();
   RunQueue(const RunQueue&) = delete;
   RunQueue& operator=(const RunQueue&) = delete;
+
+  /// Adds a lane (a tenant a reloaded config brings); returns its index. Any thread.
+  size_t add_lane(LaneConfig config);
+  /// Gives lane `lane` new bounds and weight (a reloaded config's). Jobs running or queued stay; the
+  /// new bounds decide what is admitted and started next. Any thread.
+  void configure_lane(size_t lane, LaneConfig config);
 
   /// Queues `job` on lane `lane` (< the number of lanes). Unless the ticket says `queued`, `job` is
   /// dropped, never run. Any thread.

@@ -1,11 +1,16 @@
 // server/server.cpp — see server.h.
 #include "server/server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include "server/api.h"
+#include "server/audit.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/run_queue.h"
@@ -19,6 +24,7 @@ struct Server::Impl {
   ServerConfig config;
   std::unique_ptr<Runner> runner;
   std::unique_ptr<Metrics> metrics;
+  std::shared_ptr<AuditLog> audit;  // I/O thread only (the HTTP server's Served, and reload)
   std::atomic<bool> draining{false};
   CancelToken cancel_all;
   std::unique_ptr<Api> api;
@@ -26,7 +32,9 @@ struct Server::Impl {
   std::unique_ptr<RunQueue> queue;
   std::vector<std::string> urls;
   std::thread drainer;
-  int signals = 0;  // I/O thread only
+  std::vector<Listener> file_listeners;       // the config file's listen, as last read
+  std::atomic<uint64_t> drain_timeout_ms{0};  // the drainer thread reads it
+  int signals = 0;                            // I/O thread only
 };
 
 Server::Server() : impl_(std::make_unique<Impl>()) {}
@@ -45,9 +53,18 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
                    "; set isolation = \"inprocess\" in the config to serve without it"};
     }
   }
+  std::unique_ptr<AuditLog> audit;
+  if (!config.audit.empty()) {
+    Result<std::unique_ptr<AuditLog>> opened = AuditLog::open(config.audit);
+    if (!opened) return Error{"audit: " + opened.error().message};
+    audit = std::move(*opened);
+  }
   std::unique_ptr<Server> server(new Server());
   Impl& s = *server->impl_;
   s.config = std::move(config);
+  s.audit = std::move(audit);
+  s.file_listeners = s.config.listeners;
+  s.drain_timeout_ms = s.config.drain_timeout_ms;
   if (s.config.isolation == "inprocess") {
     s.runner = std::make_unique<InProcessRunner>();
   } else {
@@ -67,7 +84,10 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   s.http = std::make_unique<HttpServer>(
       s.config,
       [api](HttpRequest request, const Respond& respond) { api->handle(std::move(request), respond); },
-      [api](const std::string& request_id) { api->client_gone(request_id); });
+      [api](const std::string& request_id) { api->client_gone(request_id); },
+      [&s](std::string_view request_id, std::string_view method, const HttpResponse& response) {
+        if (s.audit) s.audit->record(request_id, method, response);
+      });
   for (const Listener& l : s.config.listeners) {
     Result<std::string> url = s.http->listen(l);
     if (!url) return url.error();
@@ -81,7 +101,8 @@ const std::vector<std::string>& Server::urls() const {
 }
 
 void Server::run() {
-  impl_->http->run([this](int /*signal*/) {
+  impl_->http->run([this](int signal) {
+    if (signal == SIGHUP) return reload();
     if (++impl_->signals == 1) {
       begin_drain();
     } else {
@@ -89,6 +110,86 @@ void Server::run() {
     }
   });
   if (impl_->drainer.joinable()) impl_->drainer.join();
+}
+
+namespace {
+
+/// One line on stderr, written whole.
+void log_line(const std::string& text) {
+  const std::string line = "skillbox serve: " + text + "\n";
+  (void)std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+bool same_listeners(const std::vector<Listener>& a, const std::vector<Listener>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Listener& x, const Listener& y) {
+    return x.kind == y.kind && x.address == y.address && x.port == y.port && x.path == y.path;
+  });
+}
+
+}  // namespace
+
+// On the I/O thread, as every use of the audit.
+void Server::reopen_audit() {
+  Impl& s = *impl_;
+  if (!s.audit) return;
+  if (Result<void> reopened = s.audit->reopen(); !reopened) {
+    log_line("SIGHUP: the audit stays on its old file: " + reopened.error().message);
+  }
+}
+
+// On the I/O thread (a SIGHUP), so that no two reloads overlap.
+void Server::reload() {
+  Impl& s = *impl_;
+  reopen_audit();
+  if (s.draining.load()) {
+    log_line("SIGHUP while shutting down: the config is not read again");
+    return;
+  }
+  if (s.config.source.empty()) {
+    log_line("SIGHUP: no config file to reload (started without --config); nothing changed");
+    return;
+  }
+  Result<ServerConfig> next = load_config(s.config.source);
+  if (!next) {
+    std::istringstream lines(next.error().message);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) log_line("reload refused, the running config stays: " + line);
+    }
+    return;
+  }
+  // Fixed at start: the sockets are bound, the runner and the run threads made. A change is logged once
+  // (against the file's last reading; with --listen, the file's listen differs from the start, and
+  // the first reload says so).
+  const auto fixed = [&](bool changed, const std::string& key) {
+    if (changed) {
+      log_line("reload: " + key + " cannot change on reload (it is fixed at start; restart the server " +
+               "to change it); keeping the running value");
+    }
+  };
+  fixed(!same_listeners(next->listeners, s.file_listeners), "listen");
+  fixed(next->isolation != s.config.isolation, "isolation");
+  fixed(next->run_threads != s.config.run_threads, "run_threads");
+  fixed(next->queue_limit != s.config.queue_limit, "queue_limit");
+  s.file_listeners = next->listeners;
+  next->listeners = s.config.listeners;
+  next->isolation = s.config.isolation;
+  next->run_threads = s.config.run_threads;
+  next->queue_limit = s.config.queue_limit;
+  if (next->audit != s.config.audit) {
+    Result<std::unique_ptr<AuditLog>> opened =
+        next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr) : AuditLog::open(next->audit);
+    if (!opened) {
+      log_line("reload refused, the running config stays: audit: " + opened.error().message);
+      return;
+    }
+    s.audit = std::move(*opened);
+  }
+  s.http->reconfigure(*next);
+  s.api->reload(*next);
+  s.drain_timeout_ms = next->drain_timeout_ms;
+  s.config = std::move(*next);
+  log_line("config reloaded from " + s.config.source.string() + ": " +
+           std::to_string(s.config.tenants.size()) + " tenants");
 }
 
 void Server::begin_drain() {
@@ -105,7 +206,7 @@ void Server::drain_watch() {
   const auto wait_until = [&](Clock::time_point deadline) {
     while (!idle() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   };
-  wait_until(Clock::now() + std::chrono::milliseconds(s.config.drain_timeout_ms));
+  wait_until(Clock::now() + std::chrono::milliseconds(s.drain_timeout_ms.load()));
   if (!idle()) {
     s.cancel_all.cancel();
     // A cancelled run stops at its next step (a worker is killed); its response then goes out.

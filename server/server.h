@@ -31,6 +31,13 @@ class Server {
   /// The URL of each listener, in the config's order ("http://127.0.0.1:8080", "unix:/path").
   [[nodiscard]] const std::vector<std::string>& urls() const;
 
+  /// SIGHUP (docs/server.md "Reloading the config") reads the config file again and serves with it
+  /// from the next request on, without closing a connection: tenants, keys, skill folders, data
+  /// directories, ceilings, quotas, the metrics keys, the HTTP bounds and timeouts. A config that does
+  /// not load is refused (each problem logged with its key) and the running one stays. Keys that are
+  /// fixed at start (listen, isolation, run_threads, queue_limit) keep their values, and a change to
+  /// them is logged as ignored.
+  ///
   /// Serves on the calling thread until SIGINT or SIGTERM, then drains: no new connection, /readyz
   /// and every new API request answer 503, runs in progress get drain_timeout_ms to finish and are
   /// then cancelled (their responses still go out), and run() returns. A second signal cancels the
@@ -40,6 +47,8 @@ class Server {
  private:
   Server();
   void begin_drain();
+  void reload();
+  void reopen_audit();
   void drain_watch();
 
   struct Impl;

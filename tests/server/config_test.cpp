@@ -85,6 +85,34 @@ TEST(ServerConfigParse, EveryProblemNamesItsKeyPath) {
   }
 }
 
+TEST(ServerConfigParse, ReadsTheConnectionBoundsAndTheAuditSink) {
+  Result<ServerConfig> c = parse(
+      "listen = [\"127.0.0.1:0\"]\nheader_timeout_ms = 700\nbody_timeout_ms = 800\n"
+      "max_connections_per_address = 9\naudit = \"logs/audit.jsonl\"\n" +
+      tenant("acme"));
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->header_timeout_ms, 700u);
+  EXPECT_EQ(c->body_timeout_ms, 800u);
+  EXPECT_EQ(c->max_connections_per_address, 9u);
+  EXPECT_EQ(c->audit, "/srv/conf/logs/audit.jsonl");  // relative to the config's folder
+  Result<ServerConfig> defaults = parse("listen = [\"127.0.0.1:0\"]\naudit = \"stdout\"\n" + tenant("acme"));
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->audit, "stdout");
+  EXPECT_EQ(defaults->header_timeout_ms, 10'000u);
+  EXPECT_EQ(defaults->body_timeout_ms, 30'000u);
+  EXPECT_EQ(defaults->max_connections_per_address, 64u);
+  const std::string p = problems(
+      "listen = [\"127.0.0.1:0\"]\nheader_timeout_ms = 0\n"
+      "max_connections_per_address = \"many\"\naudit = \"\"\n" +
+      tenant("acme"));
+  for (const char* expected : {"serve.toml: header_timeout_ms: expected an integer from 1 to 3600000, got 0",
+                               "serve.toml: max_connections_per_address: expected an integer from 1 to "
+                               "1000000, got the string \"many\"",
+                               "serve.toml: audit: expected \"stdout\" or the path of the audit file"}) {
+    EXPECT_NE(p.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << p;
+  }
+}
+
 TEST(ServerConfigParse, ATomlSyntaxErrorNamesTheLine) {
   EXPECT_NE(problems("listen = [\"127.0.0.1:1\"]\n[tenants.a\n").find("serve.toml: line 2"),
             std::string::npos);

@@ -26,7 +26,8 @@ class Hardening : public ::testing::Test {
     socket_ = tmp_.path() / "api.sock";
     write_file(tmp_.path() / "serve.toml",
                "listen = [\"127.0.0.1:0\", \"unix:" + socket_.string() +
-                   "\"]\nidle_timeout_ms = 1000\nmax_header_bytes = 2048\n[tenants.t]\nkey_sha256 = [\"" +
+                   "\"]\nidle_timeout_ms = 1000\nheader_timeout_ms = 1000\nmax_header_bytes = "
+                   "2048\n[tenants.t]\nkey_sha256 = [\"" +
                    server::key_hash_hex(server::hash_api_key(kKey)) +
                    "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
     server_ = std::make_unique<ServeProcess>(
@@ -58,7 +59,7 @@ TEST_F(Hardening, ASlowClientIsCutOffAndOthersAreServedMeanwhile) {
   EXPECT_EQ(http("GET", server_->url + "/v1/skills", kKey).status, 200);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
   char buf[256];
-  const ssize_t n = ::read(slow, buf, sizeof buf);  // closed at the 1 s idle timeout, nothing answered
+  const ssize_t n = ::read(slow, buf, sizeof buf);  // closed at the 1 s header timeout, nothing answered
   EXPECT_EQ(n, 0);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));

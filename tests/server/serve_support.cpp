@@ -114,6 +114,18 @@ int ServeProcess::stop(int signal) {
   return -1;
 }
 
+void ServeProcess::signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+bool ServeProcess::wait_for_err(const std::string& text) const {
+  for (int i = 0; i < 600; ++i) {
+    if (err().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 std::string ServeProcess::err() const {
   std::ifstream in(tmp_.path() / "stderr", std::ios::binary);
   std::ostringstream out;
@@ -148,9 +160,19 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-int connect_raw(const std::string& url) {
+int connect_raw(const std::string& url, const std::string& source) {
   const std::string port = url.substr(url.rfind(':') + 1);
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && !source.empty()) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+      ADD_FAILURE() << "cannot bind a socket to " << source;
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
@@ -161,6 +183,27 @@ int connect_raw(const std::string& url) {
     return -1;
   }
   return fd;
+}
+
+std::string read_reply(int fd) {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const size_t end = text.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      const size_t at = text.find("Content-Length: ");
+      if (at != std::string::npos && at < end &&
+          text.size() >= end + 4 + std::stoul(text.substr(at + 16, text.find('\r', at) - at - 16)))
+        break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
 }
 
 bool send_all(int fd, const std::string& bytes) {

@@ -53,6 +53,11 @@ class ServeProcess {
   /// Sends `signal` and waits up to 60 s for the process to exit; returns its exit code (128 + signal
   /// when killed by one).
   int stop(int signal);
+  /// Sends `signal` (SIGHUP: reload) without waiting.
+  void signal(int signal) const;
+  /// Waits up to 60 s for stderr to hold `text` (a log line of something asynchronous, such as a reload);
+  /// false when it never comes.
+  [[nodiscard]] bool wait_for_err(const std::string& text) const;
   /// What the server wrote on stderr so far.
   [[nodiscard]] std::string err() const;
 
@@ -77,7 +82,13 @@ struct HttpReply {
 /// A raw TCP connection to the 127.0.0.1 port of `url` ("http://127.0.0.1:PORT"): a file descriptor the
 /// caller closes, or -1 (and a test failure) when it cannot connect. For what libcurl will not do:
 /// half a request, or a connection closed while the server works.
-int connect_raw(const std::string& url);
+/// `source`, when given, is the local address to connect from (another loopback address, 127.0.0.2, is
+/// another client to the server).
+int connect_raw(const std::string& url, const std::string& source = "");
+
+/// Reads one response from `fd`: up to the end of its body (Content-Length), or to end of file, waiting
+/// at most 30 s. "" when the connection closed (or was reset) before a byte of response came.
+std::string read_reply(int fd);
 
 /// Writes all of `bytes` to `fd`; false when the connection fails first.
 bool send_all(int fd, const std::string& bytes);

@@ -1,0 +1,117 @@
+// server/audit.cpp — see audit.h.
+#include "server/audit.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "base/errno_text.h"
+#include "base/json_text.h"
+#include "base/skill_id.h"
+
+namespace skillbox::server {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+Result<int> open_append(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Error{"cannot open the audit file " + path + ": " + base::errno_text(errno)};
+  return fd;
+}
+
+/// `text` as a JSON string, or null when empty.
+ojson text_or_null(std::string_view text) {
+  return text.empty() ? ojson(nullptr) : ojson(std::string(text));
+}
+
+/// A JSON object the API built (usage, permissions), or null.
+ojson object_or_null(std::string_view json) {
+  if (json.empty()) return nullptr;
+  return base::json_text::parse_ordered(json);
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::string sink, int fd) : sink_(std::move(sink)), fd_(fd) {}
+
+AuditLog::~AuditLog() {
+  base::MutexLock lock(mu_);
+  if (fd_ > STDERR_FILENO) ::close(fd_);
+}
+
+Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& sink) {
+  if (sink == "stdout") return std::unique_ptr<AuditLog>(new AuditLog(sink, STDOUT_FILENO));
+  Result<int> fd = open_append(sink);
+  if (!fd) return fd.error();
+  return std::unique_ptr<AuditLog>(new AuditLog(sink, *fd));
+}
+
+Result<void> AuditLog::reopen() {
+  if (sink_ == "stdout") return {};
+  Result<int> fd = open_append(sink_);
+  if (!fd) return fd.error();
+  base::MutexLock lock(mu_);
+  ::close(fd_);
+  fd_ = *fd;
+  reported_ = false;
+  return {};
+}
+
+void AuditLog::record(std::string_view request_id, std::string_view method, const HttpResponse& response) {
+  const RequestFacts& f = response.facts;
+  ojson line;
+  line["time"] = rfc3339_utc_now();
+  line["request_id"] = std::string(request_id);
+  line["tenant"] = text_or_null(response.tenant);
+  line["method"] = text_or_null(method == "-" ? "" : method);
+  line["route"] = text_or_null(f.route);
+  line["status"] = response.status;
+  // Only an id that passed the id rule: anything else a client sent is not worth keeping, and may be
+  // what it meant to hide in a log.
+  line["skill"] = base::is_valid_skill_id(f.skill) ? ojson(f.skill) : ojson(nullptr);
+  line["digest"] = nullptr;  // the catalog has no digest of a skill's files yet
+  line["export"] = text_or_null(f.export_name);
+  line["outcome"] = text_or_null(response.outcome);
+  line["usage"] = object_or_null(f.usage_json);
+  line["origins"] = nullptr;  // the runtime does not record the origins a run contacted yet
+  line["permissions"] = object_or_null(f.permissions_json);
+  const std::string text = base::json_text::write(line) + "\n";
+  base::MutexLock lock(mu_);
+  const ssize_t n = ::write(fd_, text.data(), text.size());
+  if (n != static_cast<ssize_t>(text.size()) && !reported_) {
+    reported_ = true;
+    const std::string why = n < 0 ? base::errno_text(errno) : "a short write";
+    (void)std::fprintf(stderr, "skillbox serve: cannot write the audit to %s: %s\n", sink_.c_str(),
+                       why.c_str());
+  }
+}
+
+std::string permission_summary_json(const Policy& policy) {
+  ojson p;
+  p["fs"] = std::string(to_string(policy.fs.mode));
+  p["http_allow"] = policy.http.allow.texts();
+  p["env"] = policy.env;
+  return base::json_text::write(p);
+}
+
+std::string rfc3339_utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char text[32];
+  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  (void)std::snprintf(out, sizeof out, "%.*s.%03dZ", static_cast<int>(n), text, static_cast<int>(ms));
+  return out;
+}
+
+}  // namespace skillbox::server
