@@ -132,9 +132,11 @@ std::string keyword_of(const std::string& message) {
   for (const auto& [prefix, keyword] : kKeywordOfMessage)
     if (message.starts_with(prefix)) return std::string(keyword);
   if (message.find("violate uniqueness constraint") != std::string::npos) return "uniqueItems";
-  if (message.starts_with("Missing dependency") || message.starts_with("Failed to validate against dependent"))
+  if (message.starts_with("Missing dependency") ||
+      message.starts_with("Failed to validate against dependent"))
     return "dependencies";
-  if (message.find("propertyNames") != std::string::npos || message.find("property name") != std::string::npos)
+  if (message.find("propertyNames") != std::string::npos ||
+      message.find("property name") != std::string::npos)
     return "propertyNames";
   if (message.starts_with("Target value and comparison value")) return "const";
   return "schema";  // a sentence valijson added later; the message still says what failed
@@ -246,11 +248,13 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
                  std::string(schema.type_name())};
   if (schema.is_object() && schema.contains("$schema")) {
     const json& dialect = schema["$schema"];
-    const bool draft7 = dialect.is_string() && std::find(kDraft7Uris.begin(), kDraft7Uris.end(),
-                                                         dialect.get_ref<const std::string&>()) != kDraft7Uris.end();
+    const bool draft7 =
+        dialect.is_string() && std::find(kDraft7Uris.begin(), kDraft7Uris.end(),
+                                         dialect.get_ref<const std::string&>()) != kDraft7Uris.end();
     if (!draft7)
-      return Error{"at /$schema: only JSON Schema draft 7 (\"http://json-schema.org/draft-07/schema#\") is "
-                   "supported; remove \"$schema\" or name draft 7"};
+      return Error{
+          "at /$schema: only JSON Schema draft 7 (\"http://json-schema.org/draft-07/schema#\") is "
+          "supported; remove \"$schema\" or name draft 7"};
   }
   valijson::Validator checker(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
@@ -263,11 +267,21 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
   compiled->document = schema;
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(compiled->document), compiled->schema);
+    // The one document a "$ref" may name outside the schema is the draft 7 meta-schema, served from the
+    // copy above: nothing is ever fetched.
+    const auto fetch = [](const std::string& uri) -> const json* {
+      const bool meta = std::find(kDraft7Uris.begin(), kDraft7Uris.end(), uri) != kDraft7Uris.end();
+      return meta ? new json(json::parse(kDraft7MetaSchema)) : nullptr;
+    };
+    const auto free = [](const json* doc) { delete doc; };
+    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(compiled->document), compiled->schema,
+                          fetch, free);
   } catch (const std::exception& e) {
     std::string why = e.what();
-    if (why.find("remote") != std::string::npos || why.find("Remote") != std::string::npos)
-      why += "; only \"$ref\" to a part of the same schema (\"#/definitions/...\") is supported";
+    if (why.find("etch") != std::string::npos)  // "Failed to fetch ...", "Fetching of remote ..."
+      why +=
+          "; \"$ref\" may name a part of the same schema (\"#/definitions/...\") or the draft 7 "
+          "meta-schema, nothing else";
     return Error{"the schema cannot be compiled: " + why};
   }
   return JsonSchema(std::move(compiled));
@@ -281,7 +295,8 @@ std::optional<SchemaMismatch> JsonSchema::validate(const json& value) const {
       return std::nullopt;
   } catch (const std::exception& e) {
     // std::regex can give up on a value (error_complexity, error_stack): the value is not accepted.
-    return SchemaMismatch{.instance_path = "", .keyword = "pattern",
+    return SchemaMismatch{.instance_path = "",
+                          .keyword = "pattern",
                           .message = std::string("the validator could not check the value: ") + e.what()};
   }
   std::optional<SchemaMismatch> why = deepest(results);
