@@ -18,12 +18,13 @@ JsonSchema compiled(const json& schema) {
 }
 
 TEST(JsonSchema, AMismatchNamesTheInstancePathAndTheKeyword) {
-  const JsonSchema s = compiled({{"type", "object"},
-                                 {"required", json::array({"city"})},
-                                 {"properties",
-                                  {{"city", {{"type", "string"}, {"maxLength", 8}}},
-                                   {"days", {{"type", "array"}, {"items", {{"type", "integer"}, {"maximum", 7}}}}},
-                                   {"a/b", {{"enum", json::array({1, 2})}}}}}});
+  const JsonSchema s =
+      compiled({{"type", "object"},
+                {"required", json::array({"city"})},
+                {"properties",
+                 {{"city", {{"type", "string"}, {"maxLength", 8}}},
+                  {"days", {{"type", "array"}, {"items", {{"type", "integer"}, {"maximum", 7}}}}},
+                  {"a/b", {{"enum", json::array({1, 2})}}}}}});
   EXPECT_FALSE(s.validate({{"city", "Oslo"}, {"days", {1, 2}}}));
   const auto missing = s.validate(json::object());
   ASSERT_TRUE(missing);

@@ -81,14 +81,18 @@ TEST(ManifestTools, EachBadValueNamesItsKeyPath) {
                 .find("tools[0].output_schema.type: expected \"object\", got nothing"),
             std::string::npos);
   // Not a valid draft 7 schema: the meta-schema's verdict, with where in the schema.
-  const std::string bad_type = with("input_schema", {{"type", "object"}, {"properties", {{"n", {{"type", 5}}}}}});
+  const std::string bad_type =
+      with("input_schema", {{"type", "object"}, {"properties", {{"n", {{"type", 5}}}}}});
   EXPECT_NE(bad_type.find("tools[0].input_schema: not a valid JSON Schema (draft 7): at /properties/n/type"),
             std::string::npos)
       << bad_type;
   const std::string bad_regex = with("input_schema", {{"type", "object"}, {"pattern", "(["}});
-  EXPECT_NE(bad_regex.find("at /pattern: \"([\" is not a regular expression"), std::string::npos) << bad_regex;
-  const std::string remote = with("input_schema", {{"type", "object"}, {"$ref", "https://example.com/s.json"}});
-  EXPECT_NE(remote.find("tools[0].input_schema: not a valid JSON Schema (draft 7)"), std::string::npos) << remote;
+  EXPECT_NE(bad_regex.find("at /pattern: \"([\" is not a regular expression"), std::string::npos)
+      << bad_regex;
+  const std::string remote =
+      with("input_schema", {{"type", "object"}, {"$ref", "https://example.com/s.json"}});
+  EXPECT_NE(remote.find("tools[0].input_schema: not a valid JSON Schema (draft 7)"), std::string::npos)
+      << remote;
   const std::string other_draft =
       with("input_schema", {{"type", "object"}, {"$schema", "https://json-schema.org/draft/2020-12/schema"}});
   EXPECT_NE(other_draft.find("only JSON Schema draft 7"), std::string::npos) << other_draft;
@@ -99,9 +103,11 @@ TEST(ManifestTools, EachBadValueNamesItsKeyPath) {
 TEST(ManifestTools, RequiredKeysDuplicatesAndTheListItself) {
   json t = tool();
   t.erase("input_schema");
-  EXPECT_NE(error_of(json::array({t})).find("tools[0].input_schema: missing required key"), std::string::npos);
-  EXPECT_NE(error_of(json::array({tool(), tool()})).find("tools[1].name: \"forecast\" is the name of tools[0] too"),
+  EXPECT_NE(error_of(json::array({t})).find("tools[0].input_schema: missing required key"),
             std::string::npos);
+  EXPECT_NE(
+      error_of(json::array({tool(), tool()})).find("tools[1].name: \"forecast\" is the name of tools[0] too"),
+      std::string::npos);
   EXPECT_NE(error_of(json::array()).find("tools: expected a non-empty array"), std::string::npos);
   EXPECT_NE(error_of(json::object()).find("tools: expected a non-empty array"), std::string::npos);
   json many = json::array();
