@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compat/bundle_support.h"
 #include "mcp/mcp_client.h"
 #include "skill_fixture.h"
 
@@ -91,7 +92,8 @@ TEST(McpDeclaredTools, BadArgumentsAreInvalidParamsNamingThePathAndNoSandboxRuns
                                         "required property 'text'"),
             std::string::npos)
       << missing.dump();
-  const json wrong_type = mcp.request(2, "tools/call", {{"name", "notes__add"}, {"arguments", {{"text", 5}}}});
+  const json wrong_type =
+      mcp.request(2, "tools/call", {{"name", "notes__add"}, {"arguments", {{"text", 5}}}});
   EXPECT_EQ(wrong_type["error"]["code"], -32602);
   EXPECT_NE(error_message(wrong_type).find("at /text: type:"), std::string::npos) << wrong_type.dump();
   const json extra =
@@ -121,10 +123,12 @@ TEST(McpDeclaredTools, StructuredContentIsTheExportsValueAndItsTextTheSameJson) 
             json({{"count", 1}, {"notes", json::array({{{"id", 1}, {"text", "buy milk"}}})}}))
       << listed.dump();
   // No output schema: text only.
-  const json removed = mcp.request(3, "tools/call", {{"name", "notes__remove"}, {"arguments", {{"id", 1}}}})["result"];
+  const json removed =
+      mcp.request(3, "tools/call", {{"name", "notes__remove"}, {"arguments", {{"id", 1}}}})["result"];
   EXPECT_EQ(removed["isError"], false) << removed.dump();
   EXPECT_FALSE(removed.contains("structuredContent"));
-  EXPECT_EQ(json::parse(removed["content"][0]["text"].get<std::string>()), json({{"removed", 1}, {"count", 0}}));
+  EXPECT_EQ(json::parse(removed["content"][0]["text"].get<std::string>()),
+            json({{"removed", 1}, {"count", 0}}));
   EXPECT_EQ(mcp.close_and_wait(), 0) << mcp.stderr_text();
 }
 
@@ -143,7 +147,8 @@ void declare_returning(const testing::TempSkill& skill, const std::string& value
 }
 
 TEST(McpDeclaredTools, AValueThatDoesNotMatchTheOutputSchemaIsAToolError) {
-  const json schema = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}}}}}, {"required", {"n"}}};
+  const json schema = {
+      {"type", "object"}, {"properties", {{"n", {{"type", "integer"}}}}}, {"required", {"n"}}};
   for (const auto& [value, expected] : std::vector<std::pair<std::string, std::string>>{
            {"({n: 'x'})", "does not match the tool's output schema: at /n: type:"},
            {"({})", "at the top level: required: Missing required property 'n'"},
@@ -173,8 +178,25 @@ TEST(McpDeclaredTools, AnExportTheModuleLacksStopsTheCommand) {
                                 .dump());
   McpProcess mcp({skill.dir().string(), "--isolation", "inprocess"});
   EXPECT_EQ(mcp.close_and_wait(), 2);
-  EXPECT_NE(mcp.stderr_text().find("tools[0].export: the entry module has no export \"nope\""), std::string::npos)
+  EXPECT_NE(mcp.stderr_text().find("tools[0].export: the entry module has no export \"nope\""),
+            std::string::npos)
       << mcp.stderr_text();
+}
+
+TEST(McpDeclaredTools, ABundleToolsArgumentsAreValidatedAgainstItsInputSchema) {
+  testing::Bundle notes("notes", testing::grants({"http://127.0.0.1:1"}));
+  McpProcess mcp({notes.dir().string(), "--isolation", "inprocess"});
+  mcp.initialize();
+  // add_note's input_schema requires "title" (examples/openhuman/notes).
+  const json missing =
+      mcp.request(1, "tools/call", {{"name", "notes__add_note"}, {"arguments", json::object()}});
+  EXPECT_EQ(missing["error"]["code"], -32602) << missing.dump();
+  EXPECT_NE(error_message(missing).find("required: Missing required property 'title'"), std::string::npos)
+      << missing.dump();
+  // Every example bundle's schemas are valid draft 7: no tool is served unvalidated.
+  EXPECT_EQ(mcp.stderr_text().find("served without argument validation"), std::string::npos)
+      << mcp.stderr_text();
+  EXPECT_EQ(mcp.close_and_wait(), 0) << mcp.stderr_text();
 }
 
 }  // namespace
