@@ -218,6 +218,51 @@ std::optional<std::string> bad_pattern(const json& schema, const std::string& at
   return std::nullopt;
 }
 
+/// The longest string matched against a "pattern" (or a key against "patternProperties"). libstdc++'s
+/// std::regex, which valijson uses, recurses once per character: "^(a|b)*$" overflowed an 8 MiB stack at
+/// 16 KiB of input (measured), which would end the whole server. 2 KiB keeps an 8x margin on that stack.
+constexpr size_t kMaxPatternSubjectBytes = 2048;
+
+/// True when `schema` has a "pattern" or "patternProperties" anywhere (data under "enum", "const",
+/// "default" and "examples" aside).
+bool has_patterns(const json& schema) {
+  if (schema.is_array())
+    return std::any_of(schema.begin(), schema.end(), [](const json& x) { return has_patterns(x); });
+  if (!schema.is_object()) return false;
+  for (const auto& [key, value] : schema.items()) {
+    if (key == "enum" || key == "const" || key == "default" || key == "examples") continue;
+    if ((key == "pattern" && value.is_string()) || (key == "patternProperties" && value.is_object()))
+      return true;
+    if (has_patterns(value)) return true;
+  }
+  return false;
+}
+
+/// The first string or key of `value` longer than kMaxPatternSubjectBytes, as a mismatch.
+std::optional<SchemaMismatch> too_long_for_patterns(const json& value, const std::string& at) {
+  const auto refuse = [&](size_t bytes, const std::string& where) {
+    return SchemaMismatch{.instance_path = where,
+                          .keyword = "pattern",
+                          .message = "a string of " + std::to_string(bytes) + " bytes is longer than " +
+                                     std::to_string(kMaxPatternSubjectBytes) +
+                                     ", the most this schema's patterns are matched against; shorten it"};
+  };
+  if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxPatternSubjectBytes)
+    return refuse(value.get_ref<const std::string&>().size(), at);
+  if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i)
+      if (auto bad = too_long_for_patterns(value[i], at + "/" + std::to_string(i))) return bad;
+  }
+  if (value.is_object()) {
+    for (const auto& [key, member] : value.items()) {
+      const std::string here = at + "/" + pointer_token(key);
+      if (key.size() > kMaxPatternSubjectBytes) return refuse(key.size(), here);
+      if (auto bad = too_long_for_patterns(member, here)) return bad;
+    }
+  }
+  return std::nullopt;
+}
+
 /// The meta-schema, compiled once.
 const valijson::Schema& meta_schema() {
   static const valijson::Schema* const kSchema = [] {
@@ -235,6 +280,7 @@ const valijson::Schema& meta_schema() {
 struct JsonSchema::Compiled {
   json document;  // the adapter refers into it while parsing; kept for the life of the schema
   valijson::Schema schema;
+  bool patterns = false;  // values are first checked against kMaxPatternSubjectBytes
 };
 
 std::string SchemaMismatch::text() const {
@@ -265,6 +311,7 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
   if (auto bad = bad_pattern(schema, "")) return Error{*bad};
   auto compiled = std::make_shared<Compiled>();
   compiled->document = schema;
+  compiled->patterns = has_patterns(schema);
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
     // The one document a "$ref" may name outside the schema is the draft 7 meta-schema, served from the
@@ -288,6 +335,8 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
 }
 
 std::optional<SchemaMismatch> JsonSchema::validate(const json& value) const {
+  if (compiled_->patterns)
+    if (std::optional<SchemaMismatch> bad = too_long_for_patterns(value, "")) return bad;
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   try {

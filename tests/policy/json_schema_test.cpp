@@ -60,5 +60,19 @@ TEST(JsonSchema, SchemasThatAreNotDraft7AreRefused) {
   EXPECT_TRUE(meta.validate({{"type", 5}}));
 }
 
+TEST(JsonSchema, WithAPatternLongStringsAreRefusedBeforeStdRegexSeesThem) {
+  // "^(a|b)*$" overflowed an 8 MiB stack at 16 KiB of input in libstdc++'s std::regex: without the cap
+  // this test would crash.
+  const JsonSchema s = compiled({{"type", "object"}, {"properties", {{"id", {{"pattern", "^(a|b)*$"}}}}}});
+  EXPECT_FALSE(s.validate({{"id", std::string(2048, 'a')}}));
+  const auto longer = s.validate({{"note", std::string(1 << 20, 'a')}});
+  ASSERT_TRUE(longer);
+  EXPECT_EQ(longer->instance_path, "/note");
+  EXPECT_EQ(longer->keyword, "pattern");
+  EXPECT_NE(longer->message.find("longer than 2048"), std::string::npos) << longer->message;
+  // Without a pattern a long string is just a string.
+  EXPECT_FALSE(compiled({{"type", "object"}}).validate({{"note", std::string(1 << 20, 'a')}}));
+}
+
 }  // namespace
 }  // namespace skillbox::policy
