@@ -1,4 +1,5 @@
 // cli/check_command.cpp — `skillbox check DIR`: validate a skill and show what it may do.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -55,6 +56,27 @@ std::vector<std::string> warnings_of(const Skill& skill) {
   return out;
 }
 
+/// Each export a declared MCP tool names must be one the entry module has (a classic script's exports
+/// are known only when it runs: a call of a missing one fails then).
+void tool_export_problems(const Manifest& m, CodeCheck& code) {
+  for (size_t i = 0; i < m.tools.size(); ++i) {
+    const std::string& name = m.tools[i].export_name;
+    if (std::find(code.exports.begin(), code.exports.end(), name) != code.exports.end()) continue;
+    code.problems.push_back({"skill.json", 0,
+                             "tools[" + std::to_string(i) + "].export: the entry module has no export \"" +
+                                 name + "\"; export it, or name one it has (" +
+                                 (code.exports.empty() ? std::string("it exports nothing")
+                                                       : "its exports: " +
+                                                             [&] {
+                                                               std::string all;
+                                                               for (const std::string& e : code.exports)
+                                                                 all += (all.empty() ? "" : ", ") + e;
+                                                               return all;
+                                                             }()) +
+                                 ")"});
+  }
+}
+
 std::string where(const CodeProblem& p) {
   return p.line > 0 ? p.file + ":" + std::to_string(p.line) : p.file;
 }
@@ -72,6 +94,7 @@ int check_skill(const CheckOptions& o) {
       problems.push_back({entry, 0, ts_note});
     } else {
       code = check_code(*skill);
+      if (code.problems.empty() && code.entry_is_module) tool_export_problems(skill->manifest(), code);
     }
     warnings = warnings_of(*skill);
   }

@@ -242,6 +242,22 @@ json manifest_json(const Manifest& m) {
                          {{"quota_bytes", p.store.quota_bytes},
                           {"max_keys", p.store.max_keys},
                           {"max_value_bytes", p.store.max_value_bytes}}}};
+  if (!m.tools.empty()) {
+    json tools = json::array();
+    for (const ToolDeclaration& t : m.tools) {
+      json tool = {{"name", t.name}, {"export", t.export_name}};
+      if (!t.title.empty()) tool["title"] = t.title;
+      tool["description"] = t.description;
+      tool["input_schema"] = base::json_text::parse(t.input_schema_json);
+      if (!t.output_schema_json.empty()) tool["output_schema"] = base::json_text::parse(t.output_schema_json);
+      json annotations = json::object();
+      if (!t.annotation_title.empty()) annotations["title"] = t.annotation_title;
+      if (t.idempotent_hint) annotations["idempotent_hint"] = *t.idempotent_hint;
+      if (!annotations.empty()) tool["annotations"] = std::move(annotations);
+      tools.push_back(std::move(tool));
+    }
+    out["tools"] = std::move(tools);
+  }
   return out;
 }
 
@@ -294,6 +310,15 @@ std::string skill_report(const Skill& skill, const CodeCheck* code) {
   out += "  store    quota " + exact_bytes(p.store.quota_bytes) + ", at most " +
          plural(p.store.max_keys, "key", "keys") + ", " + exact_bytes(p.store.max_value_bytes) +
          " per value\n";
+  if (!m.tools.empty()) {
+    out += "\ntools (skillbox mcp serves each as " + m.id + "__<name>)\n";
+    size_t width = 0;
+    for (const ToolDeclaration& t : m.tools) width = std::max(width, t.name.size());
+    for (const ToolDeclaration& t : m.tools)
+      out += "  " + t.name + std::string(width - t.name.size(), ' ') + "  runs " +
+             base::escape_text(t.export_name) + (t.output_schema_json.empty() ? "" : ", output schema") +
+             "\n";
+  }
   return out;
 }
 

@@ -44,7 +44,20 @@ nlohmann::json call_tool_result(const Tool& tool, const RunResult& result) {
   // The value as compact JSON text; reformat keeps values of any depth and lone surrogates as written.
   std::string text = base::json_text::reformat(result.value_json);
   if (text.empty()) text = "null";
-  return text_result(std::move(text), false);
+  if (!tool.output_validator) return text_result(std::move(text), false);
+  // MCP "Structured Content" (2025-06-18): with an output schema the server must give structuredContent
+  // that matches it, and should keep the same JSON as text for clients that read only content.
+  nlohmann::json value = base::json_text::parse(result.value_json);
+  if (!value.is_object())
+    return text_result("output_schema: the export returned " + std::string(value.type_name()) +
+                           ", not the JSON object the tool's output schema describes",
+                       true);
+  if (const std::optional<policy::SchemaMismatch> bad = tool.output_validator->validate(value))
+    return text_result(
+        "output_schema: the export's value does not match the tool's output schema: " + bad->text(), true);
+  nlohmann::json out = text_result(std::move(text), false);
+  out["structuredContent"] = std::move(value);
+  return out;
 }
 
 }  // namespace skillbox::mcp

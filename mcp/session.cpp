@@ -234,13 +234,21 @@ void Session::start_call(Message& m) {
   call->id = m.id;
   call->key = id_key(m.id);
   call->tool = tool->second;
+  const nlohmann::json no_arguments = nlohmann::json::object();
+  const nlohmann::json* arguments = &no_arguments;
   if (params.contains("arguments") && !params["arguments"].is_null()) {
     if (!params["arguments"].is_object())
       return fail(ErrorCode::invalid_params, "invalid params: \"arguments\" must be an object");
-    call->input_json = base::json_text::write(params["arguments"]);
-  } else {
-    call->input_json = "{}";
+    arguments = &params["arguments"];
   }
+  // Before any sandbox starts: arguments that do not match the tool's input schema never reach the skill.
+  if (call->tool->input_validator) {
+    if (const std::optional<policy::SchemaMismatch> bad = call->tool->input_validator->validate(*arguments))
+      return fail(ErrorCode::invalid_params,
+                  "invalid params: the arguments do not match the input schema of " +
+                      shown(call->tool->name) + ": " + bad->text());
+  }
+  call->input_json = base::json_text::write(*arguments);
   if (params.contains("_meta")) {
     const nlohmann::json& meta = params["_meta"];
     if (!meta.is_object())

@@ -42,6 +42,17 @@ std::string text_field(const nlohmann::json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+/// The compiled form of a bundle tool's input schema, or nothing (and a warning) when it is not a valid
+/// draft 7 schema: existing bundles keep working, their arguments unchecked.
+std::optional<policy::JsonSchema> bundle_validator(const nlohmann::json& schema, const std::string& tool,
+                                                   std::vector<std::string>& warnings) {
+  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(schema);
+  if (compiled) return std::move(*compiled);
+  warnings.push_back("tool " + tool + ": its input schema is not a valid JSON Schema (draft 7): " +
+                     compiled.error().message + "; served without argument validation");
+  return std::nullopt;
+}
+
 /// The tools of one bundle, listed by its "tools" export.
 Result<std::vector<Tool>> bundle_tools(const Skill& skill, Runner& runner,
                                        const std::shared_ptr<const TenantContext>& tenant,
@@ -65,15 +76,20 @@ Result<std::vector<Tool>> bundle_tools(const Skill& skill, Runner& runner,
     }
     const std::string name = id + std::string(kToolNameSeparator) + tool;
     const auto schema = t.find("input_schema");
-    out.push_back(
-        Tool{.name = name,
-             .title = {},
-             .description = text_field(t, "description"),
-             .input_schema = input_schema_of(schema == t.end() ? nlohmann::json() : *schema, name, warnings),
-             .annotations = annotations,
-             .skill = skill,
-             .export_name = "tool:" + tool,
-             .bundle = true});
+    nlohmann::json input_schema =
+        input_schema_of(schema == t.end() ? nlohmann::json() : *schema, name, warnings);
+    std::optional<policy::JsonSchema> validator = bundle_validator(input_schema, name, warnings);
+    out.push_back(Tool{.name = name,
+                       .title = {},
+                       .description = text_field(t, "description"),
+                       .input_schema = std::move(input_schema),
+                       .input_validator = std::move(validator),
+                       .output_schema = nullptr,
+                       .output_validator = std::nullopt,
+                       .annotations = annotations,
+                       .skill = skill,
+                       .export_name = "tool:" + tool,
+                       .bundle = true});
   }
   return out;
 }
@@ -89,10 +105,63 @@ Tool skill_tool(const Skill& skill) {
               .title = m.name,
               .description = std::move(description),
               .input_schema = {{"type", "object"}},
+              .input_validator = std::nullopt,
+              .output_schema = nullptr,
+              .output_validator = std::nullopt,
               .annotations = annotations_of(m.permissions),
               .skill = skill,
               .export_name = {},
               .bundle = false};
+}
+
+/// A schema the manifest parser already checked (policy/manifest.cpp), compiled for the calls.
+Result<policy::JsonSchema> compile_declared(const std::string& text, const std::string& what) {
+  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(base::json_text::parse(text));
+  if (!compiled) return Error{what + ": " + compiled.error().message};
+  return compiled;
+}
+
+/// The tools a skill declares in skill.json. Each export must exist: the entry module's exports are
+/// known without running it (check_code); a classic script's are known only when it runs, and a call of
+/// a missing one ends as an error then.
+Result<std::vector<Tool>> declared_tools(const Skill& skill) {
+  const Manifest& m = skill.manifest();
+  const CodeCheck code = check_code(skill);
+  if (!code.problems.empty())
+    return Error{"the skill's code does not compile or load: " + code.problems.front().file + ": " +
+                 code.problems.front().message + " (skillbox check shows every problem)"};
+  std::vector<Tool> out;
+  for (size_t i = 0; i < m.tools.size(); ++i) {
+    const ToolDeclaration& d = m.tools[i];
+    const std::string where = "skill.json: tools[" + std::to_string(i) + "]";
+    if (code.entry_is_module &&
+        std::find(code.exports.begin(), code.exports.end(), d.export_name) == code.exports.end())
+      return Error{where + ".export: the entry module has no export \"" + d.export_name +
+                   "\"; export it, or name one it has (skillbox check lists them)"};
+    Result<policy::JsonSchema> input = compile_declared(d.input_schema_json, where + ".input_schema");
+    if (!input) return input.error();
+    Tool t{.name = m.id + std::string(kToolNameSeparator) + d.name,
+           .title = d.title,
+           .description = d.description,
+           .input_schema = base::json_text::parse(d.input_schema_json),
+           .input_validator = std::move(*input),
+           .output_schema = nullptr,
+           .output_validator = std::nullopt,
+           .annotations = annotations_of(m.permissions),
+           .skill = skill,
+           .export_name = d.export_name,
+           .bundle = false};
+    if (!d.output_schema_json.empty()) {
+      Result<policy::JsonSchema> output = compile_declared(d.output_schema_json, where + ".output_schema");
+      if (!output) return output.error();
+      t.output_schema = base::json_text::parse(d.output_schema_json);
+      t.output_validator = std::move(*output);
+    }
+    t.annotations.title = d.annotation_title;
+    t.annotations.idempotent = d.idempotent_hint;
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace
@@ -124,9 +193,12 @@ nlohmann::json Tool::to_json() const {
   if (!title.empty()) t["title"] = title;
   t["description"] = description;
   t["inputSchema"] = input_schema;
+  if (!output_schema.is_null()) t["outputSchema"] = output_schema;
   t["annotations"] = {{"readOnlyHint", annotations.read_only},
                       {"destructiveHint", annotations.destructive},
                       {"openWorldHint", annotations.open_world}};
+  if (!annotations.title.empty()) t["annotations"]["title"] = annotations.title;
+  if (annotations.idempotent) t["annotations"]["idempotentHint"] = *annotations.idempotent;
   return t;
 }
 
@@ -141,6 +213,10 @@ Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& run
       Result<std::vector<Tool>> listed = bundle_tools(skill, runner, tenant, warnings);
       if (!listed) return Error{skill.dir().string() + ": " + listed.error().message};
       tools = std::move(*listed);
+    } else if (!skill.manifest().tools.empty()) {
+      Result<std::vector<Tool>> declared = declared_tools(skill);
+      if (!declared) return Error{skill.dir().string() + ": " + declared.error().message};
+      tools = std::move(*declared);
     } else {
       tools.push_back(skill_tool(skill));
     }

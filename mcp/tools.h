@@ -1,8 +1,9 @@
 // mcp/tools.h — skills as MCP tools: names, descriptions, input schemas and the annotations that follow
 // from each skill's policy (never from what the skill says about itself).
 //
-// A skillbox skill (skill.json) is one tool, named by its id, that runs its default export with the
-// call's arguments as input. (Declaring several tools in skill.json is a later step.) An OpenHuman
+// A skillbox skill (skill.json) without a "tools" section is one tool, named by its id, that runs its
+// default export with the call's arguments as input. One with a "tools" section (docs/manifest.md) gives
+// one tool per declared tool, named `<skill-id>__<tool>`, each running its export. An OpenHuman
 // bundle (manifest.json) gives one tool per tool it defines, named `<skill-id>__<tool>`, listed by
 // evaluating the bundle once with the export "tools" (docs/openhuman.md), as `skillbox tools` does.
 #pragma once
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/json_schema.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::mcp {
@@ -24,6 +26,9 @@ struct ToolAnnotations {
   bool destructive = false;
   /// permissions.http.allow is not empty: the tool may reach the world outside.
   bool open_world = false;
+  /// What the skill declares (skill.json tools[].annotations); the only hints a skill may claim.
+  std::string title;
+  std::optional<bool> idempotent;
 };
 
 /// The annotations `policy` implies (see ToolAnnotations). The skill's own store and database are its
@@ -39,13 +44,21 @@ struct Tool {
   std::string title;                                       // for display; may be empty
   std::string description;                                 // may be empty
   nlohmann::json input_schema = nlohmann::json::object();  // a JSON Schema whose "type" is "object"
+  /// The arguments' schema, compiled once; absent when the schema could not be compiled (a bundle's:
+  /// the tool is then served without argument validation, and a warning says so).
+  std::optional<policy::JsonSchema> input_validator;
+  /// A declared output schema (null: none) and its compiled form. With one, a result's
+  /// structuredContent is the export's value, which must match it (docs/mcp.md).
+  nlohmann::json output_schema;
+  std::optional<policy::JsonSchema> output_validator;
   ToolAnnotations annotations;
   Skill skill;
   /// What Invocation::export_name is for a call: "" (the default export) or "tool:NAME" for a bundle.
   std::string export_name;
   bool bundle = false;
 
-  /// The MCP Tool object (tools/list): name, title, description, inputSchema, annotations.
+  /// The MCP Tool object (tools/list): name, title, description, inputSchema, outputSchema (when
+  /// declared), annotations.
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
@@ -56,8 +69,9 @@ struct Tool {
 /// The tools of `skills`, in order. A bundle is evaluated once on `runner`, as `tenant` (give a
 /// throwaway data directory: the bundle's top-level code runs and may write its state). Errors name
 /// the skill folder and what went wrong: a bundle whose tools cannot be listed, two tools with one
-/// name. `warnings` gets one line per oddity that does not stop serving (a name outside the MCP rule,
-/// a schema that had to be replaced).
+/// name, a declared tool whose export the skill's module does not have. `warnings` gets one line per
+/// oddity that does not stop serving (a name outside the MCP rule, a schema that had to be replaced, a
+/// bundle schema that is not valid draft 7, so its tool's arguments are not validated).
 [[nodiscard]] Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& runner,
                                                  const std::shared_ptr<const TenantContext>& tenant,
                                                  std::vector<std::string>& warnings);

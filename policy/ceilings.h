@@ -58,4 +58,12 @@ inline constexpr size_t kMaxNameBytes = 128;
 inline constexpr size_t kMaxVersionBytes = 64;
 inline constexpr size_t kMaxEntryBytes = 1024;
 
+// MCP tools a skill declares (skill.json "tools").
+// A served name is <id>__<name>; MCP's rule allows 128 characters, the id takes up to 64 and "__" two.
+inline constexpr size_t kMaxToolNameBytes = 62;
+// More tools than a model can choose among is a listing no agent reads; a skill split is the fix.
+inline constexpr size_t kMaxTools = 64;
+inline constexpr size_t kMaxToolDescriptionBytes = 4096;
+inline constexpr size_t kMaxExportNameBytes = 128;
+
 }  // namespace skillbox::policy

@@ -20,6 +20,7 @@
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "policy/ceilings.h"
+#include "policy/json_schema.h"
 #include "policy/strict_json.h"
 #include "skillbox/skillbox.h"
 
@@ -38,8 +39,8 @@ constexpr uint64_t kKiB = policy::kKiB;
 using Keys = std::span<const std::string_view>;
 
 // "$schema" names the JSON Schema editors check the file against (schemas/skill.schema.json); ignored.
-constexpr std::array<std::string_view, 7> kTopKeys = {"id",     "name",        "version", "entry",
-                                                      "limits", "permissions", "$schema"};
+constexpr std::array<std::string_view, 8> kTopKeys = {"id",     "name",        "version", "entry",
+                                                      "limits", "permissions", "$schema", "tools"};
 constexpr std::array<std::string_view, 4> kLimitKeys = {"memory_mb", "steps", "stack_kb", "timeout_ms"};
 constexpr std::array<std::string_view, 4> kPermissionKeys = {"fs", "http", "env", "store"};
 constexpr std::array<std::string_view, 4> kFsKeys = {"mode", "quota_bytes", "max_files", "max_file_bytes"};
@@ -47,6 +48,14 @@ constexpr std::array<std::string_view, 10> kHttpKeys = {
     "allow",         "methods",        "max_request_bytes", "max_response_bytes",      "timeout_ms",
     "max_redirects", "max_concurrent", "max_requests",      "allow_private_addresses", "fetch"};
 constexpr std::array<std::string_view, 3> kStoreKeys = {"quota_bytes", "max_keys", "max_value_bytes"};
+constexpr std::array<std::string_view, 7> kToolKeys = {
+    "name", "export", "title", "description", "input_schema", "output_schema", "annotations"};
+constexpr std::array<std::string_view, 2> kToolAnnotationKeys = {"title", "idempotent_hint"};
+/// MCP annotations skillbox derives from the permissions (mcp/tools.h), in both spellings an author may
+/// try: a skill claiming them could tell a client a writing tool is read-only.
+constexpr std::array<std::string_view, 6> kDerivedAnnotationKeys = {"readOnlyHint",     "destructiveHint",
+                                                                    "openWorldHint",    "read_only_hint",
+                                                                    "destructive_hint", "open_world_hint"};
 
 /// Edit distance, for "did you mean" on unknown keys. Keys are short; O(n*m) is nothing.
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -503,6 +512,175 @@ void read_permissions(Validator& v, const json& value, const KeyPath& path, Poli
            [&](const json& x, const KeyPath& p) { read_store(v, x, p, permissions.store); });
 }
 
+bool is_tool_name(std::string_view name) {
+  if (name.empty() || name.size() > policy::kMaxToolNameBytes) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+/// An export name as a run looks it up: "default" or a JavaScript identifier of ASCII letters, digits,
+/// '_' and '$'.
+bool is_export_name(std::string_view name) {
+  if (name.empty() || name.size() > policy::kMaxExportNameBytes) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool start = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '$';
+    if (!start && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+/// Reads a tool's input or output schema: a draft 7 schema (checked against the meta-schema and
+/// compiled, as `skillbox mcp` will) whose "type" is "object" (MCP: arguments and structured results
+/// are objects). Returns its JSON text.
+std::optional<std::string> read_tool_schema(Validator& v, const json& value, const KeyPath& path,
+                                            std::string_view why_object) {
+  if (!value.is_object()) {
+    v.expected(path, "a JSON Schema object such as {\"type\": \"object\", \"properties\": {...}}", value);
+    return std::nullopt;
+  }
+  const auto type = value.find("type");
+  if (type == value.end() || !type->is_string() || type->get_ref<const std::string&>() != "object") {
+    v.problem(path.key("type"), "expected \"object\", got " +
+                                    (type == value.end() ? std::string("nothing") : describe_json(*type)) +
+                                    " (" + std::string(why_object) + ")");
+    return std::nullopt;
+  }
+  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(value);
+  if (!compiled) {
+    v.problem(path, "not a valid JSON Schema (draft 7): " + compiled.error().message);
+    return std::nullopt;
+  }
+  return value.dump();
+}
+
+void read_tool_annotations(Validator& v, const json& value, const KeyPath& path, ToolDeclaration& tool) {
+  json rest = value;  // without the derived hints, which get their own message
+  if (value.is_object()) {
+    for (const std::string_view derived : kDerivedAnnotationKeys) {
+      if (!value.contains(std::string(derived))) continue;
+      rest.erase(std::string(derived));
+      v.problem(path.key(derived),
+                "a skill cannot claim this annotation: skillbox derives readOnlyHint, destructiveHint and "
+                "openWorldHint from permissions (fs mode, http methods and allow), so that a client can "
+                "trust them; remove it (only title and idempotent_hint may be declared)");
+    }
+  }
+  if (!v.object(rest, path, kToolAnnotationKeys)) return;
+  with_key(value, path, "title", [&](const json& x, const KeyPath& p) {
+    const std::string what =
+        "a string of 1 to " + std::to_string(policy::kMaxNameBytes) + " bytes without control characters";
+    if (!x.is_string() || x.get_ref<const std::string&>().empty() ||
+        x.get_ref<const std::string&>().size() > policy::kMaxNameBytes ||
+        has_control(x.get_ref<const std::string&>()))
+      return v.expected(p, what, x);
+    tool.annotation_title = x.get<std::string>();
+  });
+  with_key(value, path, "idempotent_hint", [&](const json& x, const KeyPath& p) {
+    if (auto b = v.boolean(x, p)) tool.idempotent_hint = *b;
+  });
+}
+
+void read_tool(Validator& v, const json& value, const KeyPath& path, ToolDeclaration& tool) {
+  if (!v.object(value, path, kToolKeys)) return;
+  if (value.contains("name")) {
+    const json& x = value["name"];
+    if (!x.is_string() || !is_tool_name(x.get_ref<const std::string&>())) {
+      v.expected(
+          path.key("name"),
+          "1 to " + std::to_string(policy::kMaxToolNameBytes) +
+              " characters from A-Z, a-z, 0-9, '_', '-' and '.' (MCP's tool-name rule; the served name "
+              "is <id>__<name>, at most 128)",
+          x);
+    } else {
+      tool.name = x.get<std::string>();
+    }
+  } else {
+    v.missing(path.key("name"), "\"name\": the tool's name, such as \"forecast\"");
+  }
+  if (value.contains("export")) {
+    const json& x = value["export"];
+    if (!x.is_string() || !is_export_name(x.get_ref<const std::string&>())) {
+      v.expected(path.key("export"),
+                 "the name of one of the skill's exports: \"default\" or an identifier such as \"forecast\"",
+                 x);
+    } else {
+      tool.export_name = x.get<std::string>();
+    }
+  } else {
+    v.missing(path.key("export"), "\"export\": the export a call runs, such as \"default\"");
+  }
+  if (value.contains("description")) {
+    const json& x = value["description"];
+    if (!x.is_string() || x.get_ref<const std::string&>().empty() ||
+        x.get_ref<const std::string&>().size() > policy::kMaxToolDescriptionBytes) {
+      v.expected(path.key("description"),
+                 "a string of 1 to " + std::to_string(policy::kMaxToolDescriptionBytes) + " bytes", x);
+    } else {
+      tool.description = x.get<std::string>();
+    }
+  } else {
+    v.missing(path.key("description"), "\"description\": what the tool does, for the model that picks it");
+  }
+  with_key(value, path, "title", [&](const json& x, const KeyPath& p) {
+    const std::string what =
+        "a string of 1 to " + std::to_string(policy::kMaxNameBytes) + " bytes without control characters";
+    if (!x.is_string() || x.get_ref<const std::string&>().empty() ||
+        x.get_ref<const std::string&>().size() > policy::kMaxNameBytes ||
+        has_control(x.get_ref<const std::string&>()))
+      return v.expected(p, what, x);
+    tool.title = x.get<std::string>();
+  });
+  if (value.contains("input_schema")) {
+    if (auto text = read_tool_schema(v, value["input_schema"], path.key("input_schema"),
+                                     "MCP tool arguments are always a JSON object"))
+      tool.input_schema_json = *text;
+  } else {
+    v.missing(path.key("input_schema"),
+              "\"input_schema\": a JSON Schema of the arguments, at least {\"type\": \"object\"}");
+  }
+  with_key(value, path, "output_schema", [&](const json& x, const KeyPath& p) {
+    if (auto text =
+            read_tool_schema(v, x, p, "MCP structuredContent is a JSON object: the export must return one"))
+      tool.output_schema_json = *text;
+  });
+  with_key(value, path, "annotations",
+           [&](const json& x, const KeyPath& p) { read_tool_annotations(v, x, p, tool); });
+}
+
+void read_tools(Validator& v, const json& value, const KeyPath& path, std::vector<ToolDeclaration>& tools) {
+  if (!value.is_array() || value.empty()) {
+    return v.expected(path,
+                      "a non-empty array of tools like [{\"name\": \"forecast\", \"export\": \"forecast\", "
+                      "\"description\": \"...\", \"input_schema\": {\"type\": \"object\"}}]",
+                      value);
+  }
+  if (value.size() > policy::kMaxTools) {
+    return v.problem(path, "expected at most " + std::to_string(policy::kMaxTools) + " tools, got " +
+                               std::to_string(value.size()) + "; split the skill");
+  }
+  std::vector<ToolDeclaration> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const KeyPath p = path.index(i);
+    ToolDeclaration tool;
+    read_tool(v, value[i], p, tool);
+    if (!tool.name.empty()) {
+      const auto same =
+          std::find_if(out.begin(), out.end(), [&](const ToolDeclaration& t) { return t.name == tool.name; });
+      if (same != out.end()) {
+        v.problem(p.key("name"), "\"" + tool.name + "\" is the name of tools[" +
+                                     std::to_string(static_cast<size_t>(same - out.begin())) +
+                                     "] too; name each tool once");
+        continue;
+      }
+    }
+    out.push_back(std::move(tool));
+  }
+  tools = std::move(out);
+}
+
 }  // namespace
 
 Result<Manifest> Skill::parse_manifest(std::string_view json_text) {
@@ -540,6 +718,7 @@ Result<Manifest> Skill::parse_manifest(std::string_view json_text) {
   with_key(top, root, "limits", [&](const json& x, const KeyPath& p) { read_limits(v, x, p, m.limits); });
   with_key(top, root, "permissions",
            [&](const json& x, const KeyPath& p) { read_permissions(v, x, p, m.permissions); });
+  with_key(top, root, "tools", [&](const json& x, const KeyPath& p) { read_tools(v, x, p, m.tools); });
 
   if (!v.ok()) return Error{v.message()};
   if (m.name.empty()) m.name = m.id;

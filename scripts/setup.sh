@@ -14,6 +14,8 @@ packages=(
   libboost1.81-dev libtomlplusplus-dev libsodium-dev  # skillbox serve: Beast/Asio, the TOML config, key hashes
   prometheus                       # tests: promtool check metrics on what GET /metrics serves
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
+  libvalijson-dev                  # JSON Schema (draft 7) validation of MCP tool arguments and results
+  json-schema-test-suite           # tests: the official JSON Schema Test Suite, run against that validator
   openssl python3                  # tests: certificates and loopback servers
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback
   libpq-dev                        # the PostgreSQL backends (pg/, docs/scale-out.md)

@@ -240,6 +240,20 @@ struct BundleManifest {
   bool has_grants = false;
 };
 
+/// One MCP tool a native skill declares (skill.json "tools", docs/manifest.md). Served by `skillbox mcp`
+/// as `<skill-id>__<name>`; its annotations readOnlyHint, destructiveHint and openWorldHint follow from
+/// the permissions, never from here. Plain values: the schemas are kept as JSON text.
+struct ToolDeclaration {
+  std::string name;         // 1 to 64 of A-Z a-z 0-9 _ - . (MCP's tool-name rule, with room for the id)
+  std::string export_name;  // the export a call runs, with the arguments as input
+  std::string title;        // may be empty
+  std::string description;
+  std::string input_schema_json;   // a draft 7 JSON Schema whose "type" is "object"
+  std::string output_schema_json;  // empty: none; else a draft 7 object schema for the export's value
+  std::string annotation_title;    // annotations.title; may be empty
+  std::optional<bool> idempotent_hint;
+};
+
 /// The validated manifest.
 struct Manifest {
   std::string id;       // [a-z0-9][a-z0-9._-]{0,63}; names the data folders and store rows
@@ -251,6 +265,8 @@ struct Manifest {
   SkillFormat format = SkillFormat::skillbox;
   /// Set when format == openhuman.
   std::optional<BundleManifest> bundle;
+  /// The MCP tools the skill declares, in order; empty: it is served as one tool named by its id.
+  std::vector<ToolDeclaration> tools;
 };
 
 }  // namespace skillbox

@@ -67,6 +67,30 @@ TEST_F(CheckCode, ASyntaxErrorIsInvalidWithFileAndLine) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST_F(CheckCode, ADeclaredToolsExportMustBeOneTheModuleHas) {
+  const std::string tool = R"(, "tools": [{"name": "get", "export": "fetchIt", "description": "d",
+                                             "input_schema": {"type": "object"}}])";
+  manifest(tool);
+  file("index.js", "export function get() { return {}; }\n");
+  const Exec missing = check();
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_NE(
+      missing.err.find("skill.json: tools[0].export: the entry module has no export \"fetchIt\"; export it, "
+                       "or name one it has (its exports: get)"),
+      std::string::npos)
+      << missing.err;
+  file("index.js", "export function fetchIt() { return {}; }\n");
+  const Exec ok = check();
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("tools (skillbox mcp serves each as c__<name>)\n  get  runs fetchIt\n"),
+            std::string::npos)
+      << ok.out;
+  const Exec json_out = check("--json");
+  const nlohmann::json report = nlohmann::json::parse(json_out.out);
+  EXPECT_EQ(report["manifest"]["tools"][0]["export"], "fetchIt") << json_out.out;
+  EXPECT_EQ(report["manifest"]["tools"][0]["input_schema"], nlohmann::json({{"type", "object"}}));
+}
+
 TEST_F(CheckCode, ASyntaxErrorInAnImportedFileNamesThatFile) {
   manifest();
   file("index.js", "import { x } from './lib/util.js';\nexport default () => x;\n");

@@ -37,11 +37,26 @@ std::string shown(const Path& path) {
   return out;
 }
 
-/// The smallest valid manifest with `value` at `path` (objects on the way are created).
+/// A path step into an array's items (the schema's "items"): the first item of the list.
+const std::string kItem = "[]";
+
+/// The smallest valid manifest with `value` at `path` (objects on the way are created; an array on the
+/// way holds one smallest valid tool).
 std::string manifest_with(const Path& path, const json& value) {
   json doc = {{"id", "demo"}, {"entry", "index.js"}};
   json* at = &doc;
-  for (const std::string& k : path) at = &(*at)[k];
+  for (const std::string& k : path) {
+    if (k == kItem) {
+      if (!at->is_array())
+        *at = json::array({{{"name", "t"},
+                            {"export", "default"},
+                            {"description", "d"},
+                            {"input_schema", {{"type", "object"}}}}});
+      at = &(*at)[0];
+    } else {
+      at = &(*at)[k];
+    }
+  }
   *at = value;
   // fetch needs an allow entry to be valid: give one whenever http is there.
   if (path.size() >= 2 && path[0] == "permissions" && path[1] == "http" &&
@@ -73,9 +88,10 @@ std::string type_of(const json& schema) {
   return schema.contains("type") && schema["type"].is_string() ? schema["type"].get<std::string>() : "";
 }
 
-/// Walks every object schema with properties, calling `visit(pointer, schema)`.
+/// Walks every object schema with properties, arrays' items included, calling `visit(pointer, schema)`.
 template <typename Visit>
 void walk(const json& schema, const Path& pointer, Visit visit) {
+  if (schema.contains("items") && schema["items"].is_object()) walk(schema["items"], pointer / kItem, visit);
   if (!schema.contains("properties")) return;
   visit(pointer, schema);
   for (const auto& [key, sub] : schema["properties"].items()) walk(sub, pointer / key, visit);
@@ -92,7 +108,7 @@ TEST(ManifestSchema, EveryObjectHasTheParsersKeysAndNoOthers) {
     EXPECT_EQ(s.contains("additionalProperties") ? s["additionalProperties"] : json(true), json(false))
         << "at " << shown(p);
   });
-  EXPECT_EQ(objects, 6);  // the top, limits, permissions, fs, http, store
+  EXPECT_EQ(objects, 8);  // the top, limits, permissions, fs, http, store, a tool, its annotations
   std::set<std::string> required(schema["required"].begin(), schema["required"].end());
   EXPECT_EQ(required, (std::set<std::string>{"id", "entry"}));
 }

@@ -177,14 +177,14 @@ std::vector<BadManifest> bad_manifests() {
        "skill.json: permissions.fs.mode: duplicate key; a key may appear only once per object"},
       {"unknown top-level key", with(R"("description": "x")"),
        "skill.json: description: unknown key; expected one of id, name, version, entry, limits, permissions, "
-       "$schema"},
+       "$schema, tools"},
       {"unknown key with a suggestion", with(R"("limits": {"memory_MB": 8})"),
        "skill.json: limits.memory_MB: unknown key; expected one of memory_mb, steps, stack_kb, timeout_ms "
        "(did you "
        "mean \"memory_mb\"?)"},
       {"unknown key that is not an identifier", with(R"("bad key\n": 1)"),
        "skill.json: \"bad key\\n\": unknown key; expected one of id, name, version, entry, limits, "
-       "permissions, $schema"},
+       "permissions, $schema, tools"},
       {"$schema that is not a string", with(R"("$schema": 1)"),
        "skill.json: \"$schema\": expected a string (the URL or path of a JSON Schema, for editors), got 1"},
       {"missing id", R"({"entry": "index.js"})",

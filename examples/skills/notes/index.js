@@ -6,6 +6,10 @@
 //   skillbox run examples/skills/notes --input '{"clear": true}'       removes every note
 //
 // Every change is also appended to history.log, so the workspace shows both whole-file writes and appends.
+//
+// skill.json's "tools" section makes the named exports below MCP tools (skillbox mcp serves them as
+// notes__add, notes__list and notes__remove); their arguments are checked against the input schemas
+// before the skill runs, and their values against the output schemas.
 const fs = openhuman.fs;
 const MAX_NOTE_BYTES = 4096;
 
@@ -57,4 +61,26 @@ export default async function (input) {
   }
   const history = (await fs.exists('history.log')) ? (await fs.stat('history.log')).size : 0;
   return { added, count: notes.length, notes, historyBytes: history };
+}
+
+// The MCP tools (skill.json "tools"). Each returns an object, as its output schema describes.
+export async function addNote({ text }) {
+  await fs.mkdir('notes', { recursive: true });
+  const id = await add(text);
+  return { id, count: (await noteIds()).length };
+}
+
+export async function listNotes() {
+  await fs.mkdir('notes', { recursive: true });
+  const notes = [];
+  for (const id of (await noteIds()).sort((a, b) => a - b)) {
+    notes.push({ id, text: await fs.readFile(noteFile(id)) });
+  }
+  return { count: notes.length, notes };
+}
+
+export async function removeNote({ id }) {
+  await fs.mkdir('notes', { recursive: true });
+  await remove(id);
+  return { removed: id, count: (await noteIds()).length };
 }
