@@ -1,8 +1,9 @@
 // mcp/session.h — one MCP session, independent of its transport: it is fed the text of each message
 // received and hands the text of each message to send to a sink.
 //
-// The stdio transport (mcp/stdio.h) feeds it lines; the Streamable HTTP transport will feed it request
-// bodies. What it implements (MCP revisions 2025-06-18 and 2025-11-25):
+// The stdio transport (mcp/stdio.h) feeds it lines; the Streamable HTTP transport of `skillbox serve`
+// (server/mcp_endpoint.h) feeds it request bodies and routes each message to the POST of the request
+// it belongs to (Outgoing). What it implements (MCP revisions 2025-06-18 and 2025-11-25):
 //  - lifecycle: `initialize` (version negotiation: the client's revision when supported, else the
 //    latest), `notifications/initialized`, `ping` at any time; other requests before `initialize`
 //    are refused with Invalid Request;

@@ -36,7 +36,8 @@ constexpr size_t kSessionIdBytes = 24;
 constexpr std::chrono::milliseconds kSweepPeriod{1000};
 
 /// A refusal: `status` with a JSON-RPC error for `id` (null when the message had none) as the body.
-HttpResponse rpc_error(unsigned status, const nlohmann::json& id, mcp::ErrorCode code, std::string_view message) {
+HttpResponse rpc_error(unsigned status, const nlohmann::json& id, mcp::ErrorCode code,
+                       std::string_view message) {
   return HttpResponse{.status = status,
                       .body = mcp::error_text(id, code, message),
                       .content_type = {},
@@ -80,7 +81,8 @@ bool accepts_json_and_sse(const std::string* accept) {
 }
 
 bool json_content(const std::string* type) {
-  return type != nullptr && lower(trim(std::string_view(*type).substr(0, type->find(';')))) == "application/json";
+  return type != nullptr &&
+         lower(trim(std::string_view(*type).substr(0, type->find(';')))) == "application/json";
 }
 
 /// True when `origin` is in `allowed`; "scheme://host:*" stands for that scheme and host with any port
@@ -125,7 +127,8 @@ void log_line(const std::string& text) {
 /// Counts the runs of a tenant's MCP calls in the metrics, as /v1 runs are.
 class MeteredRunner final : public Runner {
  public:
-  MeteredRunner(Runner& inner, Metrics& metrics, size_t tenant) : inner_(inner), metrics_(metrics), tenant_(tenant) {}
+  MeteredRunner(Runner& inner, Metrics& metrics, size_t tenant)
+      : inner_(inner), metrics_(metrics), tenant_(tenant) {}
   RunResult run(const Invocation& invocation) override {
     metrics_.mcp_call(tenant_);
     const auto started = Clock::now();
@@ -173,14 +176,16 @@ std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner) {
   for (const std::string& id : skill_ids(tenant.skills_dir)) {
     Result<Skill, SkillProblem> skill = find_skill(tenant.skills_dir, id);
     if (!skill) {
-      log_line("tenant=" + tenant.id + ": skill " + id + " is not served as a tool: " + skill.error().message);
+      log_line("tenant=" + tenant.id + ": skill " + id +
+               " is not served as a tool: " + skill.error().message);
       continue;
     }
     std::vector<std::string> warnings;
     Result<std::vector<mcp::Tool>> listed = mcp::tools_of({*skill}, runner, lister, warnings);
     for (const std::string& w : warnings) log_line("tenant=" + tenant.id + ": warning: " + w);
     if (!listed) {
-      log_line("tenant=" + tenant.id + ": skill " + id + " is not served as a tool: " + listed.error().message);
+      log_line("tenant=" + tenant.id + ": skill " + id +
+               " is not served as a tool: " + listed.error().message);
       continue;
     }
     for (mcp::Tool& t : *listed) tools.push_back(std::move(t));
@@ -234,12 +239,8 @@ struct McpEndpoint::Route {
       open_stream();  // answered with nothing: an empty stream (MCP "Cancellation": no response)
       stream->end();
     } else {
-      respond(HttpResponse{.status = 200,
-                           .body = m.text,
-                           .content_type = {},
-                           .headers = {},
-                           .tenant = tenant,
-                           .outcome = {}});
+      respond(HttpResponse{
+          .status = 200, .body = m.text, .content_type = {}, .headers = {}, .tenant = tenant, .outcome = {}});
     }
     done = true;
     cv.notify_all();
@@ -314,7 +315,8 @@ struct McpEndpoint::Conversation {
 McpEndpoint::McpEndpoint(const McpConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
                          std::vector<McpTenant> tenants)
     : config_(config), runner_(runner), queue_(queue), metrics_(metrics), tenants_(std::move(tenants)) {
-  for (const McpTenant& t : tenants_) metered_.push_back(std::make_unique<MeteredRunner>(runner_, metrics_, t.index));
+  for (const McpTenant& t : tenants_)
+    metered_.push_back(std::make_unique<MeteredRunner>(runner_, metrics_, t.index));
   sweeper_ = std::thread([this] { sweep(); });
 }
 
@@ -363,7 +365,8 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   }
   if (const std::string* v = request.header("mcp-protocol-version"); v != nullptr && !supported_version(*v)) {
     return refuse(rpc_error(400, nullptr, kTransportError,
-                            "bad request: unsupported MCP-Protocol-Version \"" + base::escape_text(v->substr(0, 64)) +
+                            "bad request: unsupported MCP-Protocol-Version \"" +
+                                base::escape_text(v->substr(0, 64)) +
                                 "\"; this server speaks 2025-06-18 and 2025-11-25"));
   }
   const std::string* session_id = request.header("mcp-session-id");
@@ -372,15 +375,17 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
       return refuse(rpc_error(400, nullptr, kTransportError,
                               "bad request: DELETE needs the Mcp-Session-Id header of the session to end"));
     const std::shared_ptr<Conversation> c = find(tenant, *session_id);
-    if (!c) return refuse(rpc_error(404, nullptr, kSessionNotFound, "session not found (it ended or expired)"));
+    if (!c)
+      return refuse(rpc_error(404, nullptr, kSessionNotFound, "session not found (it ended or expired)"));
     end(c->key);
     return refuse(HttpResponse{
         .status = 204, .body = {}, .content_type = {}, .headers = {}, .tenant = {}, .outcome = {}});
   }
   if (!accepts_json_and_sse(request.header("accept"))) {
-    return refuse(rpc_error(406, nullptr, kTransportError,
-                            "not acceptable: send Accept: application/json, text/event-stream (MCP Streamable "
-                            "HTTP: the client takes both)"));
+    return refuse(
+        rpc_error(406, nullptr, kTransportError,
+                  "not acceptable: send Accept: application/json, text/event-stream (MCP Streamable "
+                  "HTTP: the client takes both)"));
   }
   if (!json_content(request.header("content-type"))) {
     return refuse(rpc_error(415, nullptr, kTransportError,
@@ -388,7 +393,8 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
                             "application/json"));
   }
   Result<mcp::Message, mcp::RpcError> message = mcp::parse_message(request.body);
-  if (!message) return refuse(rpc_error(400, message.error().id, message.error().code, message.error().message));
+  if (!message)
+    return refuse(rpc_error(400, message.error().id, message.error().code, message.error().message));
   const bool is_request = message->kind == mcp::Message::Kind::request;
   if (session_id == nullptr) {
     if (is_request && message->method == "initialize")
@@ -416,8 +422,9 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   admit(tenant, std::move(request), respond, stream, std::move(c), message->id, false);
 }
 
-void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,
-                        std::shared_ptr<Conversation> conversation, nlohmann::json id, bool initialize) {
+void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respond,
+                        const RespondStream& stream, std::shared_ptr<Conversation> conversation,
+                        nlohmann::json id, bool initialize) {
   auto job = [this, tenant, request = std::move(request), respond, stream, conversation, id,
               initialize](RunQueue::Clock::duration waited) {
     metrics_.queue_waited(tenant, seconds(waited));
@@ -431,13 +438,12 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
   switch (ticket.admission) {
     case RunQueue::Admission::lane_full:
       metrics_.shed(tenant, ShedReason::tenant_queue_full);
-      refused = with_header(rpc_error(429, id, kTransportError,
-                                      "too many requests: this tenant already has " +
-                                          std::to_string(t.max_concurrent_runs) +
-                                          " requests running (max_concurrent_runs) and " +
-                                          std::to_string(t.max_queued_runs) +
-                                          " waiting (max_queued_runs); retry later"),
-                            "Retry-After", "1");
+      refused = with_header(
+          rpc_error(429, id, kTransportError,
+                    "too many requests: this tenant already has " + std::to_string(t.max_concurrent_runs) +
+                        " requests running (max_concurrent_runs) and " + std::to_string(t.max_queued_runs) +
+                        " waiting (max_queued_runs); retry later"),
+          "Retry-After", "1");
       break;
     case RunQueue::Admission::server_full:
       metrics_.shed(tenant, ShedReason::server_busy);
@@ -503,7 +509,8 @@ void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond
   }
   const nlohmann::json answer = nlohmann::json::parse(text, nullptr, false);
   const bool ok = answer.is_object() && answer.contains("result");
-  HttpResponse r{.status = 200, .body = text, .content_type = {}, .headers = {}, .tenant = t.id, .outcome = {}};
+  HttpResponse r{
+      .status = 200, .body = text, .content_type = {}, .headers = {}, .tenant = t.id, .outcome = {}};
   if (ok) {
     r.headers.emplace_back("Mcp-Session-Id", c.id);
   } else {
@@ -512,7 +519,8 @@ void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond
   respond(std::move(r));
 }
 
-std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std::string& error, unsigned& status) {
+std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std::string& error,
+                                                             unsigned& status) {
   const McpTenant& t = tenants_[tenant];
   // Whether there is room, asked before the tools are listed (which runs bundles) and again after.
   const auto refused = [&]() SKILLBOX_REQUIRES(mu_) {

@@ -1,12 +1,16 @@
 // MCP over Streamable HTTP: `/mcp` of a real `skillbox serve` on 127.0.0.1, seen as a client sees it:
 // statuses, headers, JSON bodies and event streams. Each test runs with both isolation modes.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <future>
-#include <thread>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compat/bundle_support.h"
@@ -36,7 +40,9 @@ json initialize_message(int id = 1, const std::string& version = "2025-11-25") {
           {"id", id},
           {"method", "initialize"},
           {"params",
-           {{"protocolVersion", version}, {"capabilities", json::object()}, {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+           {{"protocolVersion", version},
+            {"capabilities", json::object()},
+            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
 }
 
 json request(int id, const std::string& method, const json& params = json::object()) {
@@ -80,16 +86,19 @@ struct Client {
 class McpHttp : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    write_skill(root() / "a-skills" / "hello", "hello",
-                "export default (i) => { log(`greeting ${i.name}`); return {greeting: `Hello, ${i.name}!`}; }");
+    write_skill(
+        root() / "a-skills" / "hello", "hello",
+        "export default (i) => { log(`greeting ${i.name}`); return {greeting: `Hello, ${i.name}!`}; }");
     write_skill(root() / "a-skills" / "quiet", "quiet", "export default (i) => i.n * 2");
-    write_skill(root() / "a-skills" / "spin", "spin", "export default () => { for (;;) {} }",
+    write_skill(root() / "a-skills" / "spin", "spin",
+                "export default () => new Promise((done) => setTimeout(() => done('late'), 30000))",
                 R"("limits": {"timeout_ms": 60000})");
     const Bundle notes("notes", grants({}));
     fs::copy(notes.dir(), root() / "a-skills" / "notes", fs::copy_options::recursive);
     write_skill(root() / "b-skills" / "bonly", "bonly", "export default () => 'b'");
     write_file(root() / "serve.toml", config_text(extra_config()));
-    server_ = std::make_unique<ServeProcess>(std::vector<std::string>{"--config", (root() / "serve.toml").string()});
+    server_ = std::make_unique<ServeProcess>(
+        std::vector<std::string>{"--config", (root() / "serve.toml").string()});
     for (const std::string& line : server_->lines)
       if (line.starts_with("url: ")) urls_.push_back(line.substr(5));
     ASSERT_EQ(urls_.size(), 2u);
@@ -132,7 +141,8 @@ TEST_P(McpHttp, InitializeGivesAnUnguessableSessionAndToolsAreTheTenantsSkills) 
   const HttpReply list = c.post(request(2, "tools/list"));
   ASSERT_EQ(list.status, 200) << list.body;
   std::vector<std::string> names;
-  for (const json& t : list.json()["result"]["tools"]) names.push_back(t["name"]);
+  const json listed = list.json();
+  for (const json& t : listed["result"]["tools"]) names.push_back(t["name"].get<std::string>());
   EXPECT_NE(std::find(names.begin(), names.end(), "hello"), names.end()) << list.body;
   EXPECT_NE(std::find(names.begin(), names.end(), "notes__bump"), names.end()) << list.body;
   EXPECT_EQ(std::find(names.begin(), names.end(), "bonly"), names.end()) << list.body;  // tenant b's
@@ -164,7 +174,8 @@ TEST_P(McpHttp, ACallThatLogsStreamsItsLogLinesThenItsResponse) {
 
   // Below the level the client set, the log line is not sent: one JSON response again.
   EXPECT_EQ(c.post(request(5, "logging/setLevel", {{"level", "error"}})).status, 200);
-  const HttpReply quiet = c.post(request(6, "tools/call", {{"name", "hello"}, {"arguments", {{"name", "B"}}}}));
+  const HttpReply quiet =
+      c.post(request(6, "tools/call", {{"name", "hello"}, {"arguments", {{"name", "B"}}}}));
   EXPECT_EQ(quiet.header("content-type"), "application/json") << quiet.body;
 }
 
@@ -203,23 +214,29 @@ TEST_P(McpHttp, SessionsAreRequiredKnownAndBoundToTheirTenant) {
   const HttpReply other = b.post(request(2, "tools/list"));
   EXPECT_EQ(other.status, 404) << other.body;
   EXPECT_EQ(other.json()["error"]["code"], -32001) << other.body;
-  EXPECT_EQ(http("DELETE", a.base + "/mcp", kKeyB, std::nullopt, {"Mcp-Session-Id: " + a.session}).status, 404);
+  EXPECT_EQ(http("DELETE", a.base + "/mcp", kKeyB, std::nullopt, {"Mcp-Session-Id: " + a.session}).status,
+            404);
   EXPECT_EQ(a.post(request(3, "tools/list")).status, 200);  // still a's
 
   // DELETE ends it; the id is then unknown.
-  const HttpReply del = http("DELETE", a.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + a.session});
+  const HttpReply del =
+      http("DELETE", a.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + a.session});
   EXPECT_EQ(del.status, 204) << del.body;
   EXPECT_EQ(a.post(request(4, "tools/list")).status, 404);
-  EXPECT_EQ(http("DELETE", a.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + a.session}).status, 404);
+  EXPECT_EQ(http("DELETE", a.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + a.session}).status,
+            404);
 }
 
 TEST_P(McpHttp, EndingASessionCancelsItsRunningCall) {
   Client c = client();
   c.start();
-  auto call = std::async(std::launch::async, [&] { return c.post(request(9, "tools/call", {{"name", "spin"}})); });
+  auto call = std::async(std::launch::async, [&] {
+    return c.post(request(9, "tools/call", {{"name", "spin"}}));
+  });
   std::this_thread::sleep_for(1500ms);  // the call is running
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(http("DELETE", c.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + c.session}).status, 204);
+  EXPECT_EQ(http("DELETE", c.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + c.session}).status,
+            204);
   ASSERT_EQ(call.wait_for(20s), std::future_status::ready);
   const HttpReply r = call.get();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
@@ -239,8 +256,10 @@ TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   EXPECT_EQ(c.post(request(2, "ping").dump(), {"Accept: application/json", kJson}).status, 406);
   EXPECT_EQ(c.post(request(2, "ping").dump(), {kAccept, "Content-Type: text/plain"}).status, 415);
   // Protocol version header: supported, or absent; anything else is 400.
-  EXPECT_EQ(c.post(request(2, "ping").dump(), {kAccept, kJson, "MCP-Protocol-Version: 2025-06-18"}).status, 200);
-  const HttpReply old = c.post(request(2, "ping").dump(), {kAccept, kJson, "MCP-Protocol-Version: 1999-01-01"});
+  EXPECT_EQ(c.post(request(2, "ping").dump(), {kAccept, kJson, "MCP-Protocol-Version: 2025-06-18"}).status,
+            200);
+  const HttpReply old =
+      c.post(request(2, "ping").dump(), {kAccept, kJson, "MCP-Protocol-Version: 1999-01-01"});
   EXPECT_EQ(old.status, 400) << old.body;
   EXPECT_NE(old.body.find("1999-01-01"), std::string::npos) << old.body;
   // A batch (removed in 2025-06-18) and text that is not JSON: JSON-RPC errors with 400.
@@ -258,7 +277,8 @@ TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   const HttpReply get = http("GET", c.base + "/mcp", kKeyA, std::nullopt, {kAccept});
   EXPECT_EQ(get.status, 405);
   EXPECT_EQ(get.header("allow"), "POST, DELETE");
-  EXPECT_EQ(Client{c.base, "", c.session}.post(request(2, "ping")).status, 401);
+  const Client keyless{c.base, "", c.session};
+  EXPECT_EQ(keyless.post(request(2, "ping")).status, 401);
   // Still serving.
   EXPECT_EQ(c.post(request(10, "ping")).json()["result"], json::object());
 }
@@ -271,7 +291,8 @@ TEST_P(McpHttp, AnUnauthenticatedLoopbackListenerServesOnlyMcpAsItsTenant) {
   EXPECT_EQ(http("GET", urls_[1] + "/v1/skills").status, 404);
   EXPECT_EQ(http("GET", urls_[1] + "/metrics", kOperatorKey).status, 404);
   // The same session id on the keyed listener with tenant b's key: unknown.
-  EXPECT_EQ(Client({urls_[0], kKeyB, c.session}).post(request(3, "tools/list")).status, 404);
+  const Client b{urls_[0], kKeyB, c.session};
+  EXPECT_EQ(b.post(request(3, "tools/list")).status, 404);
 }
 
 TEST_P(McpHttp, MetricsCountSessionsAndCalls) {
@@ -317,6 +338,57 @@ TEST(McpHttpConfig, AnUnauthenticatedListenerMustBeLoopback) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("listen[0].auth"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("loopback"), std::string::npos) << r.err;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// The curl session of docs/mcp.md "Over HTTP", as written, against a real server: every command succeeds
+// (curl --fail-with-body) and the call's answer is there.
+TEST(McpHttpDocs, TheCurlSessionWorksAsWritten) {
+  std::ifstream doc(SKILLBOX_MCP_DOC);
+  ASSERT_TRUE(doc) << SKILLBOX_MCP_DOC;
+  std::stringstream text;
+  text << doc.rdbuf();
+  std::string script;
+  bool in_sh = false;
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("```")) {
+      in_sh = line == "```sh";
+      continue;
+    }
+    if (in_sh) script += line + "\n";
+  }
+  ASSERT_NE(script.find("initialize"), std::string::npos) << "no ```sh block in docs/mcp.md";
+
+  TempDir tmp;
+  write_skill(tmp.path() / "s" / "hello", "hello",
+              "export default (i) => { log(`greeting ${i.name}`); return {greeting: `Hello, ${i.name}!`}; }");
+  write_file(tmp.path() / "serve.toml",
+             "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\n[tenants.a]\nkey_sha256 = [\"" +
+                 hash(kKeyA) + "\"]\nskills = \"s\"\ndata_dir = \"d\"\n");
+  ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
+  ASSERT_FALSE(server.url.empty());
+  const std::string body = replace_all(replace_all(script, "http://127.0.0.1:8080", server.url), "curl ",
+                                       "curl --noproxy '*' --fail-with-body ");
+  write_file(tmp.path() / "session.sh", "set -euo pipefail\nexport KEY=" + std::string(kKeyA) + "\n" + body);
+  const std::string command = "bash " + (tmp.path() / "session.sh").string() + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("\"name\":\"hello\""), std::string::npos) << out;  // tools/list
+  EXPECT_NE(out.find("event: message\ndata: "), std::string::npos) << out;
+  EXPECT_NE(out.find("greeting Ada"), std::string::npos) << out;
+  EXPECT_NE(out.find("Hello, Ada!"), std::string::npos) << out;
+  // The DELETE ended the session: the server holds none.
+  EXPECT_NE(server.err().find("\"DELETE /mcp\" status=204"), std::string::npos) << server.err();
 }
 
 }  // namespace
