@@ -245,6 +245,24 @@ TEST_P(McpHttp, EndingASessionCancelsItsRunningCall) {
   EXPECT_TRUE(r.json()["result"]["content"][0]["text"].get<std::string>().starts_with("cancelled")) << r.body;
 }
 
+TEST_P(McpHttp, ACancelledCallEndsItsStreamWithoutAResponse) {
+  Client c = client();
+  c.start();
+  auto call = std::async(std::launch::async, [&] {
+    return c.post(request(11, "tools/call", {{"name", "spin"}}));
+  });
+  std::this_thread::sleep_for(1500ms);
+  const HttpReply cancel = c.post(
+      json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 11}}}});
+  EXPECT_EQ(cancel.status, 202);
+  ASSERT_EQ(call.wait_for(20s), std::future_status::ready);
+  const HttpReply r = call.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("content-type"), "text/event-stream");
+  EXPECT_TRUE(events(r).empty()) << r.body;  // MCP "Cancellation": no response for a cancelled request
+  EXPECT_EQ(c.post(request(12, "ping")).status, 200);  // the session goes on
+}
+
 TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   Client c = client();
   c.start();
