@@ -101,6 +101,16 @@ bool origin_allowed(std::string_view origin, const std::vector<std::string>& all
   return false;
 }
 
+/// True when the Host header names a loopback host (127.0.0.1, localhost, [::1]), with or without a port.
+bool loopback_host(const std::string* host) {
+  if (host == nullptr) return false;
+  std::string_view h = *host;
+  const size_t colon = h.rfind(':');
+  if (colon != std::string_view::npos && h.find(']', colon) == std::string_view::npos) h = h.substr(0, colon);
+  const std::string name = lower(h);
+  return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
+}
+
 bool supported_version(std::string_view v) {
   for (std::string_view s : mcp::kProtocolVersions)
     if (s == v) return true;
@@ -342,6 +352,13 @@ void McpEndpoint::cancel_all() {
 }
 
 std::optional<HttpResponse> McpEndpoint::refuse_origin(const HttpRequest& request) const {
+  // A listener without keys is reachable only from this machine, but a browser on it can still be
+  // pointed there by a rebound DNS name: then Host names that name, never a loopback one.
+  if (!request.listener_tenant.empty() && !loopback_host(request.header("host"))) {
+    return rpc_error(403, nullptr, kTransportError,
+                     "forbidden: this listener has no authentication and answers only Host 127.0.0.1, "
+                     "localhost or [::1] (DNS rebinding defence)");
+  }
   const std::string* origin = request.header("origin");
   if (origin == nullptr || origin_allowed(*origin, config_.allowed_origins)) return std::nullopt;
   return rpc_error(403, nullptr, kTransportError,
@@ -506,6 +523,12 @@ void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond
   {
     base::MutexLock lock(route->mu);
     text = route->held;
+  }
+  if (text.empty()) {
+    // The session ended before it answered (the server is shutting down).
+    HttpResponse r = rpc_error(503, id, kTransportError, "the server is shutting down; try another replica");
+    r.tenant = t.id;
+    return respond(std::move(r));
   }
   const nlohmann::json answer = nlohmann::json::parse(text, nullptr, false);
   const bool ok = answer.is_object() && answer.contains("result");

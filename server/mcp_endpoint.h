@@ -67,8 +67,9 @@ class McpEndpoint {
   McpEndpoint(const McpEndpoint&) = delete;
   McpEndpoint& operator=(const McpEndpoint&) = delete;
 
-  /// The answer to a request whose Origin header is present and not allowed (403), or nullopt when it
-  /// may go on. Checked before authentication: a browser page of another origin gets nowhere.
+  /// The answer to a request whose Origin header is present and not allowed (403), or, on a listener
+  /// without authentication, whose Host is not a loopback name (403); nullopt when it may go on.
+  /// Checked before authentication: a browser page of another origin gets nowhere.
   [[nodiscard]] std::optional<HttpResponse> refuse_origin(const HttpRequest& request) const;
 
   /// Serves one request to /mcp for tenant `tenant` (an index; already authenticated). Does not block:

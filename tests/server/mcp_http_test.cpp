@@ -307,6 +307,9 @@ TEST_P(McpHttp, AnUnauthenticatedLoopbackListenerServesOnlyMcpAsItsTenant) {
   const HttpReply r = c.post(request(2, "tools/call", {{"name", "quiet"}, {"arguments", {{"n", 2}}}}));
   EXPECT_EQ(r.json()["result"]["content"][0]["text"], "4") << r.body;
   EXPECT_EQ(http("GET", urls_[1] + "/v1/skills").status, 404);
+  // DNS rebinding: a name that is not a loopback one in Host is refused there.
+  EXPECT_EQ(c.post(request(4, "ping").dump(), {kAccept, kJson, "Host: rebound.example:8081"}).status, 403);
+  EXPECT_EQ(c.post(request(4, "ping").dump(), {kAccept, kJson, "Host: localhost:8081"}).status, 200);
   EXPECT_EQ(http("GET", urls_[1] + "/metrics", kOperatorKey).status, 404);
   // The same session id on the keyed listener with tenant b's key: unknown.
   const Client b{urls_[0], kKeyB, c.session};
