@@ -254,7 +254,8 @@ void read_mcp(const toml::node& node, McpConfig& out, Problems& p) {
     } else if (key == "max_sessions_per_tenant") {
       if (auto v = integer_in(value, at, 1, 100'000, p)) out.max_sessions_per_tenant = *v;
     } else if (key == "session_idle_timeout_ms") {
-      if (auto v = integer_in(value, at, 1000, 7 * 24 * 3'600'000ull, p)) out.session_idle_timeout_ms = *v;
+      if (auto v = integer_in(value, at, 1000, uint64_t{7} * 24 * 3'600'000, p))
+        out.session_idle_timeout_ms = *v;
     } else {
       p.add(at,
             "unknown key; [mcp] has allowed_origins, max_sessions_per_tenant and session_idle_timeout_ms");

@@ -209,7 +209,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   /// Starts a streamed response (RespondStream): the head, then each part as a chunk; the watch for the
   /// client's leaving goes on until the last chunk.
-  void write_head(HttpResponse head, const std::shared_ptr<ChunkStream>& chunks) {
+  void write_head(const HttpResponse& head, const std::shared_ptr<ChunkStream>& chunks) {
     chunks_ = chunks;
     status_ = head.status;
     tenant_ = head.tenant;

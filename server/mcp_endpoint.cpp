@@ -436,12 +436,12 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
         .status = 202, .body = {}, .content_type = {}, .headers = {}, .tenant = {}, .outcome = {}});
   }
   ++c->active;
-  admit(tenant, std::move(request), respond, stream, std::move(c), message->id, false);
+  admit(tenant, std::move(request), respond, stream, c, message->id, false);
 }
 
 void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respond,
-                        const RespondStream& stream, std::shared_ptr<Conversation> conversation,
-                        nlohmann::json id, bool initialize) {
+                        const RespondStream& stream, const std::shared_ptr<Conversation>& conversation,
+                        const nlohmann::json& id, bool initialize) {
   auto job = [this, tenant, request = std::move(request), respond, stream, conversation, id,
               initialize](RunQueue::Clock::duration waited) {
     metrics_.queue_waited(tenant, seconds(waited));
@@ -579,8 +579,9 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
                           .page_size = 100,
                           .max_running_calls = t.max_concurrent_runs,
                           .max_waiting_calls = t.max_queued_runs + t.max_concurrent_runs},
-      mcp::RoutedSink([raw](mcp::Outgoing m) { raw->deliver(m); }),
-      mcp::NoteSink([tenant_id = t.id](std::string text) { log_line("tenant=" + tenant_id + ": " + text); }));
+      mcp::RoutedSink([raw](const mcp::Outgoing& m) { raw->deliver(m); }),
+      mcp::NoteSink(
+          [tenant_id = t.id](const std::string& text) { log_line("tenant=" + tenant_id + ": " + text); }));
   {
     base::MutexLock lock(mu_);
     if (refused()) return nullptr;

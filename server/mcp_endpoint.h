@@ -86,7 +86,7 @@ class McpEndpoint {
   struct Route;
   struct Conversation;
   void admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,
-             std::shared_ptr<Conversation> conversation, nlohmann::json id, bool initialize);
+             const std::shared_ptr<Conversation>& conversation, const nlohmann::json& id, bool initialize);
   void serve(size_t tenant, const HttpRequest& request, const Respond& respond, const RespondStream& stream,
              std::shared_ptr<Conversation> conversation, const nlohmann::json& id, bool initialize);
   std::shared_ptr<Conversation> open(size_t tenant, std::string& error, unsigned& status);
