@@ -2,6 +2,7 @@
 // statuses, headers, JSON bodies and event streams. Each test runs with both isolation modes.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -95,6 +96,9 @@ class McpHttp : public ::testing::TestWithParam<std::string> {
                 R"("limits": {"timeout_ms": 60000})");
     const Bundle notes("notes", grants({}));
     fs::copy(notes.dir(), root() / "a-skills" / "notes", fs::copy_options::recursive);
+    write_skill(root() / "a-skills" / "nap", "nap",
+                "export default () => new Promise((done) => { log('napping'); setTimeout(() => "
+                "done('rested'), 1000); })");
     write_skill(root() / "b-skills" / "bonly", "bonly", "export default () => 'b'");
     write_file(root() / "serve.toml", config_text(extra_config()));
     server_ = std::make_unique<ServeProcess>(
@@ -261,6 +265,33 @@ TEST_P(McpHttp, ACancelledCallEndsItsStreamWithoutAResponse) {
   EXPECT_EQ(r.header("content-type"), "text/event-stream");
   EXPECT_TRUE(events(r).empty()) << r.body;  // MCP "Cancellation": no response for a cancelled request
   EXPECT_EQ(c.post(request(12, "ping")).status, 200);  // the session goes on
+}
+
+TEST_P(McpHttp, AClientThatDisconnectsDoesNotCancelItsCall) {
+  Client c = client();
+  c.start();
+  const std::string body = request(13, "tools/call", {{"name", "nap"}}).dump();
+  const int fd = connect_raw(c.base);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                               std::string(kKeyA) + "\r\n" + kAccept + "\r\n" + kJson +
+                               "\r\nMcp-Session-Id: " + c.session +
+                               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::this_thread::sleep_for(300ms);
+  ::close(fd);  // gone while the call runs
+  // MCP 2025-06-18 and 2025-11-25: disconnection is not cancellation; the run ends as it would have.
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  std::string metrics;
+  while (std::chrono::steady_clock::now() < deadline) {
+    metrics = http("GET", c.base + "/metrics", kOperatorKey).body;
+    if (metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n") != std::string::npos) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_NE(metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"cancelled\"} 0\n"), std::string::npos)
+      << metrics;
+  EXPECT_EQ(c.post(request(14, "ping")).status, 200);
 }
 
 TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
