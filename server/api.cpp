@@ -124,6 +124,20 @@ std::string usage_json(const RunResult& result) {
 
 }  // namespace
 
+/// What the MCP endpoint needs of each tenant of `tenancy`.
+std::vector<McpTenant> Api::mcp_tenants(const Tenancy& tenancy) {
+  std::vector<McpTenant> out;
+  for (const auto& t : tenancy.tenants) {
+    out.push_back(McpTenant{.index = t->index,
+                            .id = t->config.id,
+                            .skills_dir = t->config.skills_dir,
+                            .context = t->context,
+                            .max_concurrent_runs = t->config.max_concurrent_runs,
+                            .max_queued_runs = t->config.max_queued_runs});
+  }
+  return out;
+}
+
 Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
          const std::atomic<bool>& draining, CancelToken cancel)
     : runner_(runner), queue_(queue), metrics_(metrics), draining_(draining), cancel_(std::move(cancel)) {
@@ -131,6 +145,9 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
   // The queue and the metrics were made with one lane and one series per tenant, in order.
   for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
   tenancy_ = build_tenancy(config);
+  mcp_ = std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, mcp_tenants(*tenancy_));
+  McpEndpoint* mcp = mcp_.get();
+  mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
 }
 
 std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& config) {
@@ -164,6 +181,7 @@ void Api::reload(const ServerConfig& config) {
     }
   }
   tenancy_ = build_tenancy(config);
+  mcp_->set_tenants(mcp_tenants(*tenancy_));
 }
 
 std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
@@ -171,14 +189,21 @@ std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
   return tenancy_;
 }
 
-Api::~Api() = default;
+Api::~Api() {
+  mcp_cancel_.reset();
+}
 
-void Api::handle(HttpRequest request, const Respond& answer) {
+void Api::shutdown_mcp() {
+  mcp_->shutdown();
+}
+
+void Api::handle(HttpRequest request, const Respond& answer, const RespondStream& answer_stream) {
   const std::string_view path = path_of(request.target);
   const std::optional<Route> route = match_route<Route>(path);
   // Every answer names its route and skill for the audit, whichever branch gives it.
   std::string pattern = route ? std::string(route->pattern) : std::string();
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") pattern = std::string(path);
+  if (path == "/mcp") pattern = base::escape_text(request.method.substr(0, 16)) + " /mcp";
   const Respond respond = [answer, pattern, skill = route ? route->id : std::string()](HttpResponse r) {
     r.facts.route = pattern;
     r.facts.skill = skill;
@@ -186,12 +211,25 @@ void Api::handle(HttpRequest request, const Respond& answer) {
   };
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
   const std::shared_ptr<const Tenancy> tenancy = this->tenancy();
+  if (path == "/mcp") {
+    const RespondStream stream = [answer_stream, pattern](HttpResponse head) {
+      head.facts.route = pattern;
+      return answer_stream(std::move(head));
+    };
+    return handle_mcp(*tenancy, std::move(request), respond, stream);
+  }
+  if (!request.listener_tenant.empty()) {
+    return respond(
+        error_response(404, "not_found",
+                       "this listener has no authentication (auth = \"none\") and serves only /mcp; "
+                       "use a listener with keys for the rest of the API (docs/server.md)"));
+  }
   if (path == "/metrics") return respond(metrics(*tenancy, request));
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
-                                      "\"; the API is GET /v1/skills, GET /v1/skills/ID and "
-                                      "POST /v1/skills/ID/run (docs/server.md)"));
+                                      "\"; the API is GET /v1/skills, GET /v1/skills/ID, "
+                                      "POST /v1/skills/ID/run and /mcp (docs/server.md)"));
   }
   if (request.method != route->method) {
     return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
@@ -209,6 +247,30 @@ void Api::handle(HttpRequest request, const Respond& answer) {
   }
   if (tenant == nullptr) return respond(unauthorized(request));
   admit(tenant, *route, std::move(request), respond);
+}
+
+void Api::handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond& respond,
+                     const RespondStream& stream) {
+  // DNS rebinding: a page of another origin that reaches a local listener gets nowhere, key or not.
+  if (std::optional<HttpResponse> refused = mcp_->refuse_origin(request)) return respond(std::move(*refused));
+  std::shared_ptr<const Tenant> tenant;
+  if (!request.listener_tenant.empty()) {
+    for (const auto& t : tenancy.tenants)
+      if (t->config.id == request.listener_tenant) tenant = t;
+  } else {
+    tenant = authenticate(tenancy, request);
+  }
+  if (draining_.load()) {
+    HttpResponse refused =
+        error_response(503, "draining", "the server is shutting down; try another replica");
+    if (tenant != nullptr) {
+      metrics_.shed(tenant->index, ShedReason::draining);
+      refused.tenant = tenant->config.id;
+    }
+    return respond(std::move(refused));
+  }
+  if (tenant == nullptr) return respond(unauthorized(request));
+  mcp_->handle(tenant->index, std::move(request), respond, stream);
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {

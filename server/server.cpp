@@ -41,6 +41,7 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 
 Server::~Server() {
   if (impl_->drainer.joinable()) impl_->drainer.join();
+  if (impl_->api) impl_->api->shutdown_mcp();
   impl_->queue.reset();
   impl_->http.reset();
 }
@@ -83,7 +84,9 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   Api* api = s.api.get();
   s.http = std::make_unique<HttpServer>(
       s.config,
-      [api](HttpRequest request, const Respond& respond) { api->handle(std::move(request), respond); },
+      [api](HttpRequest request, const Respond& respond, const RespondStream& stream) {
+        api->handle(std::move(request), respond, stream);
+      },
       [api](const std::string& request_id) { api->client_gone(request_id); },
       [&s](std::string_view request_id, std::string_view method, const HttpResponse& response) {
         if (s.audit) s.audit->record(request_id, method, response);
@@ -170,11 +173,16 @@ void Server::reload() {
   fixed(next->isolation != s.config.isolation, "isolation");
   fixed(next->run_threads != s.config.run_threads, "run_threads");
   fixed(next->queue_limit != s.config.queue_limit, "queue_limit");
+  fixed(next->mcp.allowed_origins != s.config.mcp.allowed_origins ||
+            next->mcp.max_sessions_per_tenant != s.config.mcp.max_sessions_per_tenant ||
+            next->mcp.session_idle_timeout_ms != s.config.mcp.session_idle_timeout_ms,
+        "mcp");
   s.file_listeners = next->listeners;
   next->listeners = s.config.listeners;
   next->isolation = s.config.isolation;
   next->run_threads = s.config.run_threads;
   next->queue_limit = s.config.queue_limit;
+  next->mcp = s.config.mcp;
   if (next->audit != s.config.audit) {
     Result<std::unique_ptr<AuditLog>> opened =
         next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr) : AuditLog::open(next->audit);
