@@ -19,8 +19,9 @@ using namespace std::chrono_literals;
 
 struct TempFolder {
   TempFolder() {
-    path = fs::temp_directory_path() / ("skillbox-watch-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    path = fs::temp_directory_path() /
+           ("skillbox-watch-" + std::to_string(::getpid()) + "-" +
+            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
     fs::create_directories(path / "lib");
   }
   ~TempFolder() { fs::remove_all(path); }
