@@ -36,13 +36,15 @@ struct McpOptions {
   std::optional<std::string> credentials;
   /// How often the skill folders are polled for changes, in milliseconds; 0: never.
   int64_t watch_ms = 1000;
+  std::string tool_names = "prefixed";
 };
 
 /// Loads `dirs` and lists their tools as mcp::tools_of does, in a throwaway data directory (listing a
 /// bundle runs its top-level code: serving changes no state before the first call, as `skillbox tools`).
 /// Errors name the folder; warnings go to `warnings`.
-Result<std::vector<mcp::Tool>> list_tools(const std::vector<std::string>& dirs, Runner& runner,
+Result<std::vector<mcp::Tool>> list_tools(const McpOptions& o, Runner& runner,
                                           std::vector<std::string>& warnings) {
+  const std::vector<std::string>& dirs = o.dirs;
   std::vector<Skill> skills;
   for (const std::string& dir : dirs) {
     Result<Skill> skill = load_skill(dir);
@@ -52,7 +54,8 @@ Result<std::vector<mcp::Tool>> list_tools(const std::vector<std::string>& dirs, 
   ScratchDir scratch("skillbox-mcp-");
   if (scratch.path().empty())
     return Error{"could not create a temporary data directory to list the tools in"};
-  return mcp::tools_of(skills, runner, local_tenant("mcp-tools", scratch.path()), warnings);
+  return mcp::tools_of(skills, runner, local_tenant("mcp-tools", scratch.path()), warnings,
+                       o.tool_names == "bare" ? mcp::ToolNaming::bare : mcp::ToolNaming::prefixed);
 }
 
 /// A problem found before serving: said on stderr; exit code 2.
@@ -95,7 +98,7 @@ int serve_mcp(const McpOptions& o) {
   std::vector<mcp::Tool> tools;
   {
     std::vector<std::string> warnings;
-    Result<std::vector<mcp::Tool>> listed = list_tools(o.dirs, *runner, warnings);
+    Result<std::vector<mcp::Tool>> listed = list_tools(o, *runner, warnings);
     for (const std::string& w : warnings) say("", "mcp: warning: " + w);
     if (!listed) return refuse("", listed.error().message);
     tools = std::move(*listed);
@@ -120,7 +123,7 @@ int serve_mcp(const McpOptions& o) {
     std::vector<std::filesystem::path> dirs(o.dirs.begin(), o.dirs.end());
     watch.emplace(std::move(dirs), std::chrono::milliseconds(o.watch_ms), [&o, &runner, &session] {
       std::vector<std::string> warnings;
-      Result<std::vector<mcp::Tool>> listed = list_tools(o.dirs, *runner, warnings);
+      Result<std::vector<mcp::Tool>> listed = list_tools(o, *runner, warnings);
       for (const std::string& w : warnings) say("", "mcp: warning: " + w);
       if (!listed) {
         const std::string text =
@@ -174,6 +177,11 @@ void add_mcp_command(CLI::App& app, CommandStatus& status) {
                   "The operator's credentials file for OpenHuman bundles (openhuman.md \"Secrets\" in the "
                   "guides); the bundle sees placeholders")
       ->type_name("FILE");
+  cmd->add_option("--tool-names", o->tool_names,
+                  "How a bundle's tools are named: prefixed, <skill-id>__<tool> (default), or bare, the "
+                  "bundle's own names (for clients that call fixed names)")
+      ->check(CLI::IsMember({"prefixed", "bare"}))
+      ->type_name("prefixed|bare");
   cmd->add_option("--watch-ms", o->watch_ms,
                   "How often to look for changes in the skill folders, in ms; a change lists the tools again "
                   "and tells the client (notifications/tools/list_changed). 0: never (default 1000)")

@@ -33,10 +33,11 @@ int main(int argc, char** argv) {
     runner = std::make_unique<skillbox::InProcessRunner>(host);
   for (int i = 0; i < iterations; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    const skillbox::RunResult r = runner->run(skillbox::Invocation{
-        .skill = *skill, .export_name = {}, .input_json = argv[4], .overrides = {}});
+    const skillbox::RunResult r = runner->run(
+        skillbox::Invocation{.skill = *skill, .export_name = {}, .input_json = argv[4], .overrides = {}});
     const auto us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count();
     if (r.outcome != skillbox::Outcome::ok) {
       std::fprintf(stderr, "call %d: %s\n", i, r.error ? r.error->message.c_str() : "not ok");
       return 1;

@@ -206,3 +206,44 @@ test('an aborted call is cancelled, rejects, and the server keeps serving', asyn
     await client.close();
   }
 });
+
+test('the conformance example serves the suite\'s tools under bare names', async () => {
+  const root = tempDir('conformance');
+  const { client } = await connect([
+    path.join(sourceDir, 'examples', 'mcp', 'conformance'),
+    '--tool-names',
+    'bare',
+    '--data-dir',
+    path.join(root, 'data'),
+  ]);
+  const logs = [];
+  client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => logs.push(n.params.data));
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['test_simple_text', 'test_error_handling', 'test_tool_with_logging', 'test_tool_with_progress', 'json_schema_2020_12_tool'],
+    );
+    const schema = tools[4].inputSchema;
+    assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    assert.deepEqual(schema.properties.address, { $ref: '#/$defs/address' });
+    assert.equal(schema.additionalProperties, false);
+
+    assert.equal(textOf(await client.callTool({ name: 'test_simple_text' })), 'This is a simple text response for testing.');
+    const failed = await client.callTool({ name: 'test_error_handling', arguments: {} });
+    assert.equal(failed.isError, true);
+    assert.match(textOf(failed), /intentionally returns an error/);
+
+    await client.setLoggingLevel('debug');
+    await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+    assert.deepEqual(logs, ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+
+    const progress = [];
+    await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    assert.deepEqual(progress, [1, 2, 3]);
+  } finally {
+    await client.close();
+  }
+});
