@@ -2,8 +2,9 @@
 # bench/mcp/run.sh — the MCP benchmark (docs/benchmarks.md "MCP"): tools/call of a trivial tool over stdio
 # against the same skill run in-library (Runner::run), per `skillbox run`, and the official SDK's own
 # example-style Node server (McpServer + StdioServerTransport) serving an equivalent tool, in one run.
-# Prints p50, p90 and calls per second (sequential calls) of each, and the ratios. Not part of the test
-# command.
+# Prints p50, p90 and calls per second (sequential calls) of each, and the ratios. Each server is driven
+# by a minimal C++ client (bench_mcp_inlib stdio: a line out, lines in) and by the SDK's own Client
+# (stdio_client.mjs). Not part of the test command.
 #
 #   bench/mcp/run.sh                 300 timed calls each (30 more as warm-up); MCP_BENCH_CALLS=N for more
 #
@@ -58,9 +59,12 @@ run_per_call() {  # `skillbox run` per call, process isolation (its default)
 
 measure inlib-inprocess inlib in-process
 measure inlib-worker inlib worker
-measure mcp-inprocess-raw node "$client" raw "$calls" "$warmup" -- "$skillbox" mcp "$skill" --isolation inprocess
-measure mcp-process-raw node "$client" raw "$calls" "$warmup" -- "$skillbox" mcp "$skill"
-measure sdk-server-raw node "$client" raw "$calls" "$warmup" -- node "$here/sdk_server.mjs"
+minimal() {  # COMMAND...: the C++ minimal client, the first $warmup calls dropped
+  "$build/bench/mcp/bench_mcp_inlib" stdio $((calls + warmup)) "$@" | tail -n +$((warmup + 1))
+}
+measure mcp-inprocess-raw minimal "$skillbox" mcp "$skill" --isolation inprocess
+measure mcp-process-raw minimal "$skillbox" mcp "$skill"
+measure sdk-server-raw minimal node "$here/sdk_server.mjs"
 measure mcp-process-sdk node "$client" sdk "$calls" "$warmup" -- "$skillbox" mcp "$skill"
 measure sdk-server-sdk node "$client" sdk "$calls" "$warmup" -- node "$here/sdk_server.mjs"
 measure skillbox-run run_per_call
@@ -71,9 +75,9 @@ work = sys.argv[1]
 rows = [
     ("inlib-inprocess", "in-library InProcessRunner::run"),
     ("inlib-worker", "in-library WorkerRunner::run"),
-    ("mcp-inprocess-raw", "skillbox mcp --isolation inprocess, minimal client"),
-    ("mcp-process-raw", "skillbox mcp (process isolation), minimal client"),
-    ("sdk-server-raw", "SDK Node server (McpServer), minimal client"),
+    ("mcp-inprocess-raw", "skillbox mcp --isolation inprocess, C++ client"),
+    ("mcp-process-raw", "skillbox mcp (process isolation), C++ client"),
+    ("sdk-server-raw", "SDK Node server (McpServer), C++ client"),
     ("mcp-process-sdk", "skillbox mcp (process isolation), SDK Client"),
     ("sdk-server-sdk", "SDK Node server (McpServer), SDK Client"),
     ("skillbox-run", "skillbox run, one process per call"),
@@ -91,7 +95,7 @@ def ratio(a, b):
 print()
 print(f"p50 ratios: mcp inprocess / in-library in-process {ratio('mcp-inprocess-raw', 'inlib-inprocess'):.2f}; "
       f"mcp process / in-library worker {ratio('mcp-process-raw', 'inlib-worker'):.2f}; "
-      f"mcp process / SDK server (minimal client) {ratio('mcp-process-raw', 'sdk-server-raw'):.2f}; "
+      f"mcp process / SDK server (C++ client) {ratio('mcp-process-raw', 'sdk-server-raw'):.2f}; "
       f"(SDK client) {ratio('mcp-process-sdk', 'sdk-server-sdk'):.2f}; "
       f"skillbox run / mcp process {ratio('skillbox-run', 'mcp-process-raw'):.1f}")
 PY

@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const require = createRequire(path.join(process.env.MCP_NODE_DIR, 'package.json'));
+const require = createRequire(path.resolve(process.env.MCP_NODE_DIR, 'package.json'));
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
 const { z } = require('zod');
