@@ -69,6 +69,35 @@ measure mcp-process-sdk node "$client" sdk "$calls" "$warmup" -- "$skillbox" mcp
 measure sdk-server-sdk node "$client" sdk "$calls" "$warmup" -- node "$here/sdk_server.mjs"
 measure skillbox-run run_per_call
 
+# Over Streamable HTTP (once `skillbox serve` has /mcp): skillbox serve hosting the skill on a loopback
+# listener without authentication, and the SDK's own HTTP server; both driven by the SDK's Client.
+background=()
+trap 'for p in "${background[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
+url_of() {  # FILE PID: the "url: " line a server printed, waiting for it
+  for _ in $(seq 1 300); do
+    local url
+    url=$(sed -n 's/^url: //p' "$1" | head -1)
+    if [[ -n "$url" ]]; then echo "$url"; return; fi
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "bench: a server did not start: $(cat "$1")" >&2
+  return 1
+}
+if grep -q auth_none "$src/server/config.h"; then
+  mkdir -p "$work/skills" && cp -r "$skill" "$work/skills/echo"
+  printf 'listen = [{address = "127.0.0.1:0", auth = "none", tenant = "t"}]\n[tenants.t]\nskills = "%s"\ndata_dir = "%s"\n' \
+    "$work/skills" "$work/data" >"$work/serve.toml"
+  "$skillbox" serve --config "$work/serve.toml" >"$work/serve.out" 2>"$work/serve.err" &
+  background+=($!)
+  url=$(url_of "$work/serve.out" $!)
+  measure mcp-http-sdk node "$client" sdk-http "$calls" "$warmup" -- "${url%/}/mcp"
+  node "$here/sdk_http_server.mjs" >"$work/sdk-http.out" &
+  background+=($!)
+  url=$(url_of "$work/sdk-http.out" $!)
+  measure sdk-http-server-sdk node "$client" sdk-http "$calls" "$warmup" -- "$url"
+fi
+
 python3 - "$work" <<'PY'
 import statistics, sys
 work = sys.argv[1]
@@ -81,7 +110,11 @@ rows = [
     ("mcp-process-sdk", "skillbox mcp (process isolation), SDK Client"),
     ("sdk-server-sdk", "SDK Node server (McpServer), SDK Client"),
     ("skillbox-run", "skillbox run, one process per call"),
+    ("mcp-http-sdk", "skillbox serve /mcp (process isolation), SDK Client"),
+    ("sdk-http-server-sdk", "SDK Node HTTP server (stateless), SDK Client"),
 ]
+import os
+rows = [r for r in rows if os.path.exists(f"{work}/{r[0]}.samples")]
 stats = {}
 for key, _ in rows:
     s = sorted(float(x) for x in open(f"{work}/{key}.samples").read().split())
@@ -98,5 +131,8 @@ print(f"p50 ratios: mcp inprocess / in-library in-process {ratio('mcp-inprocess-
       f"mcp process / SDK server (C++ client) {ratio('mcp-process-raw', 'sdk-server-raw'):.2f}; "
       f"(SDK client) {ratio('mcp-process-sdk', 'sdk-server-sdk'):.2f}; "
       f"skillbox run / mcp process {ratio('skillbox-run', 'mcp-process-raw'):.1f}")
+if "mcp-http-sdk" in stats:
+    print(f"HTTP p50 ratios: skillbox serve /mcp / SDK HTTP server {ratio('mcp-http-sdk', 'sdk-http-server-sdk'):.2f}; "
+          f"skillbox serve /mcp / skillbox mcp stdio (SDK client) {ratio('mcp-http-sdk', 'mcp-process-sdk'):.2f}")
 PY
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -104,3 +104,48 @@ export async function waitFor(predicate, ms, what) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+export const { StreamableHTTPClientTransport } = requireFromClients('@modelcontextprotocol/sdk/client/streamableHttp.js');
+
+/**
+ * `skillbox serve` with one loopback listener without authentication (auth = "none") for a tenant whose
+ * skills folder is `skillsDir`; `extra` is more TOML for the top level. Resolves with its /mcp URL and a
+ * stop() that ends it.
+ */
+export async function serveMcp(skillsDir, root, extra = '') {
+  const { spawn } = await import('node:child_process');
+  const config = path.join(root, 'serve.toml');
+  fs.writeFileSync(
+    config,
+    `listen = [{address = "127.0.0.1:0", auth = "none", tenant = "t"}]\n${extra}\n` +
+      `[tenants.t]\nskills = ${JSON.stringify(skillsDir)}\ndata_dir = ${JSON.stringify(path.join(root, 'data'))}\n`,
+  );
+  const child = spawn(skillbox, ['serve', '--config', config], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), SKILLBOX_HOME: path.join(root, 'home') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (err += c));
+  await waitFor(() => /^url: /m.test(out) || child.exitCode !== null, 30000, 'skillbox serve to listen');
+  const match = /^url: (\S+)/m.exec(out);
+  if (!match) throw new Error(`skillbox serve did not start: ${out}\n${err}`);
+  const url = new URL('mcp', match[1].endsWith('/') ? match[1] : match[1] + '/');
+  return {
+    url,
+    stderr: () => err,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** An SDK Client connected to `url` over the SDK's StreamableHTTPClientTransport. */
+export async function connectHttp(url) {
+  const client = new Client({ name: 'skillbox-sdk-test', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
