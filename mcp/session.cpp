@@ -70,6 +70,14 @@ struct Session::Call {
 };
 
 Session::Session(SessionOptions options, MessageSink send, NoteSink note)
+    : Session(
+          std::move(options),
+          [send = std::move(send)](Outgoing m) {
+            if (!m.text.empty()) send(std::move(m.text));
+          },
+          std::move(note)) {}
+
+Session::Session(SessionOptions options, RoutedSink send, NoteSink note)
     : options_(std::move(options)),
       send_(std::move(send)),
       note_(std::move(note)),
@@ -108,7 +116,7 @@ bool Session::replace_tools(std::vector<Tool> tools) {
     tools_ = std::move(next);
   }
   if (changed && initialized_.load())
-    send(notification_text("notifications/tools/list_changed", nlohmann::json::object()));
+    send(notification_text("notifications/tools/list_changed", nlohmann::json::object()), nullptr, false);
   return changed;
 }
 
@@ -116,23 +124,24 @@ void Session::log(std::string_view level, std::string_view logger, std::string_v
   const int index = log_level_index(level);
   if (index < 0 || index < min_log_level_.load() || !initialized_.load()) return;
   send(notification_text(
-      "notifications/message",
-      {{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", std::string(text)}}));
+           "notifications/message",
+           {{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", std::string(text)}}),
+       nullptr, false);
 }
 
-void Session::send(std::string text) {
+void Session::send(std::string text, const nlohmann::json& request_id, bool response) {
   base::MutexLock lock(send_mu_);
-  send_(std::move(text));
+  send_(Outgoing{.text = std::move(text), .request_id = request_id, .response = response});
 }
 
 void Session::refuse(ErrorCode code, std::string_view message) {
-  send(error_text(nullptr, code, message));
+  send(error_text(nullptr, code, message), nullptr);
 }
 
 void Session::receive(std::string_view text) {
   Result<Message, RpcError> message = parse_message(text);
   if (!message) {
-    send(error_text(message.error().id, message.error().code, message.error().message));
+    send(error_text(message.error().id, message.error().code, message.error().message), message.error().id);
     return;
   }
   handle(std::move(*message));
@@ -154,14 +163,16 @@ void Session::handle(Message message) {
 }
 
 void Session::handle_request(Message& m) {
-  const auto fail = [&](ErrorCode code, const std::string& text) { send(error_text(m.id, code, text)); };
+  const auto fail = [&](ErrorCode code, const std::string& text) {
+    send(error_text(m.id, code, text), m.id);
+  };
   if (m.method.starts_with("notifications/"))
     return fail(ErrorCode::invalid_request,
                 "invalid request: " + shown(m.method) + " is a notification; send it without an \"id\"");
   if (!m.params.is_null() && !m.params.is_object())
     return fail(ErrorCode::invalid_params,
                 "invalid params: " + shown(m.method) + " takes its \"params\" as an object");
-  if (m.method == "ping") return send(response_text(m.id, nlohmann::json::object()));
+  if (m.method == "ping") return send(response_text(m.id, nlohmann::json::object()), m.id);
   if (m.method == "initialize") {
     if (initialized_)
       return fail(ErrorCode::invalid_request, "invalid request: the session is already initialized");
@@ -169,7 +180,7 @@ void Session::handle_request(Message& m) {
     nlohmann::json result = initialize(m.params, error);
     if (!error.empty()) return fail(ErrorCode::invalid_params, error);
     initialized_ = true;
-    return send(response_text(m.id, result));
+    return send(response_text(m.id, result), m.id);
   }
   const bool known = m.method == "tools/list" || m.method == "tools/call" || m.method == "logging/setLevel";
   if (!known)
@@ -182,7 +193,7 @@ void Session::handle_request(Message& m) {
     std::string error;
     nlohmann::json result = list_tools(m.params, error);
     if (!error.empty()) return fail(ErrorCode::invalid_params, error);
-    return send(response_text(m.id, result));
+    return send(response_text(m.id, result), m.id);
   }
   if (m.method == "logging/setLevel") {
     const nlohmann::json* level =
@@ -195,7 +206,7 @@ void Session::handle_request(Message& m) {
           "invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, "
           "emergency");
     min_log_level_.store(index);
-    return send(response_text(m.id, nlohmann::json::object()));
+    return send(response_text(m.id, nlohmann::json::object()), m.id);
   }
   start_call(m);
 }
@@ -261,7 +272,9 @@ nlohmann::json Session::list_tools(const nlohmann::json& params, std::string& er
 }
 
 void Session::start_call(Message& m) {
-  const auto fail = [&](ErrorCode code, const std::string& text) { send(error_text(m.id, code, text)); };
+  const auto fail = [&](ErrorCode code, const std::string& text) {
+    send(error_text(m.id, code, text), m.id);
+  };
   const nlohmann::json& params = m.params;
   const nlohmann::json* name = params.is_object() && params.contains("name") ? &params["name"] : nullptr;
   if (name == nullptr || !name->is_string())
@@ -354,12 +367,13 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
                         .cancel = call->cancel,
                         .tenant = options_.tenant};
   // The observer's callbacks come from the runner's thread, one at a time, while run() executes.
-  invocation.observer.on_log = [this, &tool](const LogEntry& entry, Timestamp) {
+  invocation.observer.on_log = [this, &tool, call](const LogEntry& entry, Timestamp) {
     const int level = log_level_of(entry.level);
     if (level < min_log_level_.load()) return;
-    send(notification_text(
-        "notifications/message",
-        {{"level", kLogLevels[static_cast<size_t>(level)]}, {"logger", tool.name}, {"data", entry.message}}));
+    send(notification_text("notifications/message", {{"level", kLogLevels[static_cast<size_t>(level)]},
+                                                     {"logger", tool.name},
+                                                     {"data", entry.message}}),
+         call->id, /*response=*/false);
   };
   if (!call->progress_token.is_null()) {
     auto progress = std::make_shared<uint64_t>(0);
@@ -368,7 +382,8 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
       // MCP "Progress": the value must increase with each notification; no total is known.
       send(notification_text("notifications/progress", {{"progressToken", call->progress_token},
                                                         {"progress", ++*progress},
-                                                        {"message", event.detail + " " + event.data_json}}));
+                                                        {"message", event.detail + " " + event.data_json}}),
+           call->id, /*response=*/false);
     };
   }
   RunResult result;
@@ -389,9 +404,10 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
     // MCP "Cancellation": the receiver of a cancelled request sends no response for it.
     note_("call " + call->key + " of " + tool.name + " was cancelled by the client (outcome " +
           std::string(to_string(result.outcome)) + ")");
+    send("", call->id);  // no answer: the request ends without one
     return;
   }
-  send(response_text(call->id, call_tool_result(tool, result)));
+  send(response_text(call->id, call_tool_result(tool, result)), call->id);
 }
 
 void Session::close(Close how) {

@@ -1,8 +1,9 @@
 // mcp/session.h — one MCP session, independent of its transport: it is fed the text of each message
 // received and hands the text of each message to send to a sink.
 //
-// The stdio transport (mcp/stdio.h) feeds it lines; the Streamable HTTP transport will feed it request
-// bodies. What it implements (MCP revisions 2025-06-18 and 2025-11-25):
+// The stdio transport (mcp/stdio.h) feeds it lines; the Streamable HTTP transport of `skillbox serve`
+// (server/mcp_endpoint.h) feeds it request bodies and routes each message to the POST of the request
+// it belongs to (Outgoing). What it implements (MCP revisions 2025-06-18 and 2025-11-25):
 //  - lifecycle: `initialize` (version negotiation: the client's revision when supported, else the
 //    latest), `notifications/initialized`, `ping` at any time; other requests before `initialize`
 //    are refused with Invalid Request;
@@ -64,13 +65,31 @@ struct SessionOptions {
 /// Where a session's messages go: called with one message text (no newline) at a time, in order, never
 /// two at once. Must not block long (a call's log lines reach it from the runner's thread): queue it.
 using MessageSink = std::function<void(std::string text)>;
+
+/// One message the session sends, with the request it belongs to: what a transport that answers each
+/// request on its own channel (Streamable HTTP: the response to that request's POST) routes by.
+struct Outgoing {
+  /// The message's text (no newline). Empty only when `response` is true and the request ends without
+  /// an answer (the client cancelled it: MCP "Cancellation" forbids a response).
+  std::string text;
+  /// The id of the request the message answers or reports on (a call's log lines and progress carry
+  /// their call's id); null for a message about no request (an error to a message without a valid id).
+  nlohmann::json request_id;
+  /// True for the request's last message: its response (or its end without one, text empty).
+  bool response = false;
+};
+/// Same rules as MessageSink.
+using RoutedSink = std::function<void(Outgoing message)>;
 /// Where the session's own notes go (a client's response we did not ask for, a cancelled call): one
 /// line of text without a newline, for the operator. Same rules as MessageSink.
 using NoteSink = std::function<void(std::string text)>;
 
 class Session {
  public:
+  /// Every message text goes to `send`, in order (a call cancelled by the client sends nothing).
   Session(SessionOptions options, MessageSink send, NoteSink note);
+  /// Every message goes to `send` with the request it belongs to (see Outgoing).
+  Session(SessionOptions options, RoutedSink send, NoteSink note);
   /// close(Close::cancel).
   ~Session();
   Session(const Session&) = delete;
@@ -121,10 +140,10 @@ class Session {
   void cancel_request(const nlohmann::json& params);
   void run_calls();
   void run_call(const std::shared_ptr<Call>& call);
-  void send(std::string text);
+  void send(std::string text, const nlohmann::json& request_id, bool response = true);
 
   const SessionOptions options_;
-  const MessageSink send_;
+  const RoutedSink send_;
   const NoteSink note_;
 
   mutable base::Mutex tools_mu_;

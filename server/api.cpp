@@ -117,20 +117,45 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
     t->context = std::move(context);
     tenants_.push_back(std::move(t));
   }
+  std::vector<McpTenant> mcp_tenants;
+  for (const auto& t : tenants_) {
+    mcp_tenants.push_back(McpTenant{.index = t->index,
+                                    .id = t->config.id,
+                                    .skills_dir = t->config.skills_dir,
+                                    .context = t->context,
+                                    .max_concurrent_runs = t->config.max_concurrent_runs,
+                                    .max_queued_runs = t->config.max_queued_runs});
+  }
+  mcp_ = std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, std::move(mcp_tenants));
+  McpEndpoint* mcp = mcp_.get();
+  mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
 }
 
-Api::~Api() = default;
+Api::~Api() {
+  mcp_cancel_.reset();
+}
 
-void Api::handle(HttpRequest request, const Respond& respond) {
+void Api::shutdown_mcp() {
+  mcp_->shutdown();
+}
+
+void Api::handle(HttpRequest request, const Respond& respond, const RespondStream& stream) {
   const std::string_view path = path_of(request.target);
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
+  if (path == "/mcp") return handle_mcp(std::move(request), respond, stream);
+  if (!request.listener_tenant.empty()) {
+    return respond(
+        error_response(404, "not_found",
+                       "this listener has no authentication (auth = \"none\") and serves only /mcp; "
+                       "use a listener with keys for the rest of the API (docs/server.md)"));
+  }
   if (path == "/metrics") return respond(metrics(request));
   const std::optional<Route> route = match_route<Route>(path);
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
-                                      "\"; the API is GET /v1/skills, GET /v1/skills/ID and "
-                                      "POST /v1/skills/ID/run (docs/server.md)"));
+                                      "\"; the API is GET /v1/skills, GET /v1/skills/ID, "
+                                      "POST /v1/skills/ID/run and /mcp (docs/server.md)"));
   }
   if (request.method != route->method) {
     return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
@@ -148,6 +173,29 @@ void Api::handle(HttpRequest request, const Respond& respond) {
   }
   if (tenant == nullptr) return respond(unauthorized(request));
   admit(*tenant, *route, std::move(request), respond);
+}
+
+void Api::handle_mcp(HttpRequest request, const Respond& respond, const RespondStream& stream) {
+  // DNS rebinding: a page of another origin that reaches a local listener gets nowhere, key or not.
+  if (std::optional<HttpResponse> refused = mcp_->refuse_origin(request)) return respond(std::move(*refused));
+  Tenant* tenant = nullptr;
+  if (!request.listener_tenant.empty()) {
+    for (const auto& t : tenants_)
+      if (t->config.id == request.listener_tenant) tenant = t.get();
+  } else {
+    tenant = authenticate(request);
+  }
+  if (draining_.load()) {
+    HttpResponse refused =
+        error_response(503, "draining", "the server is shutting down; try another replica");
+    if (tenant != nullptr) {
+      metrics_.shed(tenant->index, ShedReason::draining);
+      refused.tenant = tenant->config.id;
+    }
+    return respond(std::move(refused));
+  }
+  if (tenant == nullptr) return respond(unauthorized(request));
+  mcp_->handle(tenant->index, std::move(request), respond, stream);
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {

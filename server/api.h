@@ -7,6 +7,8 @@
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
 //   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome
+//   POST|DELETE /mcp              MCP over Streamable HTTP: the tenant's skills as tools
+//   (server/mcp_endpoint.h)
 //
 // The key (Authorization: Bearer KEY) alone names the tenant; nothing else a client sends (the query
 // string, other headers, the id) can reach another tenant's skills folder, data directory or runs.
@@ -28,6 +30,7 @@
 #include "server/api_key.h"
 #include "server/config.h"
 #include "server/http_types.h"
+#include "server/mcp_endpoint.h"
 #include "server/metrics.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
@@ -47,7 +50,11 @@ class Api {
 
   /// Serves one request (server/http_types.h Handler): answers at once, or queues the work on the
   /// RunQueue and answers from there.
-  void handle(HttpRequest request, const Respond& respond);
+  void handle(HttpRequest request, const Respond& respond, const RespondStream& stream);
+
+  /// Ends every MCP session (their calls cancelled) and waits for their calls to answer. Before the
+  /// RunQueue goes: an MCP request keeps its run thread until answered.
+  void shutdown_mcp();
 
   /// The client of `request_id` closed its connection (server/http_types.h ClientGone): a request
   /// still queued is withdrawn and answered 499 (nobody reads it; the log line says
@@ -68,6 +75,7 @@ class Api {
   };
   [[nodiscard]] static std::optional<KeyHash> presented_key(const HttpRequest& request);
   Tenant* authenticate(const HttpRequest& request) const;
+  void handle_mcp(HttpRequest request, const Respond& respond, const RespondStream& stream);
   [[nodiscard]] HttpResponse metrics(const HttpRequest& request) const;
   void admit(Tenant& tenant, const Route& route, HttpRequest request, const Respond& respond);
   HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
@@ -84,6 +92,8 @@ class Api {
   std::vector<std::unique_ptr<Tenant>> tenants_;
   base::Mutex pending_mu_;  // taken before the RunQueue's own lock, never after it
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
+  std::unique_ptr<McpEndpoint> mcp_;
+  CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
 };
 
 }  // namespace skillbox::server

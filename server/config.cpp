@@ -147,10 +147,53 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
             "weight and ceilings");
     }
   }
-  if (!table->contains("key_sha256")) p.add(path, "missing key_sha256: a tenant needs at least one key");
   if (!table->contains("skills")) p.add(path, "missing skills: the folder of the tenant's skill folders");
   if (!table->contains("data_dir")) p.add(path, "missing data_dir: the tenant's own data directory");
   config.tenants.push_back(std::move(t));
+}
+
+/// A listener written as a table: {address = "127.0.0.1:9000", auth = "none", tenant = "NAME"}.
+void read_listener_table(const toml::table& table, const std::string& at, ServerConfig& config, Problems& p) {
+  std::optional<Listener> l;
+  std::string auth = "key";
+  std::string tenant;
+  for (auto&& [key, value] : table) {
+    const std::string k = at + "." + std::string(key.str());
+    if (key == "address") {
+      if (const std::optional<std::string> s = string_at(value, k, p)) {
+        Result<Listener> parsed = parse_listener(*s);
+        if (parsed) {
+          l = std::move(*parsed);
+        } else {
+          p.add(k, parsed.error().message);
+        }
+      }
+    } else if (key == "auth") {
+      if (const std::optional<std::string> s = string_at(value, k, p)) {
+        if (*s != "key" && *s != "none") {
+          p.add(k, "expected \"key\" (the default: a tenant's API key) or \"none\", got \"" + *s + "\"");
+        } else {
+          auth = *s;
+        }
+      }
+    } else if (key == "tenant") {
+      if (const std::optional<std::string> s = string_at(value, k, p)) tenant = *s;
+    } else {
+      p.add(k, "unknown key; a listener table has address, auth and tenant");
+    }
+  }
+  if (!table.contains("address")) {
+    p.add(at, "missing address, such as \"127.0.0.1:8080\"");
+    return;
+  }
+  if (!l) return;
+  if (auth == "none" && tenant.empty())
+    p.add(at + ".tenant", "auth = \"none\" needs tenant, the name of the one tenant this listener serves");
+  if (auth != "none" && !tenant.empty())
+    p.add(at + ".tenant", "only a listener with auth = \"none\" names a tenant (keys name it otherwise)");
+  l->auth_none = auth == "none";
+  l->tenant = tenant;
+  config.listeners.push_back(std::move(*l));
 }
 
 void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
@@ -161,13 +204,72 @@ void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
   }
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string at = "listen[" + std::to_string(i) + "]";
-    const std::optional<std::string> s = string_at(*list->get(i), at, p);
+    const toml::node& entry = (*list)[i];
+    if (entry.is_table()) {
+      read_listener_table(*entry.as_table(), at, config, p);
+      continue;
+    }
+    const std::optional<std::string> s = string_at(entry, at, p);
     if (!s) continue;
     Result<Listener> l = parse_listener(*s);
     if (l) {
       config.listeners.push_back(std::move(*l));
     } else {
       p.add(at, l.error().message);
+    }
+  }
+}
+
+/// `[mcp]`: the /mcp endpoint's origins and sessions.
+void read_mcp(const toml::node& node, McpConfig& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add("mcp", "expected a table ([mcp]), got " + describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = "mcp." + std::string(key.str());
+    if (key == "allowed_origins") {
+      const toml::array* list = value.as_array();
+      if (list == nullptr) {
+        p.add(at, "expected an array of origins such as [\"http://localhost:*\"], got " + describe(value));
+        continue;
+      }
+      out.allowed_origins.clear();
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string item = at + "[" + std::to_string(i) + "]";
+        const std::optional<std::string> s = string_at(*list->get(i), item, p);
+        if (!s) continue;
+        const bool scheme = s->starts_with("http://") || s->starts_with("https://");
+        const size_t host = s->find("://") + 3;
+        if (!scheme || s->size() <= host || s->find('/', host) != std::string::npos) {
+          p.add(item,
+                "expected an origin: http:// or https://, a host, and :PORT or :* (any port), with "
+                "no path, such as \"https://app.example.com\" or \"http://localhost:*\"; got \"" +
+                    *s + "\"");
+          continue;
+        }
+        out.allowed_origins.push_back(*s);
+      }
+    } else if (key == "max_sessions_per_tenant") {
+      if (auto v = integer_in(value, at, 1, 100'000, p)) out.max_sessions_per_tenant = *v;
+    } else if (key == "session_idle_timeout_ms") {
+      if (auto v = integer_in(value, at, 1000, uint64_t{7} * 24 * 3'600'000, p))
+        out.session_idle_timeout_ms = *v;
+    } else if (key == "tool_names") {
+      if (const std::optional<std::string> v = string_at(value, at, p)) {
+        if (*v == "bare" || *v == "prefixed")
+          out.bare_tool_names = *v == "bare";
+        else
+          p.add(at,
+                "expected \"prefixed\" (<skill-id>__<tool>, the default) or \"bare\" (a bundle's own tool "
+                "names), got \"" +
+                    *v + "\"");
+      }
+    } else {
+      p.add(at,
+            "unknown key; [mcp] has allowed_origins, max_sessions_per_tenant, session_idle_timeout_ms and "
+            "tool_names");
     }
   }
 }
@@ -300,6 +402,8 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       }
       for (auto&& [name, tenant] : *tenants)
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
+    } else if (key == "mcp") {
+      read_mcp(node, config.mcp, p);
     } else if (!read_server_key(key.str(), node, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
@@ -330,11 +434,33 @@ std::string config_problems(const ServerConfig& config) {
   if (config.listeners.empty())
     out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
   if (config.tenants.empty()) out += "tenants: no tenant; add a [tenants.NAME] table\n";
+  std::set<std::string> keyless_ok;  // tenants served by an auth = "none" listener may have no key
+  for (size_t i = 0; i < config.listeners.size(); ++i) {
+    const Listener& l = config.listeners[i];
+    if (!l.auth_none) continue;
+    const std::string at = "listen[" + std::to_string(i) + "]";
+    boost::system::error_code bad;
+    const bool loopback =
+        l.kind == Listener::Kind::tcp && boost::asio::ip::make_address(l.address, bad).is_loopback() && !bad;
+    if (!loopback) {
+      out += at +
+             ".auth: \"none\" (no authentication) is only allowed on a loopback address (127.0.0.1, "
+             "[::1]); this listener is " +
+             (l.kind == Listener::Kind::tcp ? l.address : "unix:" + l.path.string()) +
+             ". Bind it to 127.0.0.1, or remove auth = \"none\"\n";
+    }
+    bool known = false;
+    for (const TenantConfig& t : config.tenants) known = known || t.id == l.tenant;
+    if (!known)
+      out += at + ".tenant: no tenant \"" + l.tenant + "\"; add a [tenants." + l.tenant + "] table\n";
+    keyless_ok.insert(l.tenant);
+  }
   std::map<std::string, std::string> keys;
   for (const KeyHash& h : config.metrics_key_hashes) keys.emplace(key_hash_hex(h), "");
   for (const TenantConfig& t : config.tenants) {
     const std::string at = "tenants." + t.id;
-    if (t.key_hashes.empty()) out += at + ".key_sha256: no key; a tenant needs at least one\n";
+    if (t.key_hashes.empty() && !keyless_ok.contains(t.id))
+      out += at + ".key_sha256: no key; a tenant needs at least one (or an auth = \"none\" listener)\n";
     out += overlap_problems(t, config.tenants);
     for (const KeyHash& h : t.key_hashes) {
       const auto [owner, unique] = keys.emplace(key_hash_hex(h), t.id);

@@ -23,6 +23,11 @@ struct Listener {
   std::string address;         // tcp: an IPv4 or IPv6 literal (never a name: nothing is resolved)
   uint16_t port = 0;           // tcp: 0 picks a free port
   std::filesystem::path path;  // unix_socket: the socket file (made 0600)
+  /// `auth = "none"` (docs/server.md "A listener without authentication"): requests need no key and
+  /// are all `tenant`'s; only /mcp (and the probes) is served. Refused unless the address is a
+  /// loopback one; a peer that is not loopback is disconnected at accept.
+  bool auth_none = false;
+  std::string tenant;
 };
 
 /// Parses "IP:PORT" ("127.0.0.1:8080", "[::1]:8080") or "unix:/absolute/path". Errors say what is
@@ -48,6 +53,22 @@ struct TenantConfig {
   /// The tenant's share of the run threads when tenants compete (server/run_queue.h): weight 2 starts
   /// two requests for each one of a tenant of weight 1.
   size_t weight = 1;
+};
+
+/// The MCP endpoint `/mcp` (docs/mcp.md "Over HTTP").
+struct McpConfig {
+  /// Origin header values accepted (DNS rebinding defence, MCP "Streamable HTTP" security warning): a
+  /// request with an Origin not listed gets 403; one without Origin is served. "scheme://host:*" stands
+  /// for that scheme and host with any port, or none. Default: the loopback origins.
+  std::vector<std::string> allowed_origins = {"http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"};
+  /// Sessions a tenant may hold open; initialize beyond it gets 429 (end one with DELETE, or let it expire).
+  size_t max_sessions_per_tenant = 32;
+  /// A session nobody used for this long ends (its calls cancelled); its id then gets 404.
+  uint64_t session_idle_timeout_ms = 30 * 60 * 1000;
+  /// `tool_names = "bare"`: a bundle's tools are served under their own names, not
+  /// `<skill-id>__<tool>` (for clients that call fixed names, such as the conformance suite); a name
+  /// that two skills of a tenant give is served once, from the first skill in id order, with a log line.
+  bool bare_tool_names = false;
 };
 
 /// Everything the server needs. Defaults are those of docs/server.md.
@@ -76,6 +97,7 @@ struct ServerConfig {
   uint64_t drain_timeout_ms = 30'000;
   /// Connections open at once; a connection beyond it is closed at once.
   size_t max_connections = 1024;
+  McpConfig mcp;
 };
 
 /// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.

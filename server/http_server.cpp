@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <optional>
 #include <system_error>
 #include <vector>
@@ -55,14 +56,46 @@ void log_request(const std::string& id, const std::string& method, std::string_v
   (void)std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+/// True when the peer of `socket` is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x.y.z).
+template <class Socket>
+bool peer_is_loopback(const Socket& socket) {
+  beast::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return false;
+  const asio::ip::address a = peer.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  return a.is_loopback();
+}
+
+/// The ResponseStream of one streamed response: hands each part to its connection's I/O strand.
+/// `post` is empty once the request is over.
+class ChunkStream final : public ResponseStream {
+ public:
+  explicit ChunkStream(std::function<void(std::optional<std::string>)> post) : post_(std::move(post)) {}
+  void write(std::string bytes) override {
+    if (!gone_.load()) post_(std::move(bytes));
+  }
+  void end() override {
+    if (!ended_.exchange(true)) post_(std::nullopt);
+  }
+  [[nodiscard]] bool gone() const override { return gone_.load(); }
+  void mark_gone() { gone_ = true; }
+
+ private:
+  std::function<void(std::optional<std::string>)> post_;  // a part, or nullopt for the end
+  std::atomic<bool> gone_{false};
+  std::atomic<bool> ended_{false};
+};
+
 /// One connection: read a request, hand it to the handler, write the response, repeat while kept alive.
 template <class Protocol>
 class Session : public std::enable_shared_from_this<Session<Protocol>> {
   using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
 
  public:
-  Session(typename Protocol::socket&& socket, std::shared_ptr<Shared> shared)
-      : stream_(std::move(socket)), shared_(std::move(shared)) {
+  Session(typename Protocol::socket&& socket, std::shared_ptr<Shared> shared, std::string listener_tenant)
+      : stream_(std::move(socket)), shared_(std::move(shared)), listener_tenant_(std::move(listener_tenant)) {
     ++shared_->connections;
   }
   ~Session() { --shared_->connections; }
@@ -124,14 +157,34 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
                         .method = method_,
                         .target = target_,
                         .authorization = std::string(req[http::field::authorization]),
-                        .body = std::move(req.body())};
+                        .body = std::move(req.body()),
+                        .headers = {},
+                        .listener_tenant = listener_tenant_};
+    for (const auto& field : req) {
+      if (field.name() == http::field::authorization) continue;
+      std::string name(field.name_string());
+      for (char& c : name) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+      request.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
     ++shared_->open_requests;
     auto self = this->shared_from_this();
     watching_ = true;
-    shared_->handler(std::move(request), [self](HttpResponse response) {
-      asio::post(self->stream_.get_executor(),
-                 [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
-    });
+    shared_->handler(
+        std::move(request),
+        [self](HttpResponse response) {
+          asio::post(self->stream_.get_executor(),
+                     [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
+        },
+        [self](HttpResponse head) -> std::shared_ptr<ResponseStream> {
+          auto chunks = std::make_shared<ChunkStream>([self](std::optional<std::string> part) {
+            asio::post(self->stream_.get_executor(),
+                       [self, part = std::move(part)]() mutable { self->on_part(std::move(part)); });
+          });
+          asio::post(self->stream_.get_executor(), [self, chunks, head = std::move(head)]() mutable {
+            self->write_head(std::move(head), chunks);
+          });
+          return chunks;
+        });
     if (watching_) watch();
   }
 
@@ -149,8 +202,97 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
             return self->watch();
           }
           self->watching_ = false;
+          if (self->chunks_) self->chunks_->mark_gone();
           if (self->shared_->gone) self->shared_->gone(self->request_id_);
         });
+  }
+
+  /// Starts a streamed response (RespondStream): the head, then each part as a chunk; the watch for the
+  /// client's leaving goes on until the last chunk.
+  void write_head(const HttpResponse& head, const std::shared_ptr<ChunkStream>& chunks) {
+    chunks_ = chunks;
+    status_ = head.status;
+    tenant_ = head.tenant;
+    auto message =
+        std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(head.status), 11);
+    message->set(http::field::server, "skillbox");
+    message->set(http::field::content_type,
+                 head.content_type.empty() ? "application/json" : head.content_type);
+    message->set("X-Request-Id", request_id_);
+    for (const auto& [name, value] : head.headers) message->set(name, value);
+    keep_ = keep_alive_ && !shared_->closing.load();
+    message->keep_alive(keep_);
+    message->chunked(true);
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*message);
+    stream_.expires_after(shared_->idle_timeout);
+    http::async_write_header(
+        stream_, *serializer,
+        [self = this->shared_from_this(), message, serializer](beast::error_code ec, size_t) {
+          self->stream_.expires_never();
+          self->head_written_ = true;
+          if (ec) self->broken();
+          self->pump();
+        });
+  }
+
+  /// A part of the streamed body, or its end (nullopt), on the I/O strand.
+  void on_part(std::optional<std::string> part) {
+    if (!part) {
+      end_requested_ = true;
+    } else if (!broken_) {
+      parts_.push_back(std::move(*part));
+    }
+    pump();
+  }
+
+  /// Writes the next queued part, or the last chunk once the end was asked for and nothing is left.
+  void pump() {
+    if (!head_written_ || chunk_writing_ || finished_) return;
+    if (!parts_.empty()) {
+      auto data = std::make_shared<std::string>(std::move(parts_.front()));
+      parts_.pop_front();
+      chunk_writing_ = true;
+      stream_.expires_after(shared_->idle_timeout);
+      asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
+                        [self = this->shared_from_this(), data](beast::error_code ec, size_t) {
+                          self->stream_.expires_never();
+                          self->chunk_writing_ = false;
+                          if (ec) self->broken();
+                          self->pump();
+                        });
+      return;
+    }
+    if (!end_requested_) return;
+    if (broken_) return finish_stream(false);
+    chunk_writing_ = true;
+    stream_.expires_after(shared_->idle_timeout);
+    asio::async_write(stream_, http::make_chunk_last(),
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        self->stream_.expires_never();
+                        self->chunk_writing_ = false;
+                        self->finish_stream(!ec);
+                      });
+  }
+
+  void broken() {
+    broken_ = true;
+    parts_.clear();
+    if (chunks_) chunks_->mark_gone();
+  }
+
+  void finish_stream(bool ok) {
+    finished_ = true;
+    if (watching_) {
+      watching_ = false;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);
+    }
+    log_request(request_id_, method_, target_, status_, tenant_, "", started_);
+    --shared_->open_requests;
+    chunks_.reset();  // it holds this connection through its post_: the cycle ends here
+    head_written_ = end_requested_ = broken_ = finished_ = false;
+    if (!ok || !keep_) return close();
+    read();
   }
 
   /// Answers a request that never reached the handler, and closes the connection after it (the rest
@@ -171,13 +313,16 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     message->set(http::field::server, "skillbox");
     const bool json = response.content_type.empty();
-    message->set(http::field::content_type, json ? "application/json" : response.content_type);
+    // A JSON response without a body (202 Accepted, 204 No Content) has no body at all.
+    const bool bodiless = json && response.body.empty();
+    if (!bodiless) message->set(http::field::content_type, json ? "application/json" : response.content_type);
     message->set("X-Request-Id", request_id_);
     for (const auto& [name, value] : response.headers) message->set(name, value);
     const bool keep = keep_alive_ && !shared_->closing.load();
     message->keep_alive(keep);
-    message->body() = json ? std::move(response.body) + "\n" : std::move(response.body);
-    message->prepare_payload();
+    message->body() = json && !bodiless ? std::move(response.body) + "\n" : std::move(response.body);
+    // 204 carries no Content-Length at all (RFC 9110, 8.6).
+    if (response.status != 204) message->prepare_payload();
     log_request(request_id_, method_, target_, response.status, response.tenant, response.outcome, started_);
     stream_.expires_after(shared_->idle_timeout);
     http::async_write(stream_, *message,
@@ -196,6 +341,18 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   Stream stream_;
   std::shared_ptr<Shared> shared_;
+  const std::string listener_tenant_;  // auth = "none" listener: the tenant it serves
+  // A streamed response in progress (write_head .. finish_stream), I/O strand only.
+  std::shared_ptr<ChunkStream> chunks_;
+  std::deque<std::string> parts_;
+  bool head_written_ = false;
+  bool chunk_writing_ = false;
+  bool end_requested_ = false;
+  bool broken_ = false;
+  bool finished_ = false;
+  bool keep_ = false;
+  unsigned status_ = 200;
+  std::string tenant_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;
@@ -210,8 +367,15 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 template <class Protocol>
 class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
  public:
-  Acceptor(asio::io_context& io, typename Protocol::acceptor&& acceptor, std::shared_ptr<Shared> shared)
-      : io_(io), acceptor_(std::move(acceptor)), shared_(std::move(shared)), retry_(io) {}
+  /// `listener_tenant` non-empty: the listener has no authentication (auth = "none") and serves that
+  /// tenant; it then closes every connection whose peer is not a loopback address.
+  Acceptor(asio::io_context& io, typename Protocol::acceptor&& acceptor, std::shared_ptr<Shared> shared,
+           std::string listener_tenant)
+      : io_(io),
+        acceptor_(std::move(acceptor)),
+        shared_(std::move(shared)),
+        retry_(io),
+        listener_tenant_(std::move(listener_tenant)) {}
 
   void accept() {
     acceptor_.async_accept(
@@ -238,11 +402,19 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
       });
       return;
     }
-    if (shared_->closing.load() || shared_->connections.load() >= shared_->max_connections) {
+    // An unauthenticated listener is for local tools only: a remote peer (a proxy, a forwarded port)
+    // never gets in, whatever address the listener was bound to.
+    bool refused = false;
+    if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+      refused = !listener_tenant_.empty() && !peer_is_loopback(socket);
+    } else {
+      refused = !listener_tenant_.empty();
+    }
+    if (refused || shared_->closing.load() || shared_->connections.load() >= shared_->max_connections) {
       beast::error_code ignored;
       socket.close(ignored);  // over the connection cap: closed at once, nothing read
     } else {
-      std::make_shared<Session<Protocol>>(std::move(socket), shared_)->start();
+      std::make_shared<Session<Protocol>>(std::move(socket), shared_, listener_tenant_)->start();
     }
     accept();
   }
@@ -251,6 +423,7 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
   typename Protocol::acceptor acceptor_;
   std::shared_ptr<Shared> shared_;
   asio::steady_timer retry_;
+  const std::string listener_tenant_;
 };
 
 std::string endpoint_url(const asio::ip::tcp::endpoint& ep) {
@@ -306,7 +479,8 @@ Result<std::string> HttpServer::Impl::listen_tcp(const Listener& l) {
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (!ec) {
     const std::string url = endpoint_url(acceptor.local_endpoint());
-    auto a = std::make_shared<Acceptor<asio::ip::tcp>>(io, std::move(acceptor), shared);
+    auto a = std::make_shared<Acceptor<asio::ip::tcp>>(io, std::move(acceptor), shared,
+                                                       l.auth_none ? l.tenant : std::string());
     a->accept();
     closers.emplace_back([a] { a->close(); });
     return url;
@@ -335,7 +509,8 @@ Result<std::string> HttpServer::Impl::listen_unix(const Listener& l) {
     return Error{"cannot listen on unix:" + l.path.string() + ": " + error_text(ec)};
   }
   socket_files.push_back(l.path);
-  auto a = std::make_shared<Acceptor<Local>>(io, std::move(acceptor), shared);
+  auto a = std::make_shared<Acceptor<Local>>(io, std::move(acceptor), shared,
+                                             l.auth_none ? l.tenant : std::string());
   a->accept();
   closers.emplace_back([a] { a->close(); });
   return "unix:" + l.path.string();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,24 @@ struct HttpRequest {
   std::string target;         // as sent: path and query, never decoded
   std::string authorization;  // the Authorization header's value, or empty
   std::string body;           // at most ServerConfig::max_body_bytes
+  /// Every header but Authorization, names in lower case, in the order sent.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Set when the request came through a listener configured without authentication (`auth =
+  /// "none"`, docs/server.md): the name of the one tenant that listener serves. Empty otherwise.
+  std::string listener_tenant;
+
+  /// The first header called `name` (lower case), or nullptr.
+  [[nodiscard]] const std::string* header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+      if (n == name) return &v;
+    return nullptr;
+  }
+  /// How many headers called `name` (lower case) were sent.
+  [[nodiscard]] size_t header_count(std::string_view name) const {
+    size_t n = 0;
+    for (const auto& h : headers) n += h.first == name ? size_t{1} : size_t{0};
+    return n;
+  }
 };
 
 struct HttpResponse {
@@ -31,10 +50,28 @@ struct HttpResponse {
   std::string outcome;  // for the log line only: a run's outcome ("ok", "cancelled", ...), or empty
 };
 
+/// The body of a response sent in parts as they come (a `text/event-stream`), after its status and
+/// headers went out. Any thread; parts go out in the order written.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  /// Queues `bytes` (one chunk on the wire). Dropped once the client is gone.
+  virtual void write(std::string bytes) = 0;
+  /// Ends the body (the last chunk). Later writes are dropped. Idempotent.
+  virtual void end() = 0;
+  /// True once a write failed or the client closed its connection: nobody reads any more.
+  [[nodiscard]] virtual bool gone() const = 0;
+};
+
 /// Sends the response of one request. Call exactly once, from any thread.
 using Respond = std::function<void(HttpResponse)>;
-/// Serves one request; must not block (long work goes to the RunQueue).
-using Handler = std::function<void(HttpRequest, Respond)>;
+/// Instead of Respond (exactly one of the two, once): sends `head` (its status and headers; its body is
+/// ignored) with a chunked body written through the stream returned, whose end() completes the
+/// request. Any thread.
+using RespondStream = std::function<std::shared_ptr<ResponseStream>(HttpResponse head)>;
+/// Serves one request; must not block (long work goes to the RunQueue). It answers through exactly one
+/// of `respond` and `stream`, once.
+using Handler = std::function<void(HttpRequest, Respond respond, RespondStream stream)>;
 /// Told, on the I/O thread, that the client of the request `request_id` closed its connection before
 /// the response was written (its Respond must still be called: the write then fails quietly). Must
 /// not block.

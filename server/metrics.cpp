@@ -91,6 +91,8 @@ struct Metrics::Tenant {
   std::array<std::atomic<uint64_t>, kOutcomes> runs{};
   std::array<std::atomic<uint64_t>, kShedReasons.size()> shed{};
   std::atomic<uint64_t> crashes{0};
+  std::atomic<int64_t> mcp_sessions{0};
+  std::atomic<uint64_t> mcp_calls{0};
   Histogram duration;
   Histogram wait;
 };
@@ -118,6 +120,14 @@ void Metrics::queue_waited(size_t tenant, double seconds) {
 
 void Metrics::shed(size_t tenant, ShedReason reason) {
   ++tenants_.at(tenant)->shed.at(static_cast<size_t>(reason));
+}
+
+void Metrics::mcp_sessions(size_t tenant, int delta) {
+  tenants_.at(tenant)->mcp_sessions += delta;
+}
+
+void Metrics::mcp_call(size_t tenant) {
+  ++tenants_.at(tenant)->mcp_calls;
 }
 
 std::string Metrics::render(const std::vector<RunQueue::LaneCounts>& counts) const {
@@ -156,6 +166,14 @@ std::string Metrics::render(const std::vector<RunQueue::LaneCounts>& counts) con
          "Runs whose worker process died (outcome crashed).");
   for (const auto& t : tenants_) {
     out += "skillbox_worker_crashes_total{" + t->label + "} " + std::to_string(t->crashes.load()) + "\n";
+  }
+  family(out, "skillbox_mcp_sessions", "gauge", "MCP sessions open on /mcp now.");
+  for (const auto& t : tenants_) {
+    out += "skillbox_mcp_sessions{" + t->label + "} " + std::to_string(t->mcp_sessions.load()) + "\n";
+  }
+  family(out, "skillbox_mcp_calls_total", "counter", "MCP tools/call runs started.");
+  for (const auto& t : tenants_) {
+    out += "skillbox_mcp_calls_total{" + t->label + "} " + std::to_string(t->mcp_calls.load()) + "\n";
   }
   return out;
 }

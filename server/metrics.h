@@ -9,6 +9,9 @@
 //   skillbox_requests_shed_total{tenant,reason}    counter    requests refused at admission
 //   skillbox_worker_crashes_total{tenant}          counter    runs whose worker process died (outcome
 //   crashed)
+//   skillbox_mcp_sessions{tenant}                  gauge      MCP sessions open on /mcp now
+//   skillbox_mcp_calls_total{tenant}               counter    MCP tools/call runs started (their outcomes
+//   are in skillbox_runs_total)
 //
 // Every series of every tenant is written from the start (zeros included), so rates work from the
 // first scrape. Tenant names follow the skill-id rule, so they need no escaping; they are escaped anyway.
@@ -49,6 +52,10 @@ class Metrics {
   void queue_waited(size_t tenant, double seconds);
   /// A request of `tenant` was refused for `reason`. Any thread.
   void shed(size_t tenant, ShedReason reason);
+  /// An MCP session of `tenant` opened (+1) or ended (-1). Any thread.
+  void mcp_sessions(size_t tenant, int delta);
+  /// An MCP tools/call of `tenant` started its run. Any thread.
+  void mcp_call(size_t tenant);
 
   /// The exposition text, with the gauges from `counts` (one per tenant, as RunQueue::counts()).
   [[nodiscard]] std::string render(const std::vector<RunQueue::LaneCounts>& counts) const;

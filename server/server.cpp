@@ -33,6 +33,7 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 
 Server::~Server() {
   if (impl_->drainer.joinable()) impl_->drainer.join();
+  if (impl_->api) impl_->api->shutdown_mcp();
   impl_->queue.reset();
   impl_->http.reset();
 }
@@ -66,7 +67,9 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   Api* api = s.api.get();
   s.http = std::make_unique<HttpServer>(
       s.config,
-      [api](HttpRequest request, const Respond& respond) { api->handle(std::move(request), respond); },
+      [api](HttpRequest request, const Respond& respond, const RespondStream& stream) {
+        api->handle(std::move(request), respond, stream);
+      },
       [api](const std::string& request_id) { api->client_gone(request_id); });
   for (const Listener& l : s.config.listeners) {
     Result<std::string> url = s.http->listen(l);

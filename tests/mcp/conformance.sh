@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 skillbox=$1
-node_dir=$2
+node_dir=$(cd "$2" && pwd)
 scenario=${3:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/skillbox-conformance-XXXXXX")
 server=""

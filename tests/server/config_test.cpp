@@ -115,6 +115,47 @@ TEST(ServerConfigParse, TenantsMustNotShareFoldersOrKeys) {
             std::string::npos);
 }
 
+TEST(ServerConfigParse, ReadsTheMcpTableAndUnauthenticatedListeners) {
+  Result<ServerConfig> c = parse(
+      "listen = [\"127.0.0.1:8080\", {address = \"[::1]:8081\", auth = \"none\", tenant = \"conf\"}]\n"
+      "[mcp]\nallowed_origins = [\"https://app.example.com\", \"http://localhost:*\"]\n"
+      "max_sessions_per_tenant = 3\nsession_idle_timeout_ms = 60000\n" +
+      tenant("acme") + "[tenants.conf]\nskills = \"s\"\ndata_dir = \"d\"\n");
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->listeners.size(), 2u);
+  EXPECT_FALSE(c->listeners[0].auth_none);
+  EXPECT_TRUE(c->listeners[1].auth_none);
+  EXPECT_EQ(c->listeners[1].tenant, "conf");
+  EXPECT_EQ(c->mcp.allowed_origins,
+            (std::vector<std::string>{"https://app.example.com", "http://localhost:*"}));
+  EXPECT_EQ(c->mcp.max_sessions_per_tenant, 3u);
+  EXPECT_EQ(c->mcp.session_idle_timeout_ms, 60000u);
+  // Defaults: the loopback origins.
+  Result<ServerConfig> d = parse("listen = [\"127.0.0.1:8080\"]\n" + tenant("acme"));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->mcp.allowed_origins.size(), 3u);
+
+  const std::string p = problems(
+      "listen = [{address = \"0.0.0.0:8081\", auth = \"none\", tenant = \"acme\"}, "
+      "{address = \"127.0.0.1:1\", auth = \"none\"}, {address = \"127.0.0.1:2\", auth = \"open\"}, "
+      "{adress = \"127.0.0.1:3\"}]\n[mcp]\nallowed_origins = [\"localhost\"]\nmax_sessions = 1\n" +
+      tenant("acme"));
+  EXPECT_NE(p.find("listen[1].tenant: auth = \"none\" needs tenant"), std::string::npos) << p;
+  EXPECT_NE(p.find("listen[2].auth: expected \"key\""), std::string::npos) << p;
+  EXPECT_NE(p.find("listen[3].adress: unknown key"), std::string::npos) << p;
+  EXPECT_NE(p.find("mcp.allowed_origins[0]: expected an origin"), std::string::npos) << p;
+  EXPECT_NE(p.find("mcp.max_sessions: unknown key"), std::string::npos) << p;
+  const std::string wide = problems(
+      "listen = [{address = \"0.0.0.0:8081\", auth = \"none\", tenant = \"acme\"}]\n" + tenant("acme"));
+  EXPECT_NE(wide.find("listen[0].auth: \"none\" (no authentication) is only allowed on a loopback address"),
+            std::string::npos)
+      << wide;
+  // A tenant needs a key unless an unauthenticated listener serves it.
+  EXPECT_NE(problems("listen = [\"127.0.0.1:1\"]\n[tenants.x]\nskills = \"s\"\ndata_dir = \"d\"\n")
+                .find("tenants.x.key_sha256: no key"),
+            std::string::npos);
+}
+
 TEST(ServerListener, TakesIpLiteralsAndAbsoluteUnixPathsOnly) {
   EXPECT_TRUE(parse_listener("127.0.0.1:0"));
   EXPECT_TRUE(parse_listener("[::1]:8080"));

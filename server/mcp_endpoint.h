@@ -1,0 +1,114 @@
+// server/mcp_endpoint.h — `/mcp` on `skillbox serve`: the MCP Streamable HTTP transport (MCP revisions
+// 2025-06-18 and 2025-11-25, "Transports" > "Streamable HTTP"; docs/mcp.md "Over HTTP").
+//
+// Each POST carries one JSON-RPC message (a batch is refused: MCP removed batching in 2025-06-18). A
+// notification or a response is accepted with 202 and no body. A request is answered on its own POST:
+// with one `application/json` response when the answer is all there is, or with a `text/event-stream`
+// whose events are the call's notifications (log lines, progress) and then the response, after which the
+// stream ends. Nothing is sent on a stream that does not relate to its request, and there is no
+// server-initiated stream (GET answers 405) and no resumption (no event ids; Last-Event-ID is ignored).
+//
+// Sessions: `initialize` creates one (an mcp::Session serving the tenant's skills as tools, as
+// `skillbox mcp` serves folders) and its response carries `Mcp-Session-Id`, 192 random bits from
+// libsodium as 48 hex digits. Later requests without the header get 400, with an id that is unknown,
+// ended, expired or another tenant's get 404 (the same answer: an id never says whose it is). DELETE
+// ends a session and cancels its calls. A tenant holds at most McpConfig::max_sessions_per_tenant; a
+// session unused for McpConfig::session_idle_timeout_ms ends.
+//
+// Admission: every request (not notifications or responses) waits in its tenant's lane of the RunQueue
+// like a /v1 request and keeps its run thread until it is answered, so calls over MCP share the tenant's
+// max_concurrent_runs, max_queued_runs and weight with its /v1 runs; refused, it gets 429 or 503 with
+// Retry-After and a JSON-RPC error (-32000) in the body.
+//
+// A client that disconnects from a POST's stream does not cancel its call (the spec of both revisions:
+// "disconnection SHOULD NOT be interpreted as the client cancelling its request"); the call runs to
+// its end and its messages are dropped. notifications/cancelled, DELETE and the session's expiry cancel.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+#include "server/config.h"
+#include "server/http_types.h"
+#include "server/metrics.h"
+#include "server/run_queue.h"
+#include "skillbox/skillbox.h"
+
+namespace skillbox::server {
+
+/// What the endpoint needs of one tenant (its lane on the RunQueue and its series in the Metrics are
+/// `index`).
+struct McpTenant {
+  size_t index = 0;
+  std::string id;
+  std::filesystem::path skills_dir;
+  std::shared_ptr<const TenantContext> context;  // its data directory and ceilings
+  size_t max_concurrent_runs = 4;
+  size_t max_queued_runs = 8;
+};
+
+class McpEndpoint {
+ public:
+  /// `runner`, `queue` and `metrics` must outlive the endpoint.
+  McpEndpoint(const McpConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
+              std::vector<McpTenant> tenants);
+  /// shutdown().
+  ~McpEndpoint();
+  McpEndpoint(const McpEndpoint&) = delete;
+  McpEndpoint& operator=(const McpEndpoint&) = delete;
+
+  /// The answer to a request whose Origin header is present and not allowed (403), or, on a listener
+  /// without authentication, whose Host is not a loopback name (403); nullopt when it may go on.
+  /// Checked before authentication: a browser page of another origin gets nowhere.
+  [[nodiscard]] std::optional<HttpResponse> refuse_origin(const HttpRequest& request) const;
+
+  /// Serves one request to /mcp for tenant `tenant` (an index; already authenticated). Does not block:
+  /// requests go to the RunQueue.
+  void handle(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream);
+
+  /// Ends every session, cancelling their calls, and returns once each call has answered. New
+  /// initialize requests are refused from then on. Idempotent; any thread but an I/O or run thread.
+  void shutdown();
+  /// Asks for shutdown() from a thread of the endpoint (for a CancelToken callback). Any thread.
+  void cancel_all();
+
+ private:
+  struct Route;
+  struct Conversation;
+  void admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,
+             const std::shared_ptr<Conversation>& conversation, const nlohmann::json& id, bool initialize);
+  void serve(size_t tenant, const HttpRequest& request, const Respond& respond, const RespondStream& stream,
+             std::shared_ptr<Conversation> conversation, const nlohmann::json& id, bool initialize);
+  std::shared_ptr<Conversation> open(size_t tenant, std::string& error, unsigned& status);
+  std::shared_ptr<Conversation> find(size_t tenant, const std::string& session_id);
+  void end(const std::string& key);
+  void sweep();
+
+  const McpConfig config_;
+  Runner& runner_;
+  RunQueue& queue_;
+  Metrics& metrics_;
+  std::vector<McpTenant> tenants_;
+  std::vector<std::unique_ptr<Runner>> metered_;  // one per tenant: counts the calls' runs
+
+  base::Mutex mu_;
+  std::condition_variable wake_;
+  /// Open sessions by the hex SHA-256 of their id (a lookup's timing then says nothing about the id).
+  std::map<std::string, std::shared_ptr<Conversation>> sessions_ SKILLBOX_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Conversation>> ending_ SKILLBOX_GUARDED_BY(mu_);  // closed by sweep()
+  bool stopping_ SKILLBOX_GUARDED_BY(mu_) = false;
+  bool cancel_all_ SKILLBOX_GUARDED_BY(mu_) = false;
+  std::thread sweeper_;
+};
+
+}  // namespace skillbox::server
