@@ -5,6 +5,9 @@
 // else: every note of skillbox's own goes to stderr.
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@
 #include "mcp/session.h"
 #include "mcp/stdio.h"
 #include "mcp/tools.h"
+#include "mcp/watch.h"
 #include "skillbox/env_file.h"
 
 namespace skillbox::cli {
@@ -30,7 +34,29 @@ struct McpOptions {
   LimitFlags limits;
   std::optional<std::string> env_file;
   std::optional<std::string> credentials;
+  /// How often the skill folders are polled for changes, in milliseconds; 0: never.
+  int64_t watch_ms = 1000;
+  std::string tool_names = "prefixed";
 };
+
+/// Loads `dirs` and lists their tools as mcp::tools_of does, in a throwaway data directory (listing a
+/// bundle runs its top-level code: serving changes no state before the first call, as `skillbox tools`).
+/// Errors name the folder; warnings go to `warnings`.
+Result<std::vector<mcp::Tool>> list_tools(const McpOptions& o, Runner& runner,
+                                          std::vector<std::string>& warnings) {
+  const std::vector<std::string>& dirs = o.dirs;
+  std::vector<Skill> skills;
+  for (const std::string& dir : dirs) {
+    Result<Skill> skill = load_skill(dir);
+    if (!skill) return Error{load_problem(dir, skill.error().message)};
+    skills.push_back(std::move(*skill));
+  }
+  ScratchDir scratch("skillbox-mcp-");
+  if (scratch.path().empty())
+    return Error{"could not create a temporary data directory to list the tools in"};
+  return mcp::tools_of(skills, runner, local_tenant("mcp-tools", scratch.path()), warnings,
+                       o.tool_names == "bare" ? mcp::ToolNaming::bare : mcp::ToolNaming::prefixed);
+}
 
 /// A problem found before serving: said on stderr; exit code 2.
 int refuse(std::string_view folder, const std::string& text) {
@@ -69,16 +95,10 @@ int serve_mcp(const McpOptions& o) {
   const InterruptWatch interrupts(stop, "skillbox: mcp: stopping (the calls in progress are cancelled)\n");
   const std::unique_ptr<Runner> runner = make_runner(o.isolation, host);
 
-  // Listing a bundle's tools runs its top-level code: in a throwaway data directory, so that serving
-  // changes no state before the first call (as `skillbox tools` does).
   std::vector<mcp::Tool> tools;
   {
-    ScratchDir scratch("skillbox-mcp-");
-    if (scratch.path().empty())
-      return refuse("", "could not create a temporary data directory to list the tools in");
     std::vector<std::string> warnings;
-    Result<std::vector<mcp::Tool>> listed =
-        mcp::tools_of(skills, *runner, local_tenant("mcp-tools", scratch.path()), warnings);
+    Result<std::vector<mcp::Tool>> listed = list_tools(o, *runner, warnings);
     for (const std::string& w : warnings) say("", "mcp: warning: " + w);
     if (!listed) return refuse("", listed.error().message);
     tools = std::move(*listed);
@@ -89,11 +109,39 @@ int serve_mcp(const McpOptions& o) {
 
   mcp::LineWriter out(STDOUT_FILENO);
   mcp::Session session(
-      mcp::SessionOptions{
-          .tools = std::move(tools), .runner = runner.get(), .overrides = o.limits.overrides(), .tenant = {}},
+      mcp::SessionOptions{.tools = std::move(tools),
+                          .runner = runner.get(),
+                          .overrides = o.limits.overrides(),
+                          .tenant = {},
+                          .list_changed = o.watch_ms > 0},
       [&out](std::string text) { out.push(std::move(text)); },
       [](std::string text) { say("", "mcp: " + text); });
+  // A skill folder that changes is listed again; the client hears of a new list, and a broken edit
+  // keeps the last good tools (said on stderr and to the client as a warning log message).
+  std::optional<mcp::FolderWatch> watch;
+  if (o.watch_ms > 0) {
+    std::vector<std::filesystem::path> dirs(o.dirs.begin(), o.dirs.end());
+    watch.emplace(std::move(dirs), std::chrono::milliseconds(o.watch_ms), [&o, &runner, &session] {
+      std::vector<std::string> warnings;
+      Result<std::vector<mcp::Tool>> listed = list_tools(o, *runner, warnings);
+      for (const std::string& w : warnings) say("", "mcp: warning: " + w);
+      if (!listed) {
+        const std::string text =
+            "a skill folder changed, but its tools could not be listed, so the last good tools are still "
+            "served: " +
+            listed.error().message;
+        say("", "mcp: " + text);
+        session.log("warning", "skillbox", text);
+        return;
+      }
+      const size_t count = listed->size();
+      if (session.replace_tools(std::move(*listed)))
+        say("", "mcp: the skills changed: serving " + std::to_string(count) +
+                    (count == 1 ? " tool" : " tools") + " (notifications/tools/list_changed sent)");
+    });
+  }
   const mcp::InputEnd end = mcp::read_messages(STDIN_FILENO, session, stop);
+  if (watch) watch->stop();
   // End of input is how a client ends a stdio session (MCP "Lifecycle", Shutdown): the calls in
   // progress finish and are answered first. A signal cancels them.
   session.close(end == mcp::InputEnd::eof ? mcp::Session::Close::drain : mcp::Session::Close::cancel);
@@ -129,6 +177,16 @@ void add_mcp_command(CLI::App& app, CommandStatus& status) {
                   "The operator's credentials file for OpenHuman bundles (openhuman.md \"Secrets\" in the "
                   "guides); the bundle sees placeholders")
       ->type_name("FILE");
+  cmd->add_option("--tool-names", o->tool_names,
+                  "How a bundle's tools are named: prefixed, <skill-id>__<tool> (default), or bare, the "
+                  "bundle's own names (for clients that call fixed names)")
+      ->check(CLI::IsMember({"prefixed", "bare"}))
+      ->type_name("prefixed|bare");
+  cmd->add_option("--watch-ms", o->watch_ms,
+                  "How often to look for changes in the skill folders, in ms; a change lists the tools again "
+                  "and tells the client (notifications/tools/list_changed). 0: never (default 1000)")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->type_name("N");
   cmd->footer(
       std::string(kLimitFlagsNote) +
       "\nSpeaks MCP (JSON-RPC 2.0, one message per line, revisions 2025-06-18 and 2025-11-25) on "

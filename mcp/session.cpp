@@ -61,6 +61,7 @@ bool valid_progress_token(const nlohmann::json& token) {
 struct Session::Call {
   nlohmann::json id;
   std::string key;
+  std::shared_ptr<const ToolSet> tools;  // keeps `tool` alive when the tools are replaced meanwhile
   const Tool* tool = nullptr;
   std::string input_json;
   nlohmann::json progress_token;  // null when the call asked for no progress
@@ -77,8 +78,10 @@ Session::Session(SessionOptions options, MessageSink send, NoteSink note)
           std::move(note)) {}
 
 Session::Session(SessionOptions options, RoutedSink send, NoteSink note)
-    : options_(std::move(options)), send_(std::move(send)), note_(std::move(note)) {
-  for (const Tool& t : options_.tools) by_name_.emplace(t.name, &t);
+    : options_(std::move(options)),
+      send_(std::move(send)),
+      note_(std::move(note)),
+      tools_(tool_set(options_.tools)) {
   const size_t threads = std::max<size_t>(1, options_.max_running_calls);
   workers_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { run_calls(); });
@@ -86,6 +89,44 @@ Session::Session(SessionOptions options, RoutedSink send, NoteSink note)
 
 Session::~Session() {
   close(Close::cancel);
+}
+
+std::shared_ptr<const Session::ToolSet> Session::tool_set(std::vector<Tool> tools) {
+  auto set = std::make_shared<ToolSet>();
+  set->tools = std::move(tools);
+  set->listed = nlohmann::json::array();
+  for (const Tool& t : set->tools) {
+    set->by_name.emplace(t.name, &t);
+    set->listed.push_back(t.to_json());
+  }
+  return set;
+}
+
+std::shared_ptr<const Session::ToolSet> Session::current_tools() const {
+  base::MutexLock lock(tools_mu_);
+  return tools_;
+}
+
+bool Session::replace_tools(std::vector<Tool> tools) {
+  std::shared_ptr<const ToolSet> next = tool_set(std::move(tools));
+  bool changed = false;
+  {
+    base::MutexLock lock(tools_mu_);
+    changed = next->listed != tools_->listed;
+    tools_ = std::move(next);
+  }
+  if (changed && initialized_.load())
+    send(notification_text("notifications/tools/list_changed", nlohmann::json::object()), nullptr, false);
+  return changed;
+}
+
+void Session::log(std::string_view level, std::string_view logger, std::string_view text) {
+  const int index = log_level_index(level);
+  if (index < 0 || index < min_log_level_.load() || !initialized_.load()) return;
+  send(notification_text(
+           "notifications/message",
+           {{"level", std::string(level)}, {"logger", std::string(logger)}, {"data", std::string(text)}}),
+       nullptr, false);
 }
 
 void Session::send(std::string text, const nlohmann::json& request_id, bool response) {
@@ -198,7 +239,8 @@ nlohmann::json Session::initialize(const nlohmann::json& params, std::string& er
     if (v == asked->get_ref<const std::string&>()) version = v;
   return {
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
+      {"capabilities",
+       {{"tools", {{"listChanged", options_.list_changed}}}, {"logging", nlohmann::json::object()}}},
       {"serverInfo", {{"name", "skillbox"}, {"version", std::string(kVersion)}}},
       {"instructions",
        "Each tool runs a skill in a fresh sandbox (skillbox). A tool's annotations follow from the skill's "
@@ -206,6 +248,7 @@ nlohmann::json Session::initialize(const nlohmann::json& params, std::string& er
 }
 
 nlohmann::json Session::list_tools(const nlohmann::json& params, std::string& error) const {
+  const std::shared_ptr<const ToolSet> set = current_tools();
   size_t start = 0;
   if (params.is_object() && params.contains("cursor")) {
     // The cursor is opaque to the client; this server spells it "o" + the offset of the next page.
@@ -214,17 +257,17 @@ nlohmann::json Session::list_tools(const nlohmann::json& params, std::string& er
     bool ok = text.size() >= 2 && text.size() <= 11 && text[0] == 'o' && text[1] != '0';
     for (size_t i = 1; ok && i < text.size(); ++i) ok = text[i] >= '0' && text[i] <= '9';
     if (ok) start = std::stoull(text.substr(1));
-    if (!ok || start >= options_.tools.size()) {
+    if (!ok || start >= set->tools.size()) {
       error = "invalid params: \"cursor\" is not one this server gave; start again without a cursor";
       return nullptr;
     }
   }
   const size_t page = std::max<size_t>(1, options_.page_size);
-  const size_t end = std::min(options_.tools.size(), start + page);
+  const size_t end = std::min(set->tools.size(), start + page);
   nlohmann::json tools = nlohmann::json::array();
-  for (size_t i = start; i < end; ++i) tools.push_back(options_.tools[i].to_json());
+  for (size_t i = start; i < end; ++i) tools.push_back(set->listed[i]);
   nlohmann::json result = {{"tools", std::move(tools)}};
-  if (end < options_.tools.size()) result["nextCursor"] = "o" + std::to_string(end);
+  if (end < set->tools.size()) result["nextCursor"] = "o" + std::to_string(end);
   return result;
 }
 
@@ -237,8 +280,9 @@ void Session::start_call(Message& m) {
   if (name == nullptr || !name->is_string())
     return fail(ErrorCode::invalid_params,
                 "invalid params: tools/call needs \"name\", the tool's name (tools/list)");
-  const auto tool = by_name_.find(name->get<std::string>());
-  if (tool == by_name_.end())
+  std::shared_ptr<const ToolSet> set = current_tools();
+  const auto tool = set->by_name.find(name->get<std::string>());
+  if (tool == set->by_name.end())
     return fail(ErrorCode::invalid_params, "invalid params: unknown tool " +
                                                shown(name->get_ref<const std::string&>()) +
                                                "; tools/list lists the tools");
@@ -246,6 +290,7 @@ void Session::start_call(Message& m) {
   call->id = m.id;
   call->key = id_key(m.id);
   call->tool = tool->second;
+  call->tools = std::move(set);
   const nlohmann::json no_arguments = nlohmann::json::object();
   const nlohmann::json* arguments = &no_arguments;
   if (params.contains("arguments") && !params["arguments"].is_null()) {

@@ -9,7 +9,8 @@
 //    are refused with Invalid Request;
 //  - tools: `tools/list` (cursor pagination; a cursor this session did not give is Invalid params),
 //    `tools/call` (one invocation on the runner per call, concurrently with reading further
-//    messages);
+//    messages); replace_tools() swaps the tools served and, when they differ, sends
+//    `notifications/tools/list_changed` (capability `tools.listChanged`);
 //  - logging: `logging/setLevel`; the skill's log lines as `notifications/message` (logger = the tool's
 //    name) while the call runs;
 //  - progress: with `params._meta.progressToken` on a call, each event the skill reports
@@ -53,6 +54,9 @@ struct SessionOptions {
   std::shared_ptr<const TenantContext> tenant{};
   /// Tools per tools/list page.
   size_t page_size = 100;
+  /// Advertise `tools.listChanged` in initialize: whoever owns the session calls replace_tools() when
+  /// the skills change (the stdio command watches their folders).
+  bool list_changed = false;
   /// Calls that run at once; more wait in line (at most max_waiting_calls, then Server busy).
   size_t max_running_calls = 4;
   size_t max_waiting_calls = 256;
@@ -106,8 +110,26 @@ class Session {
   /// Stops taking calls and returns once every call has ended. Idempotent.
   void close(Close how);
 
+  /// Serves `tools` from now on: the next tools/list lists them and tools/call finds them by name; calls
+  /// already running go on with the tool they started with. When the list differs from the one served
+  /// (their tools/list JSON) and the session is initialized, sends notifications/tools/list_changed
+  /// (MCP "Tools", List Changed Notification). Returns whether the list differed. Any thread.
+  bool replace_tools(std::vector<Tool> tools);
+
+  /// Sends `text` as notifications/message from `logger` at MCP level `level` ("warning", ...) when the
+  /// client's logging/setLevel lets it through and the session is initialized. Any thread.
+  void log(std::string_view level, std::string_view logger, std::string_view text);
+
  private:
   struct Call;
+  /// The tools served at one time, shared with the calls that use one of them.
+  struct ToolSet {
+    std::vector<Tool> tools;
+    std::map<std::string, const Tool*> by_name;
+    nlohmann::json listed;  // every tool's tools/list JSON, in order
+  };
+  static std::shared_ptr<const ToolSet> tool_set(std::vector<Tool> tools);
+  std::shared_ptr<const ToolSet> current_tools() const;
 
   void handle(Message message);
   void handle_request(Message& message);
@@ -123,10 +145,12 @@ class Session {
   const SessionOptions options_;
   const RoutedSink send_;
   const NoteSink note_;
-  std::map<std::string, const Tool*> by_name_;
 
-  // Read only by the thread that calls receive().
-  bool initialized_ = false;
+  mutable base::Mutex tools_mu_;
+  std::shared_ptr<const ToolSet> tools_ SKILLBOX_GUARDED_BY(tools_mu_);
+
+  // Written only by the thread that calls receive(); read by replace_tools() and log() too.
+  std::atomic<bool> initialized_{false};
   /// The MCP logging level from which skill log lines are sent: an index into kLogLevels (info until
   /// the client sets one with logging/setLevel).
   std::atomic<int> min_log_level_{1};

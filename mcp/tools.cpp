@@ -56,7 +56,7 @@ std::optional<policy::JsonSchema> bundle_validator(const nlohmann::json& schema,
 /// The tools of one bundle, listed by its "tools" export.
 Result<std::vector<Tool>> bundle_tools(const Skill& skill, Runner& runner,
                                        const std::shared_ptr<const TenantContext>& tenant,
-                                       std::vector<std::string>& warnings) {
+                                       std::vector<std::string>& warnings, ToolNaming naming) {
   const std::string& id = skill.manifest().id;
   const RunResult r = runner.run(Invocation{
       .skill = skill, .export_name = "tools", .input_json = "null", .overrides = {}, .tenant = tenant});
@@ -74,7 +74,7 @@ Result<std::vector<Tool>> bundle_tools(const Skill& skill, Runner& runner,
       warnings.push_back("a tool without a name is not served");
       continue;
     }
-    const std::string name = id + std::string(kToolNameSeparator) + tool;
+    const std::string name = naming == ToolNaming::bare ? tool : id + std::string(kToolNameSeparator) + tool;
     const auto schema = t.find("input_schema");
     nlohmann::json input_schema =
         input_schema_of(schema == t.end() ? nlohmann::json() : *schema, name, warnings);
@@ -204,13 +204,13 @@ nlohmann::json Tool::to_json() const {
 
 Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& runner,
                                    const std::shared_ptr<const TenantContext>& tenant,
-                                   std::vector<std::string>& warnings) {
+                                   std::vector<std::string>& warnings, ToolNaming naming) {
   std::vector<Tool> out;
   std::set<std::string> names;
   for (const Skill& skill : skills) {
     std::vector<Tool> tools;
     if (skill.manifest().format == SkillFormat::openhuman) {
-      Result<std::vector<Tool>> listed = bundle_tools(skill, runner, tenant, warnings);
+      Result<std::vector<Tool>> listed = bundle_tools(skill, runner, tenant, warnings, naming);
       if (!listed) return Error{skill.dir().string() + ": " + listed.error().message};
       tools = std::move(*listed);
     } else if (!skill.manifest().tools.empty()) {
@@ -222,8 +222,10 @@ Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& run
     }
     for (Tool& t : tools) {
       if (!names.insert(t.name).second)
-        return Error{skill.dir().string() + ": two tools are named \"" + t.name +
-                     "\"; serve each skill id once (tool names are <skill-id> and <skill-id>__<tool>)"};
+        return Error{
+            skill.dir().string() + ": two tools are named \"" + t.name +
+            "\"; serve each skill id once (tool names are <skill-id> and <skill-id>__<tool>; with bare "
+            "names, each tool name once)"};
       if (!conventional_tool_name(t.name))
         warnings.push_back(
             "tool \"" + t.name +

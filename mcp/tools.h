@@ -8,6 +8,7 @@
 // evaluating the bundle once with the export "tools" (docs/openhuman.md), as `skillbox tools` does.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,6 +39,13 @@ struct ToolAnnotations {
 /// Separates a skill's id from a bundle tool's name in an MCP tool name.
 inline constexpr std::string_view kToolNameSeparator = "__";
 
+/// How a bundle's tools are named.
+enum class ToolNaming : uint8_t {
+  prefixed,  // `<skill-id>__<tool>`: unique across the skills served (the default)
+  bare,      // the bundle's own tool names (`--tool-names bare`), as clients that expect fixed names call
+             // them; two tools with one name across the skills are refused as always
+};
+
 /// One tool served.
 struct Tool {
   std::string name;                                        // unique among the tools served
@@ -67,13 +75,15 @@ struct Tool {
 [[nodiscard]] bool conventional_tool_name(std::string_view name);
 
 /// The tools of `skills`, in order. A bundle is evaluated once on `runner`, as `tenant` (give a
-/// throwaway data directory: the bundle's top-level code runs and may write its state). Errors name
-/// the skill folder and what went wrong: a bundle whose tools cannot be listed, two tools with one
-/// name, a declared tool whose export the skill's module does not have. `warnings` gets one line per
-/// oddity that does not stop serving (a name outside the MCP rule, a schema that had to be replaced, a
-/// bundle schema that is not valid draft 7, so its tool's arguments are not validated).
+/// throwaway data directory: the bundle's top-level code runs and may write its state); its tools are
+/// named as `naming` says. Errors name the skill folder and what went wrong: a bundle whose tools cannot
+/// be listed, two tools with one name, a declared tool whose export the skill's module does not have.
+/// `warnings` gets one line per oddity that does not stop serving (a name outside the MCP rule, a schema
+/// that had to be replaced, a bundle schema that is not valid draft 7, so its tool's arguments are not
+/// validated).
 [[nodiscard]] Result<std::vector<Tool>> tools_of(const std::vector<Skill>& skills, Runner& runner,
                                                  const std::shared_ptr<const TenantContext>& tenant,
-                                                 std::vector<std::string>& warnings);
+                                                 std::vector<std::string>& warnings,
+                                                 ToolNaming naming = ToolNaming::prefixed);
 
 }  // namespace skillbox::mcp

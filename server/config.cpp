@@ -256,9 +256,20 @@ void read_mcp(const toml::node& node, McpConfig& out, Problems& p) {
     } else if (key == "session_idle_timeout_ms") {
       if (auto v = integer_in(value, at, 1000, uint64_t{7} * 24 * 3'600'000, p))
         out.session_idle_timeout_ms = *v;
+    } else if (key == "tool_names") {
+      if (const std::optional<std::string> v = string_at(value, at, p)) {
+        if (*v == "bare" || *v == "prefixed")
+          out.bare_tool_names = *v == "bare";
+        else
+          p.add(at,
+                "expected \"prefixed\" (<skill-id>__<tool>, the default) or \"bare\" (a bundle's own tool "
+                "names), got \"" +
+                    *v + "\"");
+      }
     } else {
       p.add(at,
-            "unknown key; [mcp] has allowed_origins, max_sessions_per_tenant and session_idle_timeout_ms");
+            "unknown key; [mcp] has allowed_origins, max_sessions_per_tenant, session_idle_timeout_ms and "
+            "tool_names");
     }
   }
 }

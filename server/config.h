@@ -65,6 +65,10 @@ struct McpConfig {
   size_t max_sessions_per_tenant = 32;
   /// A session nobody used for this long ends (its calls cancelled); its id then gets 404.
   uint64_t session_idle_timeout_ms = 30 * 60 * 1000;
+  /// `tool_names = "bare"`: a bundle's tools are served under their own names, not
+  /// `<skill-id>__<tool>` (for clients that call fixed names, such as the conformance suite); a name
+  /// that two skills of a tenant give is served once, from the first skill in id order, with a log line.
+  bool bare_tool_names = false;
 };
 
 /// Everything the server needs. Defaults are those of docs/server.md.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -179,8 +180,9 @@ class ScratchDir {
 /// The tools of a tenant's skills (its /v1/skills catalog). A skill that does not load, or a bundle
 /// whose tools cannot be listed, is left out with a log line; it does not stop the others. Bundles are
 /// evaluated in a throwaway data directory under the tenant's ceilings.
-std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner) {
+std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, bool bare_names) {
   std::vector<mcp::Tool> tools;
+  std::set<std::string> names;
   ScratchDir scratch;
   std::shared_ptr<TenantContext> lister = local_tenant(tenant.id, scratch.path());
   lister->ceilings = tenant.context->ceilings;
@@ -192,14 +194,23 @@ std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner) {
       continue;
     }
     std::vector<std::string> warnings;
-    Result<std::vector<mcp::Tool>> listed = mcp::tools_of({*skill}, runner, lister, warnings);
+    Result<std::vector<mcp::Tool>> listed = mcp::tools_of(
+        {*skill}, runner, lister, warnings, bare_names ? mcp::ToolNaming::bare : mcp::ToolNaming::prefixed);
     for (const std::string& w : warnings) log_line("tenant=" + tenant.id + ": warning: " + w);
     if (!listed) {
       log_line("tenant=" + tenant.id + ": skill " + id +
                " is not served as a tool: " + listed.error().message);
       continue;
     }
-    for (mcp::Tool& t : *listed) tools.push_back(std::move(t));
+    for (mcp::Tool& t : *listed) {
+      // Bare names ([mcp] tool_names) may meet across skills; prefixed ones never do.
+      if (!names.insert(t.name).second) {
+        log_line("tenant=" + tenant.id + ": tool " + t.name + " of skill " + id +
+                 " is not served: an earlier skill has a tool of that name");
+        continue;
+      }
+      tools.push_back(std::move(t));
+    }
   }
   return tools;
 }
@@ -619,7 +630,7 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
   c->touch();
   Conversation* raw = c.get();
   c->session = std::make_unique<mcp::Session>(
-      mcp::SessionOptions{.tools = tenant_tools(t, runner_),
+      mcp::SessionOptions{.tools = tenant_tools(t, runner_, config_.bare_tool_names),
                           .runner = metered_at(tenant),
                           .overrides = {},
                           .tenant = t.context,

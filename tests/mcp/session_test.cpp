@@ -77,6 +77,49 @@ struct Harness {
   std::unique_ptr<Session> session;
 };
 
+TEST(McpSession, ReplacedToolsAreListedAndAChangeIsNotifiedOnce) {
+  Harness h(3, 10);
+  const json before = h.ask({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
+  ASSERT_EQ(before["result"]["tools"].size(), 3u);
+  std::vector<Tool> same;
+  Result<Skill> skill = load_skill(kHello);
+  ASSERT_TRUE(skill);
+  for (size_t i = 0; i < 3; ++i)
+    same.push_back(Tool{.name = "t" + std::to_string(i),
+                        .title = {},
+                        .description = "d",
+                        .input_schema = {{"type", "object"}},
+                        .input_validator = {},
+                        .output_schema = {},
+                        .output_validator = {},
+                        .annotations = {},
+                        .skill = *skill,
+                        .export_name = {},
+                        .bundle = false});
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    h.out.clear();
+  }
+  // The same list again: nothing to tell.
+  EXPECT_FALSE(h.session->replace_tools(same));
+  same.pop_back();
+  same[0].description = "new";
+  EXPECT_TRUE(h.session->replace_tools(same));
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    ASSERT_EQ(h.out.size(), 1u);
+    EXPECT_EQ(h.out[0], json({{"jsonrpc", "2.0"},
+                              {"method", "notifications/tools/list_changed"},
+                              {"params", json::object()}}));
+  }
+  const json after = h.ask({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}});
+  ASSERT_EQ(after["result"]["tools"].size(), 2u) << after.dump();
+  EXPECT_EQ(after["result"]["tools"][0]["description"], "new");
+  const json gone =
+      h.ask({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/call"}, {"params", {{"name", "t2"}}}});
+  EXPECT_EQ(gone["error"]["code"], -32602) << gone.dump();
+}
+
 TEST(McpSession, ToolsListPagesWithCursorsItGave) {
   Harness h(5, 2);
   std::vector<std::string> names;

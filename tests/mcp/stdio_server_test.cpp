@@ -72,7 +72,7 @@ TEST(McpStdio, InitializeAnswersTheClientsRevisionOrTheLatest) {
     EXPECT_EQ(result["protocolVersion"], answered) << asked;
     EXPECT_EQ(result["serverInfo"]["name"], "skillbox");
     EXPECT_TRUE(result["serverInfo"]["version"].is_string());
-    EXPECT_EQ(result["capabilities"]["tools"]["listChanged"], false);
+    EXPECT_EQ(result["capabilities"]["tools"]["listChanged"], true);  // the folders are watched (--watch-ms)
     EXPECT_TRUE(result["capabilities"]["logging"].is_object());
     EXPECT_EQ(mcp.close_and_wait(), 0) << mcp.stderr_text();
   }

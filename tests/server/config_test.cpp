@@ -147,7 +147,7 @@ TEST(ServerConfigParse, ReadsTheMcpTableAndUnauthenticatedListeners) {
   Result<ServerConfig> c = parse(
       "listen = [\"127.0.0.1:8080\", {address = \"[::1]:8081\", auth = \"none\", tenant = \"conf\"}]\n"
       "[mcp]\nallowed_origins = [\"https://app.example.com\", \"http://localhost:*\"]\n"
-      "max_sessions_per_tenant = 3\nsession_idle_timeout_ms = 60000\n" +
+      "max_sessions_per_tenant = 3\nsession_idle_timeout_ms = 60000\ntool_names = \"bare\"\n" +
       tenant("acme") + "[tenants.conf]\nskills = \"s\"\ndata_dir = \"d\"\n");
   ASSERT_TRUE(c) << c.error().message;
   ASSERT_EQ(c->listeners.size(), 2u);
@@ -158,21 +158,25 @@ TEST(ServerConfigParse, ReadsTheMcpTableAndUnauthenticatedListeners) {
             (std::vector<std::string>{"https://app.example.com", "http://localhost:*"}));
   EXPECT_EQ(c->mcp.max_sessions_per_tenant, 3u);
   EXPECT_EQ(c->mcp.session_idle_timeout_ms, 60000u);
-  // Defaults: the loopback origins.
+  EXPECT_TRUE(c->mcp.bare_tool_names);
+  // Defaults: the loopback origins, prefixed tool names.
   Result<ServerConfig> d = parse("listen = [\"127.0.0.1:8080\"]\n" + tenant("acme"));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->mcp.allowed_origins.size(), 3u);
+  EXPECT_FALSE(d->mcp.bare_tool_names);
 
   const std::string p = problems(
       "listen = [{address = \"0.0.0.0:8081\", auth = \"none\", tenant = \"acme\"}, "
       "{address = \"127.0.0.1:1\", auth = \"none\"}, {address = \"127.0.0.1:2\", auth = \"open\"}, "
-      "{adress = \"127.0.0.1:3\"}]\n[mcp]\nallowed_origins = [\"localhost\"]\nmax_sessions = 1\n" +
+      "{adress = \"127.0.0.1:3\"}]\n[mcp]\nallowed_origins = [\"localhost\"]\nmax_sessions = 1\n"
+      "tool_names = \"short\"\n" +
       tenant("acme"));
   EXPECT_NE(p.find("listen[1].tenant: auth = \"none\" needs tenant"), std::string::npos) << p;
   EXPECT_NE(p.find("listen[2].auth: expected \"key\""), std::string::npos) << p;
   EXPECT_NE(p.find("listen[3].adress: unknown key"), std::string::npos) << p;
   EXPECT_NE(p.find("mcp.allowed_origins[0]: expected an origin"), std::string::npos) << p;
   EXPECT_NE(p.find("mcp.max_sessions: unknown key"), std::string::npos) << p;
+  EXPECT_NE(p.find("mcp.tool_names: expected \"prefixed\""), std::string::npos) << p;
   const std::string wide = problems(
       "listen = [{address = \"0.0.0.0:8081\", auth = \"none\", tenant = \"acme\"}]\n" + tenant("acme"));
   EXPECT_NE(wide.find("listen[0].auth: \"none\" (no authentication) is only allowed on a loopback address"),

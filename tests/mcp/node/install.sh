@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the pinned MCP clients (tests/mcp/node/package.json and package-lock.json: the official
+# TypeScript SDK and the MCP conformance suite) into OUT_DIR/node_modules, for the tests in this folder.
+#
+# Usage: tests/mcp/node/install.sh OUT_DIR     (the build runs it: tests/CMakeLists.txt, target mcp_node_clients)
+#
+# `npm ci --ignore-scripts`: exactly the lock's versions, each tarball checked against the lock's sha512
+# integrity, no package script run, nothing written to the source tree. npm's cache is the skillbox cache
+# folder's npm/ (scripts/npm-fetch.sh: $SKILLBOX_CACHE_DIR, default ~/.cache/skillbox), and the install
+# prefers it, so after the first fetch a re-run needs no network. It runs again only when the lock changes
+# (OUT_DIR/lock.sha256).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+# shellcheck source=scripts/npm-fetch.sh
+source "$root/scripts/npm-fetch.sh"
+out=${1:?usage: tests/mcp/node/install.sh OUT_DIR}
+
+for tool in node npm; do
+  command -v "$tool" >/dev/null || {
+    echo "mcp-node: $tool is not installed; the MCP client tests need Node.js 20 or later and npm (scripts/setup.sh)" >&2
+    exit 1
+  }
+done
+major=$(node -p 'process.versions.node.split(".")[0]')
+if ((major < 20)); then
+  echo "mcp-node: Node.js $(node --version) is too old; the pinned conformance suite needs 20 or later (undici 7)" >&2
+  exit 1
+fi
+
+lock_hash=$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)
+if [[ -f "$out/node_modules/.package-lock.json" && "$(cat "$out/lock.sha256" 2>/dev/null)" == "$lock_hash" ]]; then
+  exit 0
+fi
+started=$(date +%s%N)
+rm -rf "$out/node_modules" "$out/lock.sha256"
+mkdir -p "$out"
+cp "$here/package.json" "$here/package-lock.json" "$out/"
+cache=$(npm_cache_dir)/npm
+(cd "$out" && npm ci --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error \
+  --cache "$cache" --update-notifier=false) || {
+  echo "mcp-node: npm ci failed (is the npm registry reachable, or the packages in $cache?)" >&2
+  exit 1
+}
+echo "$lock_hash" >"$out/lock.sha256"
+echo "mcp-node: installed the pinned MCP SDK and conformance suite into $out in $((($(date +%s%N) - started) / 1000000)) ms"
