@@ -45,6 +45,14 @@ TEST(JsonSchema, AMismatchNamesTheInstancePathAndTheKeyword) {
   EXPECT_EQ(escaped->keyword, "enum");
 }
 
+TEST(JsonSchema, AClientsLongKeyIsShownBounded) {
+  const JsonSchema s = compiled({{"type", "object"}, {"additionalProperties", false}});
+  const auto bad = s.validate({{std::string(100000, 'k'), 1}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->keyword, "additionalProperties");
+  EXPECT_LT(bad->text().size(), 4096u);
+}
+
 TEST(JsonSchema, SchemasThatAreNotDraft7AreRefused) {
   EXPECT_FALSE(JsonSchema::compile(json(5)).ok());
   const auto bad = JsonSchema::compile({{"minLength", -1}});
