@@ -1,12 +1,12 @@
-// policy/json_schema.h: what a mismatch says (the instance path as a JSON Pointer and the keyword), the
+// base/json_schema.h: what a mismatch says (the instance path as a JSON Pointer and the keyword), the
 // deepest failure chosen, and schemas refused at compile time.
-#include "policy/json_schema.h"
+#include "base/json_schema.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-namespace skillbox::policy {
+namespace skillbox::base {
 namespace {
 
 using json = nlohmann::json;
@@ -83,4 +83,4 @@ TEST(JsonSchema, WithAPatternLongStringsAreRefusedBeforeStdRegexSeesThem) {
 }
 
 }  // namespace
-}  // namespace skillbox::policy
+}  // namespace skillbox::base

@@ -1,5 +1,5 @@
-// policy/json_schema.cpp — JSON Schema draft 7 through valijson (see json_schema.h).
-#include "policy/json_schema.h"
+// base/json_schema.cpp — JSON Schema draft 7 through valijson (see json_schema.h).
+#include "base/json_schema.h"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
-namespace skillbox::policy {
+namespace skillbox::base {
 namespace {
 
 using nlohmann::json;
@@ -364,4 +364,4 @@ std::optional<SchemaMismatch> JsonSchema::validate(const json& value) const {
   return why;
 }
 
-}  // namespace skillbox::policy
+}  // namespace skillbox::base
