@@ -52,7 +52,7 @@ nlohmann::json call_tool_result(const Tool& tool, const RunResult& result) {
     return text_result("output_schema: the export returned " + std::string(value.type_name()) +
                            ", not the JSON object the tool's output schema describes",
                        true);
-  if (const std::optional<policy::SchemaMismatch> bad = tool.output_validator->validate(value))
+  if (const std::optional<base::SchemaMismatch> bad = tool.output_validator->validate(value))
     return text_result(
         "output_schema: the export's value does not match the tool's output schema: " + bad->text(), true);
   nlohmann::json out = text_result(std::move(text), false);

@@ -300,7 +300,7 @@ void Session::start_call(Message& m) {
   }
   // Before any sandbox starts: arguments that do not match the tool's input schema never reach the skill.
   if (call->tool->input_validator) {
-    if (const std::optional<policy::SchemaMismatch> bad = call->tool->input_validator->validate(*arguments))
+    if (const std::optional<base::SchemaMismatch> bad = call->tool->input_validator->validate(*arguments))
       return fail(ErrorCode::invalid_params,
                   "invalid params: the arguments do not match the input schema of " +
                       shown(call->tool->name) + ": " + bad->text());

@@ -44,9 +44,9 @@ std::string text_field(const nlohmann::json& o, const char* key) {
 
 /// The compiled form of a bundle tool's input schema, or nothing (and a warning) when it is not a valid
 /// draft 7 schema: existing bundles keep working, their arguments unchecked.
-std::optional<policy::JsonSchema> bundle_validator(const nlohmann::json& schema, const std::string& tool,
-                                                   std::vector<std::string>& warnings) {
-  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(schema);
+std::optional<base::JsonSchema> bundle_validator(const nlohmann::json& schema, const std::string& tool,
+                                                 std::vector<std::string>& warnings) {
+  Result<base::JsonSchema> compiled = base::JsonSchema::compile(schema);
   if (compiled) return std::move(*compiled);
   warnings.push_back("tool " + tool + ": its input schema is not a valid JSON Schema (draft 7): " +
                      compiled.error().message + "; served without argument validation");
@@ -78,7 +78,7 @@ Result<std::vector<Tool>> bundle_tools(const Skill& skill, Runner& runner,
     const auto schema = t.find("input_schema");
     nlohmann::json input_schema =
         input_schema_of(schema == t.end() ? nlohmann::json() : *schema, name, warnings);
-    std::optional<policy::JsonSchema> validator = bundle_validator(input_schema, name, warnings);
+    std::optional<base::JsonSchema> validator = bundle_validator(input_schema, name, warnings);
     out.push_back(Tool{.name = name,
                        .title = {},
                        .description = text_field(t, "description"),
@@ -115,8 +115,8 @@ Tool skill_tool(const Skill& skill) {
 }
 
 /// A schema the manifest parser already checked (policy/manifest.cpp), compiled for the calls.
-Result<policy::JsonSchema> compile_declared(const std::string& text, const std::string& what) {
-  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(base::json_text::parse(text));
+Result<base::JsonSchema> compile_declared(const std::string& text, const std::string& what) {
+  Result<base::JsonSchema> compiled = base::JsonSchema::compile(base::json_text::parse(text));
   if (!compiled) return Error{what + ": " + compiled.error().message};
   return compiled;
 }
@@ -138,7 +138,7 @@ Result<std::vector<Tool>> declared_tools(const Skill& skill) {
         std::find(code.exports.begin(), code.exports.end(), d.export_name) == code.exports.end())
       return Error{where + ".export: the entry module has no export \"" + d.export_name +
                    "\"; export it, or name one it has (skillbox check lists them)"};
-    Result<policy::JsonSchema> input = compile_declared(d.input_schema_json, where + ".input_schema");
+    Result<base::JsonSchema> input = compile_declared(d.input_schema_json, where + ".input_schema");
     if (!input) return input.error();
     Tool t{.name = m.id + std::string(kToolNameSeparator) + d.name,
            .title = d.title,
@@ -152,7 +152,7 @@ Result<std::vector<Tool>> declared_tools(const Skill& skill) {
            .export_name = d.export_name,
            .bundle = false};
     if (!d.output_schema_json.empty()) {
-      Result<policy::JsonSchema> output = compile_declared(d.output_schema_json, where + ".output_schema");
+      Result<base::JsonSchema> output = compile_declared(d.output_schema_json, where + ".output_schema");
       if (!output) return output.error();
       t.output_schema = base::json_text::parse(d.output_schema_json);
       t.output_validator = std::move(*output);

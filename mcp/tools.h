@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/json_schema.h"
+#include "base/json_schema.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::mcp {
@@ -54,11 +54,11 @@ struct Tool {
   nlohmann::json input_schema = nlohmann::json::object();  // a JSON Schema whose "type" is "object"
   /// The arguments' schema, compiled once; absent when the schema could not be compiled (a bundle's:
   /// the tool is then served without argument validation, and a warning says so).
-  std::optional<policy::JsonSchema> input_validator;
+  std::optional<base::JsonSchema> input_validator;
   /// A declared output schema (null: none) and its compiled form. With one, a result's
   /// structuredContent is the export's value, which must match it (docs/mcp.md).
   nlohmann::json output_schema;
-  std::optional<policy::JsonSchema> output_validator;
+  std::optional<base::JsonSchema> output_validator;
   ToolAnnotations annotations;
   Skill skill;
   /// What Invocation::export_name is for a call: "" (the default export) or "tool:NAME" for a bundle.

@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json_schema.h"
 #include "base/quote.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
 #include "policy/ceilings.h"
-#include "policy/json_schema.h"
 #include "policy/strict_json.h"
 #include "skillbox/skillbox.h"
 
@@ -548,7 +548,7 @@ std::optional<std::string> read_tool_schema(Validator& v, const json& value, con
                                     " (" + std::string(why_object) + ")");
     return std::nullopt;
   }
-  Result<policy::JsonSchema> compiled = policy::JsonSchema::compile(value);
+  Result<base::JsonSchema> compiled = base::JsonSchema::compile(value);
   if (!compiled) {
     v.problem(path, "not a valid JSON Schema (draft 7): " + compiled.error().message);
     return std::nullopt;

@@ -1,12 +1,12 @@
-// policy/json_schema.h: what a mismatch says (the instance path as a JSON Pointer and the keyword), the
+// base/json_schema.h: what a mismatch says (the instance path as a JSON Pointer and the keyword), the
 // deepest failure chosen, and schemas refused at compile time.
-#include "policy/json_schema.h"
+#include "base/json_schema.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-namespace skillbox::policy {
+namespace skillbox::base {
 namespace {
 
 using json = nlohmann::json;
@@ -45,6 +45,14 @@ TEST(JsonSchema, AMismatchNamesTheInstancePathAndTheKeyword) {
   EXPECT_EQ(escaped->keyword, "enum");
 }
 
+TEST(JsonSchema, AClientsLongKeyIsShownBounded) {
+  const JsonSchema s = compiled({{"type", "object"}, {"additionalProperties", false}});
+  const auto bad = s.validate({{std::string(100000, 'k'), 1}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->keyword, "additionalProperties");
+  EXPECT_LT(bad->text().size(), 4096u);
+}
+
 TEST(JsonSchema, SchemasThatAreNotDraft7AreRefused) {
   EXPECT_FALSE(JsonSchema::compile(json(5)).ok());
   const auto bad = JsonSchema::compile({{"minLength", -1}});
@@ -75,4 +83,4 @@ TEST(JsonSchema, WithAPatternLongStringsAreRefusedBeforeStdRegexSeesThem) {
 }
 
 }  // namespace
-}  // namespace skillbox::policy
+}  // namespace skillbox::base

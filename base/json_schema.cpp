@@ -1,5 +1,5 @@
-// policy/json_schema.cpp — JSON Schema draft 7 through valijson (see json_schema.h).
-#include "policy/json_schema.h"
+// base/json_schema.cpp — JSON Schema draft 7 through valijson (see json_schema.h).
+#include "base/json_schema.h"
 
 #include <algorithm>
 #include <array>
@@ -7,6 +7,8 @@
 #include <regex>
 #include <string_view>
 #include <utility>
+
+#include "base/quote.h"
 
 // valijson reports a schema it cannot use by throwing; without this it prints and aborts.
 #define VALIJSON_USE_EXCEPTIONS 1
@@ -16,7 +18,7 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
-namespace skillbox::policy {
+namespace skillbox::base {
 namespace {
 
 using nlohmann::json;
@@ -168,6 +170,10 @@ std::string pointer_of(const std::vector<std::string>& context) {
   return out;
 }
 
+/// How much of a failing place and of the validator's sentence an error shows.
+constexpr size_t kMaxShownPathBytes = 256;
+constexpr size_t kMaxShownMessageBytes = 512;
+
 /// The deepest error of `results` (the first of the deepest): a property's own failure says more than
 /// "failed to validate against schema associated with property name".
 std::optional<SchemaMismatch> deepest(valijson::ValidationResults& results) {
@@ -177,9 +183,14 @@ std::optional<SchemaMismatch> deepest(valijson::ValidationResults& results) {
   while (results.popError(e)) {
     if (best && e.context.size() <= best_depth) continue;
     best_depth = e.context.size();
-    best = SchemaMismatch{.instance_path = pointer_of(e.context),
+    // Both may repeat keys of the value, which the client chose: bounded, and inert on a terminal.
+    std::string path = pointer_of(e.context);
+    if (path.size() > kMaxShownPathBytes) path = base::quote(path, kMaxShownPathBytes);
+    best = SchemaMismatch{.instance_path = std::move(path),
                           .keyword = keyword_of(e.description),
-                          .message = e.description};
+                          .message = e.description.size() > kMaxShownMessageBytes
+                                         ? base::quote(e.description, kMaxShownMessageBytes)
+                                         : e.description};
   }
   return best;
 }
@@ -353,4 +364,4 @@ std::optional<SchemaMismatch> JsonSchema::validate(const json& value) const {
   return why;
 }
 
-}  // namespace skillbox::policy
+}  // namespace skillbox::base

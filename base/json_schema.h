@@ -1,8 +1,8 @@
-// policy/json_schema.h — JSON Schema draft 7: a schema checked and compiled once, then values validated
+// base/json_schema.h — JSON Schema draft 7: a schema checked and compiled once, then values validated
 // against it (the input and output schemas of MCP tools, docs/mcp.md "Argument validation").
 //
 // The validator is valijson (Debian libvalijson-dev). What it is held to: the draft 7 files of the
-// official JSON Schema Test Suite (tests/policy/json_schema_suite_test.cpp runs them through this
+// official JSON Schema Test Suite (tests/base/json_schema_suite_test.cpp runs them through this
 // wrapper; the files it skips are listed there with the reason). Not supported: "$ref" to anything but
 // the schema itself (no remote documents are ever fetched), "$schema" naming another draft, and
 // "format" beyond date, time and date-time (other formats are annotations, as draft 7 allows).
@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "skillbox/skillbox.h"
+#include "skillbox/result.h"
 
-namespace skillbox::policy {
+namespace skillbox::base {
 
 /// Where and why a value does not match a schema.
 struct SchemaMismatch {
@@ -52,4 +52,4 @@ class JsonSchema {
   std::shared_ptr<const Compiled> compiled_;
 };
 
-}  // namespace skillbox::policy
+}  // namespace skillbox::base

@@ -1,4 +1,4 @@
-// policy/json_schema.h against the official JSON Schema Test Suite (Debian json-schema-test-suite,
+// base/json_schema.h against the official JSON Schema Test Suite (Debian json-schema-test-suite,
 // installed by scripts/setup.sh): every case of every draft 7 file, through the same JsonSchema wrapper
 // `skillbox mcp` validates tool arguments and results with. A case whose outcome differs fails, unless
 // its file or case is in kSkipped below with the reason.
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <utility>
 
-#include "policy/json_schema.h"
+#include "base/json_schema.h"
 
-namespace skillbox::policy {
+namespace skillbox::base {
 namespace {
 
 using json = nlohmann::json;
@@ -98,4 +98,4 @@ TEST(JsonSchemaSuite, EverySkippedFileExists) {
 }
 
 }  // namespace
-}  // namespace skillbox::policy
+}  // namespace skillbox::base
