@@ -13,12 +13,12 @@
 
 #include "base/escape.h"
 #include "base/json_text.h"
+#include "base/scratch_dir.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
-#include "cli/scratch_dir.h"
 #include "skillbox/env_file.h"
 #include "skillbox/json.h"
 
@@ -123,7 +123,7 @@ int run_bundle(const BundleOptions& o) {
   host.data_dir = o.data_dir;
   // Listing the tools runs the bundle's top-level code, which may use its database, store or files:
   // in a throwaway data directory, so listing changes no state (no binding, no db.sqlite).
-  std::optional<ScratchDir> scratch;
+  std::optional<base::ScratchDir> scratch;
   if (o.kind == Kind::tools) {
     scratch.emplace("skillbox-bundle-");
     if (scratch->path().empty())
@@ -224,7 +224,7 @@ constexpr const char* kHooks[] = {"init",
 nlohmann::ordered_json list_tools(const Skill& skill, std::string& why) {
   // The bundle's code is untrusted like any skill's: behind the worker wall where it is available, and
   // in a throwaway data directory, so `check` changes no state (no binding, no db.sqlite).
-  ScratchDir scratch("skillbox-bundle-");
+  base::ScratchDir scratch("skillbox-bundle-");
   if (scratch.path().empty()) {
     why = "could not create a temporary data directory to evaluate the bundle in";
     return nullptr;

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "base/scratch_dir.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/output.h"
-#include "cli/scratch_dir.h"
 #include "mcp/session.h"
 #include "mcp/stdio.h"
 #include "mcp/tools.h"
@@ -51,7 +51,7 @@ Result<std::vector<mcp::Tool>> list_tools(const McpOptions& o, Runner& runner,
     if (!skill) return Error{load_problem(dir, skill.error().message)};
     skills.push_back(std::move(*skill));
   }
-  ScratchDir scratch("skillbox-mcp-");
+  base::ScratchDir scratch("skillbox-mcp-");
   if (scratch.path().empty())
     return Error{"could not create a temporary data directory to list the tools in"};
   return mcp::tools_of(skills, runner, local_tenant("mcp-tools", scratch.path()), warnings,

@@ -22,6 +22,7 @@
 
 #include "base/escape.h"
 #include "base/json_text.h"
+#include "base/scratch_dir.h"
 #include "cli/commands.h"
 #include "cli/file_skill.h"
 #include "cli/fixture_server.h"
@@ -29,7 +30,6 @@
 #include "cli/options.h"
 #include "cli/output.h"
 #include "cli/report.h"
-#include "cli/scratch_dir.h"
 #include "cli/test_file.h"
 #include "cli/test_report.h"
 #include "skillbox/store.h"
@@ -110,7 +110,7 @@ void check_workspace(const fs::path& data_dir, const std::string& id,
 std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {
   // What went wrong before the run: one escaped line (a key of the test file may be in it).
   const auto setup_failed = [](const std::string& why) { return base::escape_text(why) + "\n"; };
-  ScratchDir data;
+  base::ScratchDir data;
   if (data.path().empty()) return setup_failed("cannot create a temporary data directory");
   const std::string& id = skill.manifest().id;
 

@@ -236,15 +236,7 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
                                "Allow", std::string(route->method)));
   }
   std::shared_ptr<const Tenant> tenant = authenticate(*tenancy, request);
-  if (draining_.load()) {
-    HttpResponse refused =
-        error_response(503, "draining", "the server is shutting down; try another replica");
-    if (tenant != nullptr) {
-      metrics_.shed(tenant->index, ShedReason::draining);
-      refused.tenant = tenant->config.id;
-    }
-    return respond(std::move(refused));
-  }
+  if (draining_.load()) return respond(draining(tenant.get()));
   if (tenant == nullptr) return respond(unauthorized(request));
   admit(tenant, *route, std::move(request), respond);
 }
@@ -260,17 +252,18 @@ void Api::handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond&
   } else {
     tenant = authenticate(tenancy, request);
   }
-  if (draining_.load()) {
-    HttpResponse refused =
-        error_response(503, "draining", "the server is shutting down; try another replica");
-    if (tenant != nullptr) {
-      metrics_.shed(tenant->index, ShedReason::draining);
-      refused.tenant = tenant->config.id;
-    }
-    return respond(std::move(refused));
-  }
+  if (draining_.load()) return respond(draining(tenant.get()));
   if (tenant == nullptr) return respond(unauthorized(request));
   mcp_->handle(tenant->index, std::move(request), respond, stream);
+}
+
+HttpResponse Api::draining(const Tenant* tenant) const {
+  HttpResponse refused = error_response(503, "draining", "the server is shutting down; try another replica");
+  if (tenant != nullptr) {
+    metrics_.shed(tenant->index, ShedReason::draining);
+    refused.tenant = tenant->config.id;
+  }
+  return refused;
 }
 
 std::optional<KeyHash> Api::presented_key(const HttpRequest& request) {

@@ -91,6 +91,8 @@ class Api {
   void handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond& respond,
                   const RespondStream& stream);
   static std::vector<McpTenant> mcp_tenants(const Tenancy& tenancy);
+  /// 503 while draining, counted as shed for `tenant` when the request authenticated (else null).
+  [[nodiscard]] HttpResponse draining(const Tenant* tenant) const;
   HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
                      RunQueue::Clock::duration waited, const CancelToken& cancel) const;
   HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,

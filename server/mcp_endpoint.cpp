@@ -13,6 +13,7 @@
 
 #include "base/escape.h"
 #include "base/json_text.h"
+#include "base/scratch_dir.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/session.h"
 #include "mcp/tools.h"
@@ -155,35 +156,13 @@ class MeteredRunner final : public Runner {
   size_t tenant_;
 };
 
-/// A folder under the temp directory, removed with its contents; empty path when it could not be made.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::error_code ec;
-    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    std::string pattern = (base / "skillbox-mcp-tools-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 /// The tools of a tenant's skills (its /v1/skills catalog). A skill that does not load, or a bundle
 /// whose tools cannot be listed, is left out with a log line; it does not stop the others. Bundles are
 /// evaluated in a throwaway data directory under the tenant's ceilings.
 std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, bool bare_names) {
   std::vector<mcp::Tool> tools;
   std::set<std::string> names;
-  ScratchDir scratch;
+  base::ScratchDir scratch("skillbox-mcp-");
   std::shared_ptr<TenantContext> lister = local_tenant(tenant.id, scratch.path());
   lister->ceilings = tenant.context->ceilings;
   for (const std::string& id : skill_ids(tenant.skills_dir)) {

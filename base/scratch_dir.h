@@ -1,8 +1,9 @@
-// cli/scratch_dir.h — a throwaway data directory for runs that must not touch the user's state.
+// base/scratch_dir.h — a throwaway data directory for runs that must not touch the user's state.
 //
 // `skillbox test` gives each test one; `skillbox check` and `skillbox tools` evaluate a bundle in one
 // (listing its tools runs the bundle's top-level code, which may open its database or write its
-// store), so neither leaves a binding, a workspace or a db.sqlite in the real data directory.
+// store), so neither leaves a binding, a workspace or a db.sqlite in the real data directory; `skillbox
+// mcp` and serve's /mcp list a bundle's tools in one for the same reason.
 #pragma once
 
 #include <stdlib.h>  // mkdtemp
@@ -11,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-namespace skillbox::cli {
+namespace skillbox::base {
 
 /// A fresh folder under the temp directory (mkdtemp, 0700) whose name starts with `prefix`, removed
 /// with everything in it when this object goes away. path() is empty when it could not be made.
@@ -36,4 +37,4 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-}  // namespace skillbox::cli
+}  // namespace skillbox::base
