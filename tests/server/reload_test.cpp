@@ -132,5 +132,46 @@ TEST_F(Reload, ARunInFlightKeepsTheCeilingsItStartedWith) {
   EXPECT_EQ(second.json()["outcome"], "timeout") << second.body;
 }
 
+// /mcp follows the reload too: a tenant added by it opens a session that serves its own skills, and a
+// session opened before it serves on, bound to its tenant.
+TEST_F(Reload, McpServesATenantTheReloadAddedAndKeepsTheSessionsItHad) {
+  const std::vector<std::string> headers = {"Accept: application/json, text/event-stream",
+                                            "Content-Type: application/json"};
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  const std::string list = R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}})";
+  const auto with_session = [&](const std::string& session) {
+    std::vector<std::string> h = headers;
+    h.push_back("Mcp-Session-Id: " + session);
+    return h;
+  };
+  const HttpReply before = http("POST", server_->url + "/mcp", kOldKey, initialize, headers);
+  ASSERT_EQ(before.status, 200) << before.body;
+  const std::string kept = before.header("mcp-session-id");
+  ASSERT_FALSE(kept.empty());
+
+  write_skill(tmp_.path() / "u-skills" / "uonly", "uonly", "export default () => 'u'");
+  write_config(kOldKey, "timeout_ms = 30000\n[tenants.u]\nkey_sha256 = [\"" + hash(kNewKey) +
+                            "\"]\nskills = \"u-skills\"\ndata_dir = \"u-data\"");
+  reload("config reloaded from");
+
+  const HttpReply added = http("POST", server_->url + "/mcp", kNewKey, initialize, headers);
+  ASSERT_EQ(added.status, 200) << added.body << server_->err();
+  const std::string fresh = added.header("mcp-session-id");
+  const HttpReply u_tools = http("POST", server_->url + "/mcp", kNewKey, list, with_session(fresh));
+  ASSERT_EQ(u_tools.status, 200) << u_tools.body;
+  EXPECT_NE(u_tools.body.find("\"uonly\""), std::string::npos) << u_tools.body;
+  EXPECT_EQ(u_tools.body.find("\"greet\""), std::string::npos) << u_tools.body;
+
+  const HttpReply t_tools = http("POST", server_->url + "/mcp", kOldKey, list, with_session(kept));
+  ASSERT_EQ(t_tools.status, 200) << t_tools.body;
+  EXPECT_NE(t_tools.body.find("\"greet\""), std::string::npos) << t_tools.body;
+  EXPECT_EQ(t_tools.body.find("\"uonly\""), std::string::npos) << t_tools.body;
+  // Each session stays its tenant's: the other key gets the answer of an unknown session.
+  EXPECT_EQ(http("POST", server_->url + "/mcp", kNewKey, list, with_session(kept)).status, 404);
+  EXPECT_EQ(http("POST", server_->url + "/mcp", kOldKey, list, with_session(fresh)).status, 404);
+}
+
 }  // namespace
 }  // namespace skillbox::testing
