@@ -132,11 +132,11 @@ void Metrics::shed(size_t tenant, ShedReason reason) {
 }
 
 void Metrics::mcp_sessions(size_t tenant, int delta) {
-  tenants_.at(tenant)->mcp_sessions += delta;
+  at(tenant).mcp_sessions += delta;
 }
 
 void Metrics::mcp_call(size_t tenant) {
-  ++tenants_.at(tenant)->mcp_calls;
+  ++at(tenant).mcp_calls;
 }
 
 std::string Metrics::render(const std::vector<RunQueue::LaneCounts>& counts) const {
