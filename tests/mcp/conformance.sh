@@ -50,7 +50,7 @@ echo "conformance: skillbox serve at $url"
 args=(server --url "${url%/}/mcp" --expected-failures "$here/conformance-expected-failures.yml")
 [[ -n "$scenario" ]] && args+=(--scenario "$scenario")
 status=0
-(cd "$work" && node "$node_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" "${args[@]}") || status=$?
+(cd "$work" && "$node_dir/bin/node" "$node_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" "${args[@]}") || status=$?
 if ((status != 0)); then
   echo "conformance: the suite failed (exit $status); skillbox serve's stderr:" >&2
   tail -n 40 "$work/serve.err" >&2
