@@ -78,11 +78,6 @@ HttpResponse json_ok(std::string body) {
                       .facts = {}};
 }
 
-HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
-  r.headers.emplace_back(std::move(name), std::move(value));
-  return r;
-}
-
 HttpResponse probe(std::string_view path, std::string_view method, bool draining) {
   if (method != "GET") {
     return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");

@@ -23,4 +23,19 @@ HttpResponse error_response(unsigned status, std::string_view code, std::string_
                       .facts = {}};
 }
 
+HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
+  r.headers.emplace_back(std::move(name), std::move(value));
+  return r;
+}
+
+HttpResponse empty_response(unsigned status) {
+  return HttpResponse{.status = status,
+                      .body = {},
+                      .content_type = {},
+                      .headers = {},
+                      .tenant = {},
+                      .outcome = {},
+                      .facts = {}};
+}
+
 }  // namespace skillbox::server

@@ -95,5 +95,9 @@ using Served = std::function<void(std::string_view request_id, std::string_view 
 /// `{"error":{"code":CODE,"message":MESSAGE}}` with `status`; every error of the API has this shape.
 /// `message` may hold any bytes (ill-formed UTF-8 is replaced).
 [[nodiscard]] HttpResponse error_response(unsigned status, std::string_view code, std::string_view message);
+/// `r` with one more header (Retry-After, Allow, WWW-Authenticate).
+[[nodiscard]] HttpResponse with_header(HttpResponse r, std::string name, std::string value);
+/// A response with `status` and no body (202 Accepted, 204 No Content).
+[[nodiscard]] HttpResponse empty_response(unsigned status);
 
 }  // namespace skillbox::server

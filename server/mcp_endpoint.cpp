@@ -49,11 +49,6 @@ HttpResponse rpc_error(unsigned status, const nlohmann::json& id, mcp::ErrorCode
                       .facts = {}};
 }
 
-HttpResponse with_header(HttpResponse r, std::string name, std::string value) {
-  r.headers.emplace_back(std::move(name), std::move(value));
-  return r;
-}
-
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -414,13 +409,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
     if (!c)
       return refuse(rpc_error(404, nullptr, kSessionNotFound, "session not found (it ended or expired)"));
     end(c->key);
-    return refuse(HttpResponse{.status = 204,
-                               .body = {},
-                               .content_type = {},
-                               .headers = {},
-                               .tenant = {},
-                               .outcome = {},
-                               .facts = {}});
+    return refuse(empty_response(204));
   }
   if (!accepts_json_and_sse(request.header("accept"))) {
     return refuse(
@@ -456,13 +445,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
       base::MutexLock lock(c->receive_mu);
       c->session->receive(request.body);
     }
-    return refuse(HttpResponse{.status = 202,
-                               .body = {},
-                               .content_type = {},
-                               .headers = {},
-                               .tenant = {},
-                               .outcome = {},
-                               .facts = {}});
+    return refuse(empty_response(202));
   }
   ++c->active;
   admit(tenant, std::move(request), respond, stream, c, message->id, false);
