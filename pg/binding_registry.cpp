@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/escape.h"
+#include "base/shell_word.h"
 #include "base/skill_id.h"
 #include "base/utf8.h"
 
@@ -36,19 +37,6 @@ std::string shown(const fs::path& p) {
 
 std::string shown_id(std::string_view id) {
   return "\"" + base::escape_text_capped(id, 80, "...") + "\"";
-}
-
-// `p` quoted for a POSIX shell when it needs quoting, for a command the operator can paste (the same
-// rule as the local registry's).
-std::string shell_word(const std::string& p) {
-  const bool plain = !p.empty() && std::all_of(p.begin(), p.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           std::strchr("/._-+,:@%", c) != nullptr;
-  });
-  if (plain) return p;
-  std::string out = "'";
-  for (char c : p) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 Error from_pg(const PgError& e) {
@@ -78,7 +66,7 @@ Error owned_elsewhere(std::string_view id, const fs::path& owner, const fs::path
                shown(root) +
                ". If this folder should own the id (and its store, workspace and secrets) from now on, "
                "rebind it: skillbox skills rebind " +
-               shell_word(root.string()) + " --id " + std::string(id) +
+               base::shell_word(root.string()) + " --id " + std::string(id) +
                " against the same database (embedders: BindingRegistry::rebind); otherwise give this skill "
                "another id in its skill.json"};
 }

@@ -17,6 +17,7 @@
 
 #include "base/file_read.h"
 #include "base/quote.h"
+#include "base/shell_word.h"
 #include "base/skill_id.h"
 #include "base/unique_fd.h"
 #include "state/binding_registry.h"
@@ -37,22 +38,10 @@ std::string shown_id(std::string_view id) {
   return base::quote(id, base::kMaxSkillIdBytes + 8);
 }
 
-/// `p` quoted for a POSIX shell when it needs quoting, for commands the operator can paste.
-std::string shell_word(const std::string& p) {
-  const bool plain = !p.empty() && std::all_of(p.begin(), p.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           std::strchr("/._-+,:@%", c) != nullptr;
-  });
-  if (plain) return p;
-  std::string out = "'";
-  for (char c : p) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 /// The command that makes `dir` the owner of its id, as the operator would type it.
 std::string rebind_command(const fs::path& data_dir, const fs::path& dir, std::string_view id) {
-  return "skillbox skills rebind " + shell_word(dir.string()) + " --id " + std::string(id) + " --data-dir " +
-         shell_word(data_dir.string());
+  return "skillbox skills rebind " + base::shell_word(dir.string()) + " --id " + std::string(id) +
+         " --data-dir " + base::shell_word(data_dir.string());
 }
 
 Error errno_error(std::string_view what, const fs::path& p, int err) {
