@@ -106,31 +106,126 @@ void check_workspace(const fs::path& data_dir, const std::string& id,
   }
 }
 
-/// Runs one test; returns "" when it passed, else what went wrong (lines).
-std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {
-  // What went wrong before the run: one escaped line (a key of the test file may be in it).
-  const auto setup_failed = [](const std::string& why) { return base::escape_text(why) + "\n"; };
-  base::ScratchDir data;
-  if (data.path().empty()) return setup_failed("cannot create a temporary data directory");
+/// Fills a fresh data directory with the test's "store" entries and "workspace" files; returns what
+/// went wrong, or std::nullopt.
+std::optional<std::string> seed_state(const fs::path& data_dir, const Skill& skill, const TestCase& t) {
   const std::string& id = skill.manifest().id;
-
   if (!t.store.empty()) {
-    auto db = StoreDatabase::open(StoreDatabase::path_in(data.path()));
-    if (!db) return setup_failed("store: " + db.error().message);
+    auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir));
+    if (!db) return "store: " + db.error().message;
     auto mine = db->skill(id, skill.manifest().permissions.store);
-    if (!mine) return setup_failed("store: " + mine.error().message);
+    if (!mine) return "store: " + mine.error().message;
     for (const auto& [key, value] : t.store)
       if (auto set = mine->set(key, base::json_text::write(value)); !set)
-        return setup_failed("store: " + key + ": " + set.error().message);
+        return "store: " + key + ": " + set.error().message;
   }
-
   if (!t.workspace.empty()) {
-    auto ws = WorkspaceFiles::create(data.path(), id);
-    if (!ws) return setup_failed("workspace: " + ws.error().message);
+    auto ws = WorkspaceFiles::create(data_dir, id);
+    if (!ws) return "workspace: " + ws.error().message;
     for (const auto& [path, bytes] : t.workspace)
-      if (auto put = ws->write(path, bytes); !put)
-        return setup_failed("workspace: " + path + ": " + put.error().message);
+      if (auto put = ws->write(path, bytes); !put) return "workspace: " + path + ": " + put.error().message;
   }
+  return std::nullopt;
+}
+
+/// Checks the run's outcome, and then its value and error, against what the test expects.
+template <typename Fail>
+void check_outcome(const TestCase& t, const RunResult& result, const Fail& fail) {
+  const std::string outcome(to_string(result.outcome));
+  if (outcome != t.expect.outcome) {
+    std::string line = "outcome: expected " + t.expect.outcome + ", got " + outcome;
+    if (result.error)
+      line += " (" + base::escape_text(result.error->name + ": " + result.error->message) + ")";
+    fail(line);
+    if (!result.error) return;
+    // Where it was thrown: the first frames (a built skill's are already its .ts lines).
+    size_t shown = 0;
+    for (size_t at = 0; at < result.error->stack.size() && shown < kMaxStackFramesShown; ++shown) {
+      const size_t end = std::min(result.error->stack.find('\n', at), result.error->stack.size());
+      const std::string frame = result.error->stack.substr(at, end - at);
+      if (frame.find_first_not_of(' ') != std::string::npos)
+        fail("  " + frame.substr(frame.find_first_not_of(' ')));
+      at = end + 1;
+    }
+    return;
+  }
+  if (t.expect.value) {
+    const json got = base::json_text::parse(result.value_json);
+    if (got.is_discarded())
+      fail("value: nested deeper than " + std::to_string(base::json_text::kMaxDepth) +
+           " levels of arrays and objects; skillbox test compares values up to that depth");
+    else if (got != *t.expect.value)
+      fail("value: expected " + shown_json(*t.expect.value) + ", got " + shown_json(got));
+  }
+  if (t.expect.error_name && result.error && result.error->name != *t.expect.error_name)
+    fail("error.name: expected " + *t.expect.error_name + ", got " + base::escape_text(result.error->name));
+  if (t.expect.error_message && result.error &&
+      result.error->message.find(*t.expect.error_message) == std::string::npos)
+    fail("error.message: expected it to contain \"" + base::escape_text(*t.expect.error_message) +
+         "\", got \"" + base::escape_text(result.error->message) + "\"");
+}
+
+/// Checks that the expected log fragments appear, in order, each in a later line than the one before.
+template <typename Fail>
+void check_logs(const TestCase& t, const RunResult& result, const Fail& fail) {
+  size_t from = 0;
+  for (const std::string& wanted : t.expect.logs) {
+    size_t at = from;
+    while (at < result.logs.size() && result.logs[at].message.find(wanted) == std::string::npos) ++at;
+    if (at == result.logs.size()) {
+      fail("logs: no log line" + std::string(from > 0 ? " after the one before" : "") + " contains \"" +
+           base::escape_text(wanted) + "\"");
+      return;
+    }
+    from = at + 1;
+  }
+}
+
+/// Compares the store in `data_dir` with what the test expects of it.
+template <typename Fail>
+void check_store(const fs::path& data_dir, const Skill& skill, const TestCase& t, const Fail& fail) {
+  if (t.expect.store.empty()) return;
+  auto db = StoreDatabase::open(StoreDatabase::path_in(data_dir));
+  auto mine = db ? db->skill(skill.manifest().id, skill.manifest().permissions.store)
+                 : StoreResult<SkillStore>(db.error());
+  if (!mine) {
+    fail("store: " + mine.error().message);
+    return;
+  }
+  for (const auto& [key, wanted] : t.expect.store) {
+    auto got = mine->get(key);
+    if (!got) {
+      fail("store: " + key + ": " + got.error().message);
+    } else if (!*got) {
+      fail("store: " + key + ": expected " + shown_json(wanted) + ", but the key does not exist");
+    } else if (const json stored = base::json_text::parse(**got); stored != wanted) {
+      fail("store: " + key + ": expected " + shown_json(wanted) + ", got " + shown_json(stored));
+    }
+  }
+}
+
+/// Says, for each request the fixture servers answered 404, which fixture came closest and how it differs.
+template <typename Fail>
+void check_http_misses(const std::vector<std::unique_ptr<FixtureServer>>& servers, const Fail& fail) {
+  for (const auto& server : servers) {
+    for (const FixtureMiss& miss : server->misses()) {
+      if (miss.closest.empty()) {
+        fail("http: no fixture for " + miss.request + " (it was answered 404); add one to \"http\"");
+        continue;
+      }
+      fail("http: no fixture for " + miss.request + " (it was answered 404); the closest, " + miss.closest +
+           ", differs in:");
+      for (const std::string& d : miss.differences) fail("  " + d);
+    }
+  }
+}
+
+/// Runs one test; returns "" when it passed, else what went wrong (lines).
+std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t, const CancelToken& cancel) {
+  base::ScratchDir data;
+  // What went wrong before the run: one escaped line (a key of the test file may be in it).
+  if (data.path().empty()) return base::escape_text("cannot create a temporary data directory") + "\n";
+  if (auto seeded = seed_state(data.path(), skill, t)) return base::escape_text(*seeded) + "\n";
 
   // One loopback server per fixture origin.
   std::map<std::string, std::vector<FixtureRoute>> by_origin;
@@ -144,7 +239,7 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
   invocation.cancel = cancel;
   for (auto& [origin, routes] : by_origin) {
     auto server = FixtureServer::start(origin, std::move(routes));
-    if (!server) return setup_failed(server.error().message);
+    if (!server) return base::escape_text(server.error().message) + "\n";
     host.origin_map.emplace_back(origin, (*server)->address());
     invocation.narrowing.allow_http.push_back(origin + "/");
     servers.push_back(std::move(*server));
@@ -158,80 +253,12 @@ std::string run_test(const TestOptions& o, const Skill& skill, const TestCase& t
   // Every line is escaped once more as a whole (escaping keeps backslashes, so escaped parts stay as
   // they are): no part of it, whatever its source, can start a line or send a terminal escape.
   const auto fail = [&](const std::string& line) { problems += base::escape_text(line) + "\n"; };
-  const std::string outcome(to_string(result.outcome));
-  if (outcome != t.expect.outcome) {
-    std::string line = "outcome: expected " + t.expect.outcome + ", got " + outcome;
-    if (result.error)
-      line += " (" + base::escape_text(result.error->name + ": " + result.error->message) + ")";
-    fail(line);
-    if (result.error) {
-      // Where it was thrown: the first frames (a built skill's are already its .ts lines).
-      size_t shown = 0;
-      for (size_t at = 0; at < result.error->stack.size() && shown < kMaxStackFramesShown; ++shown) {
-        const size_t end = std::min(result.error->stack.find('\n', at), result.error->stack.size());
-        const std::string frame = result.error->stack.substr(at, end - at);
-        if (frame.find_first_not_of(' ') != std::string::npos)
-          fail("  " + frame.substr(frame.find_first_not_of(' ')));
-        at = end + 1;
-      }
-    }
-  } else {
-    if (t.expect.value) {
-      const json got = base::json_text::parse(result.value_json);
-      if (got.is_discarded())
-        fail("value: nested deeper than " + std::to_string(base::json_text::kMaxDepth) +
-             " levels of arrays and objects; skillbox test compares values up to that depth");
-      else if (got != *t.expect.value)
-        fail("value: expected " + shown_json(*t.expect.value) + ", got " + shown_json(got));
-    }
-    if (t.expect.error_name && result.error && result.error->name != *t.expect.error_name)
-      fail("error.name: expected " + *t.expect.error_name + ", got " + base::escape_text(result.error->name));
-    if (t.expect.error_message && result.error &&
-        result.error->message.find(*t.expect.error_message) == std::string::npos)
-      fail("error.message: expected it to contain \"" + base::escape_text(*t.expect.error_message) +
-           "\", got \"" + base::escape_text(result.error->message) + "\"");
-  }
-  size_t from = 0;
-  for (const std::string& wanted : t.expect.logs) {
-    size_t at = from;
-    while (at < result.logs.size() && result.logs[at].message.find(wanted) == std::string::npos) ++at;
-    if (at == result.logs.size()) {
-      fail("logs: no log line" + std::string(from > 0 ? " after the one before" : "") + " contains \"" +
-           base::escape_text(wanted) + "\"");
-      break;
-    }
-    from = at + 1;
-  }
-  if (!t.expect.store.empty()) {
-    auto db = StoreDatabase::open(StoreDatabase::path_in(data.path()));
-    auto mine = db ? db->skill(id, skill.manifest().permissions.store) : StoreResult<SkillStore>(db.error());
-    if (!mine) {
-      fail("store: " + mine.error().message);
-    } else {
-      for (const auto& [key, wanted] : t.expect.store) {
-        auto got = mine->get(key);
-        if (!got) {
-          fail("store: " + key + ": " + got.error().message);
-        } else if (!*got) {
-          fail("store: " + key + ": expected " + shown_json(wanted) + ", but the key does not exist");
-        } else if (const json stored = base::json_text::parse(**got); stored != wanted) {
-          fail("store: " + key + ": expected " + shown_json(wanted) + ", got " + shown_json(stored));
-        }
-      }
-    }
-  }
-  if (!t.expect.workspace.empty()) check_workspace(data.path(), id, t.expect.workspace, fail);
-  for (const auto& server : servers) {
-    for (const FixtureMiss& miss : server->misses()) {
-      if (miss.closest.empty()) {
-        fail("http: no fixture for " + miss.request + " (it was answered 404); add one to \"http\"");
-        continue;
-      }
-      fail("http: no fixture for " + miss.request + " (it was answered 404); the closest, " + miss.closest +
-           ", differs in:");
-      for (const std::string& d : miss.differences) fail("  " + d);
-    }
-  }
+  check_outcome(t, result, fail);
+  check_logs(t, result, fail);
+  check_store(data.path(), skill, t, fail);
+  if (!t.expect.workspace.empty())
+    check_workspace(data.path(), skill.manifest().id, t.expect.workspace, fail);
+  check_http_misses(servers, fail);
   if (!problems.empty() && result.error && result.error->name == "PermissionDenied" &&
       (result.error->message.find("is not in permissions.http.allow") != std::string::npos ||
        result.error->message.find("no network access") != std::string::npos))
