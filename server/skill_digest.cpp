@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/unique_fd.h"
 
 namespace skillbox::server {
@@ -102,6 +104,60 @@ std::optional<std::vector<Entry>> folder_entries(const std::filesystem::path& di
   return entries;
 }
 
+/// What lstat(2) says of every entry below `dir` (path, inode, size, modification and change times),
+/// hashed: any write, rename or replacement below it changes the change time of what it touched, so
+/// an equal fingerprint means the same files. std::nullopt past kMaxDigestEntries or on error.
+std::optional<std::string> fingerprint(const std::filesystem::path& dir) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (lines.size() >= kMaxDigestEntries) return std::nullopt;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) return std::nullopt;
+    lines.push_back(it->path().lexically_relative(dir).native() + '\0' + std::to_string(st.st_mode) + ' ' +
+                    std::to_string(st.st_ino) + ' ' + std::to_string(st.st_size) + ' ' +
+                    std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + ' ' +
+                    std::to_string(st.st_ctim.tv_sec) + '.' + std::to_string(st.st_ctim.tv_nsec));
+  }
+  if (ec) return std::nullopt;
+  std::sort(lines.begin(), lines.end());
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  for (const std::string& line : lines) update_entry(state, 's', line, "");
+  std::array<unsigned char, crypto_hash_sha256_BYTES> hash{};
+  crypto_hash_sha256_final(&state, hash.data());
+  return hex(hash);
+}
+
+/// Digests of folders by path, with the fingerprint they were computed at: a run of a folder skill
+/// reads its files' metadata, not their bytes, while they do not change.
+class DigestCache {
+ public:
+  std::optional<std::string> find(const std::string& dir, const std::string& print) {
+    base::MutexLock lock(mu_);
+    const auto it = entries_.find(dir);
+    if (it == entries_.end() || it->second.first != print) return std::nullopt;
+    return it->second.second;
+  }
+  void put(const std::string& dir, const std::string& print, const std::string& digest) {
+    base::MutexLock lock(mu_);
+    if (entries_.size() >= kMaxCached)
+      entries_.clear();  // a crude bound: far more folders than any server has
+    entries_[dir] = {print, digest};
+  }
+
+ private:
+  static constexpr size_t kMaxCached = 4096;
+  base::Mutex mu_;
+  std::map<std::string, std::pair<std::string, std::string>> entries_ SKILLBOX_GUARDED_BY(mu_);
+};
+
+DigestCache& cache() {
+  static DigestCache* const instance = new DigestCache();  // never destroyed: used by run threads to the end
+  return *instance;
+}
+
 }  // namespace
 
 std::string skill_digest(const SkillFiles& files) {
@@ -115,6 +171,9 @@ std::string skill_digest(const SkillFiles& files) {
 }
 
 std::optional<std::string> folder_digest(const std::filesystem::path& dir) {
+  const std::optional<std::string> before = fingerprint(dir);
+  if (!before) return std::nullopt;
+  if (std::optional<std::string> known = cache().find(dir.native(), *before)) return known;
   const std::optional<std::vector<Entry>> entries = folder_entries(dir);
   if (!entries) return std::nullopt;
   crypto_hash_sha256_state state;
@@ -123,7 +182,10 @@ std::optional<std::string> folder_digest(const std::filesystem::path& dir) {
   for (const Entry& e : *entries) update_entry(state, e.type, e.path, e.content);
   std::array<unsigned char, crypto_hash_sha256_BYTES> hash{};
   crypto_hash_sha256_final(&state, hash.data());
-  return hex(hash);
+  std::string digest = hex(hash);
+  // Kept only when nothing changed while the bytes were read (a write meanwhile: computed afresh next time).
+  if (fingerprint(dir) == before) cache().put(dir.native(), *before, digest);
+  return digest;
 }
 
 bool is_digest(std::string_view text) {

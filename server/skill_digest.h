@@ -36,7 +36,9 @@ inline constexpr size_t kMaxDigestEntries = 10'000;
 
 /// The digest of the folder `dir`: its regular files and symbolic links (never followed), at any depth.
 /// std::nullopt when it cannot be read whole, or holds more than kMaxDigestEntries entries or
-/// kMaxDigestBytes bytes.
+/// kMaxDigestBytes bytes. Remembered per folder with a fingerprint of its entries' metadata (lstat:
+/// inode, size, modification and change times), so while nothing below `dir` changes, a call stats
+/// the entries and reads no file. Thread-safe.
 [[nodiscard]] std::optional<std::string> folder_digest(const std::filesystem::path& dir);
 
 /// True when `text` is 64 lower-case hex digits (the form of a digest).

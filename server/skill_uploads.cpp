@@ -95,7 +95,8 @@ void prune(const fs::path& versions, const std::string& current, size_t keep, co
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (size_t i = std::max<size_t>(keep, 1); i < all.size(); ++i) {
     const fs::path& dir = all[i].second;
-    if (dir.filename() == current || pins.pinned(dir)) continue;
+    // Runs pin the folder as Skill::dir() names it: canonical.
+    if (dir.filename() == current || pins.pinned(fs::weakly_canonical(dir, ec))) continue;
     fs::remove_all(dir, ec);
   }
 }

@@ -54,6 +54,17 @@ TEST(SkillDigest, AFolderAndTheSameFilesSentGiveOneDigest) {
   EXPECT_EQ(server::folder_digest(tmp.path()), server::skill_digest(files));
 }
 
+TEST(SkillDigest, AFolderChangedSinceItsLastDigestGetsItsNewOne) {
+  TempDir tmp;
+  write_file(tmp.path() / "index.js", "export default 1");
+  ASSERT_EQ(server::folder_digest(tmp.path()), server::skill_digest({{"index.js", "export default 1"}}));
+  write_file(tmp.path() / "index.js", "export default 2");  // the same size: only the bytes differ
+  EXPECT_EQ(server::folder_digest(tmp.path()), server::skill_digest({{"index.js", "export default 2"}}));
+  write_file(tmp.path() / "lib.js", "");
+  EXPECT_EQ(server::folder_digest(tmp.path()),
+            server::skill_digest({{"index.js", "export default 2"}, {"lib.js", ""}}));
+}
+
 TEST(SkillDigest, AnyChangeOfNameOrBytesChangesIt) {
   const SkillFiles base{{"a.js", "1"}, {"b.js", "2"}};
   const std::string d = server::skill_digest(base);

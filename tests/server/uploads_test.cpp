@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "compat/bundle_support.h"
 #include "serve_support.h"
@@ -222,6 +223,29 @@ TEST_F(Uploads, VersionsBeyondKeepVersionsAreRemoved) {
   }
   EXPECT_EQ(kept, 2u);  // keep_versions = 2
   EXPECT_EQ(run("many").json()["value"], 4);
+}
+
+TEST_F(Uploads, ARunKeepsTheVersionItStartedWith) {
+  const auto version = [](const std::string& v, int ms) {
+    return server::SkillFiles{
+        {"skill.json", manifest("slow")},
+        {"index.js", "export default () => new Promise((done) => setTimeout(() => done('" + v + "'), " +
+                         std::to_string(ms) + "))"}};
+  };
+  ASSERT_EQ(put("slow", version("v1", 1500)).status, 201);
+  std::string first;
+  std::thread runner([&] { first = run("slow").json()["value"]; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the v1 run is under way
+  ASSERT_EQ(put("slow", version("v2", 0)).status, 201);
+  ASSERT_EQ(put("slow", version("v3", 0)).status, 201);  // keep_versions = 2: v1 is beyond it, but in use
+  const fs::path v1 =
+      root() / "a-data" / "uploads" / "slow" / "versions" / server::skill_digest(version("v1", 1500));
+  EXPECT_TRUE(fs::exists(v1));
+  EXPECT_EQ(run("slow").json()["value"], "v3");
+  runner.join();
+  EXPECT_EQ(first, "v1");
+  ASSERT_EQ(put("slow", version("v4", 0)).status, 201);  // nothing holds v1 now: it goes
+  EXPECT_FALSE(fs::exists(v1));
 }
 
 TEST_F(Uploads, AnInlineSkillRunsWithAFreshStoreEachTime) {
