@@ -99,17 +99,18 @@ void read_code(const toml::node& node, const std::string& path, CodeConfig& out,
   }
   for (auto&& [key, value] : *table) {
     const std::string at = path + "." + std::string(key.str());
-    const auto flag = [&](bool& out_flag) {
-      if (const std::optional<bool> b = value.value_exact<bool>()) {
+    // The node is passed in: clang before 16 cannot capture a structured binding.
+    const auto flag = [&](const toml::node& given, bool& out_flag) {
+      if (const std::optional<bool> b = given.value_exact<bool>()) {
         out_flag = *b;
       } else {
-        p.add(at, "expected true or false, got " + describe(value));
+        p.add(at, "expected true or false, got " + describe(given));
       }
     };
     if (key == "allow_upload") {
-      flag(out.allow_upload);
+      flag(value, out.allow_upload);
     } else if (key == "allow_inline") {
-      flag(out.allow_inline);
+      flag(value, out.allow_inline);
     } else if (key == "max_files") {
       if (auto v = integer_in(value, at, 1, 100'000, p)) out.max_files = *v;
     } else if (key == "max_bytes") {
