@@ -617,6 +617,9 @@ HttpResponse Api::inline_run(const Tenant& tenant, const HttpRequest& request,
   }
   Result<Skill, SkillProblem> skill = load_skill_folder(dir, "");
   if (!skill) return error_response(skill.error().status, skill.error().code, skill.error().message);
+  if (std::optional<SkillProblem> refused = sent_skill_problem(*skill)) {
+    return error_response(refused->status, refused->code, refused->message);
+  }
   HttpRequest as_run = request;
   as_run.body = sent->run_body;
   HttpResponse r = run(scratch_tenant(tenant, scratch.path() / "data"), *skill, as_run, waited, cancel);

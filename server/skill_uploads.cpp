@@ -21,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kLockFile = ".lock";
-constexpr const char* kStagingPrefix = ".staging-";
+constexpr const char* kLockFile = state::DataLayout::kUploadLock;
+constexpr const char* kStagingPrefix = state::DataLayout::kUploadStagingPrefix;
 
 fs::path versions_dir(const fs::path& data_dir, std::string_view id) {
   return state::DataLayout(data_dir).upload_dir(id) / state::DataLayout::kVersionsFolder;
@@ -73,7 +73,7 @@ class UploadLock {
 /// Makes `digest` the current version of the id whose folder is `dir`: a new `current` file renamed over
 /// the old one. False on failure (the old one stays).
 bool set_current(const fs::path& dir, const std::string& digest) {
-  const fs::path tmp = dir / (".current-" + digest);
+  const fs::path tmp = dir / (state::DataLayout::kCurrentTempPrefix + digest);
   ::unlink(tmp.c_str());  // left by a crash
   if (!write_new_file(tmp, digest + "\n")) return false;
   if (::rename(tmp.c_str(), (dir / state::DataLayout::kCurrentVersion).c_str()) != 0) {
@@ -119,6 +119,10 @@ Result<std::pair<fs::path, std::string>, SkillProblem> stage(const fs::path& dir
   if (!skill) {
     fs::remove_all(staging, ec);
     return skill.error();
+  }
+  if (std::optional<SkillProblem> refused = sent_skill_problem(*skill)) {
+    fs::remove_all(staging, ec);
+    return *refused;
   }
   // The loader gives a skill.json skill the id it is served under; what the manifest itself claims is
   // read apart (a bundle's manifest.json id is never replaced).
@@ -184,6 +188,15 @@ std::vector<std::string> uploaded_ids(const fs::path& data_dir, size_t limit) {
   }
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+std::optional<SkillProblem> sent_skill_problem(const Skill& skill) {
+  if (skill.manifest().permissions.http.allow_private_addresses) {
+    return SkillProblem{422, "permission_not_allowed",
+                        "permissions.http.allow_private_addresses: a skill sent by a tenant may not reach "
+                        "private addresses; only a skill of the operator's skills folder may"};
+  }
+  return std::nullopt;
 }
 
 bool write_skill_files(const fs::path& dir, const SkillFiles& files) {

@@ -88,6 +88,12 @@ struct StoredUpload {
                                                               std::string_view id, const SkillFiles& files,
                                                               size_t keep_versions, const VersionPins& pins);
 
+/// Why a skill a tenant sent (an upload or an inline skill) may not run with the permissions its own
+/// manifest grants, or std::nullopt. Only the operator may open the private network to a skill: a
+/// tenant's code asking for permissions.http.allow_private_addresses is 422 `permission_not_allowed`
+/// (it would reach the operator's internal services and cloud metadata endpoints).
+[[nodiscard]] std::optional<SkillProblem> sent_skill_problem(const Skill& skill);
+
 /// Writes `files` into the existing, empty folder `dir` (files 0600, folders 0700). False on failure.
 [[nodiscard]] bool write_skill_files(const std::filesystem::path& dir, const SkillFiles& files);
 

@@ -166,6 +166,12 @@ TEST_F(Uploads, BadUploadsAreRefusedAndStoreNothing) {
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(code(r), "id_mismatch");
   EXPECT_EQ(put("aonly", {{"skill.json", manifest("aonly")}, {"index.js", "1"}}).status, 409);
+  r = put("x1",
+          {{"skill.json", manifest("x1", R"("permissions": {"http": {"allow": ["http://169.254.169.254/"],
+                                                  "allow_private_addresses": true}})")},
+           {"index.js", "1"}});
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_EQ(code(r), "permission_not_allowed");
   EXPECT_EQ(
       http("PUT", url("/v1/skills/x1"), kKeyA, "{\"files\": {\"../../b-data/x\": \"1\"}}", kJson).status,
       400);
@@ -270,6 +276,11 @@ TEST_F(Uploads, AnInlineSkillRunsWithAFreshStoreEachTime) {
   EXPECT_EQ(r.status, 400);
   r = http("POST", url("/v1/run"), kKeyA, R"({"files": {"index.js": "1"}, "manifest": {"id": "x"}})");
   EXPECT_EQ(r.status, 422);  // no entry: the manifest is checked as skillbox run checks it
+  r = http(
+      "POST", url("/v1/run"), kKeyA,
+      R"({"manifest": {"id": "x", "entry": "i.js", "permissions": {"http": {"allow": ["http://127.0.0.1/"],
+               "allow_private_addresses": true}}}, "files": {"i.js": "export default () => 1"}})");
+  EXPECT_EQ(r.status, 422) << r.body;
   r = http("POST", url("/v1/run"), kKeyA, R"({"files": {}, "cmd": "x"})");
   EXPECT_EQ(r.status, 400);
 }
