@@ -81,6 +81,10 @@ Result<server::ServerConfig> folder_config(const ServeOptions& o, std::string& p
   tenant.id = "default";
   tenant.key_hashes.push_back(server::hash_api_key(key));
   tenant.skills_dir = std::filesystem::absolute(o.skills_dir).lexically_normal();
+  // One local user, who may run any skill of the folder: uploading one, or sending one with a request,
+  // gives nothing more (the sandbox is the same), so both are on (docs/server.md "Uploading a skill").
+  tenant.code.allow_upload = true;
+  tenant.code.allow_inline = true;
   HostOptions host;
   host.data_dir = o.data_dir;  // as `skillbox run`: --data-dir, else $SKILLBOX_HOME, ...
   tenant.data_dir = resolve_data_dir(host);

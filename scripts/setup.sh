@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libseccomp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev libtomlplusplus-dev libsodium-dev  # skillbox serve: Beast/Asio, the TOML config, key hashes
+  libarchive-dev                   # skillbox serve: skill uploads as tar archives
   prometheus                       # tests: promtool check metrics on what GET /metrics serves
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   libvalijson-dev                  # JSON Schema (draft 7) validation of MCP tool arguments and results

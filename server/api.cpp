@@ -12,11 +12,17 @@
 
 #include "base/escape.h"
 #include "base/json_text.h"
+#include "base/scratch_dir.h"
+#include "base/skill_id.h"
 #include "server/api_key.h"
 #include "server/audit.h"
+#include "server/code_request.h"
+#include "server/data_view.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
+#include "server/skill_uploads.h"
 #include "skillbox/json.h"
+#include "state/backends.h"
 
 namespace skillbox::server {
 
@@ -33,11 +39,29 @@ struct Api::Tenancy {
 };
 
 struct Api::Route {
-  enum class Kind : uint8_t { list, detail, run };
+  enum class Kind : uint8_t {
+    list,
+    detail,
+    run,
+    upload,
+    inline_run,
+    tools,
+    call,
+    hook,
+    store_keys,
+    store_value,
+    workspace
+  };
   Kind kind = Kind::list;
   std::string_view method;
   std::string id;            // as sent (never decoded); checked by find_skill before it meets a path
   std::string_view pattern;  // the route's path pattern, for the audit
+  std::string arg{};         // the rest, undecoded: a tool or hook name, a store key, a workspace path
+  std::string_view allow{};  // the methods of the path, for 405 (empty: `method`)
+  [[nodiscard]] bool runs() const {
+    return kind == Kind::run || kind == Kind::inline_run || kind == Kind::tools || kind == Kind::call ||
+           kind == Kind::hook;
+  }
 };
 
 namespace {
@@ -48,24 +72,53 @@ std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
 }
 
+/// The route of what follows /v1/skills/{id} (`rest`, "" or starting with '/'), or std::nullopt. A tool
+/// or hook name is one segment; a store key and a workspace path are the whole rest (decoded later).
+template <class Route>
+std::optional<Route> match_skill_route(std::string id, std::string_view rest, std::string_view method) {
+  using K = typename Route::Kind;
+  if (rest.empty()) {
+    const bool put = method == "PUT";
+    return Route{
+        put ? K::upload : K::detail, put ? "PUT" : "GET", std::move(id), "/v1/skills/{id}", {}, "GET, PUT"};
+  }
+  if (rest == "/run") return Route{K::run, "POST", std::move(id), "/v1/skills/{id}/run"};
+  if (rest == "/tools") return Route{K::tools, "GET", std::move(id), "/v1/skills/{id}/tools"};
+  if (rest == "/store") return Route{K::store_keys, "GET", std::move(id), "/v1/skills/{id}/store"};
+  if (rest.starts_with("/store/")) {
+    return Route{K::store_value, "GET", std::move(id), "/v1/skills/{id}/store/{key}",
+                 std::string(rest.substr(7))};
+  }
+  if (rest == "/workspace" || rest.starts_with("/workspace/")) {
+    const std::string_view path = rest.size() > 11 ? rest.substr(11) : std::string_view();
+    return Route{K::workspace, "GET", std::move(id), "/v1/skills/{id}/workspace/{path}", std::string(path)};
+  }
+  if (rest.starts_with("/tools/") && rest.ends_with("/call") && rest.size() > 12) {
+    const std::string_view tool = rest.substr(7, rest.size() - 12);
+    if (tool.find('/') == std::string_view::npos)
+      return Route{K::call, "POST", std::move(id), "/v1/skills/{id}/tools/{tool}/call", std::string(tool)};
+  }
+  if (rest.starts_with("/hooks/") && rest.size() > 7 && rest.find('/', 7) == std::string_view::npos) {
+    return Route{K::hook, "POST", std::move(id), "/v1/skills/{id}/hooks/{hook}", std::string(rest.substr(7))};
+  }
+  return std::nullopt;
+}
+
 /// The route `path` names, or std::nullopt. Segments are matched exactly, undecoded: "%2e%2e" is an id
 /// (which the id rule then refuses), and "/v1/skills/../x/run" has too many segments to be a route.
 template <class Route>
-std::optional<Route> match_route(std::string_view path) {
+std::optional<Route> match_route(std::string_view path, std::string_view method) {
+  if (path == "/v1/run") return Route{Route::Kind::inline_run, "POST", {}, "/v1/run"};
   constexpr std::string_view prefix = "/v1/skills";
   if (!path.starts_with(prefix)) return std::nullopt;
   std::string_view rest = path.substr(prefix.size());
   if (rest.empty()) return Route{Route::Kind::list, "GET", {}, "/v1/skills"};
   if (rest.front() != '/') return std::nullopt;
   rest.remove_prefix(1);
-  const size_t slash = rest.find('/');
+  const size_t slash = std::min(rest.find('/'), rest.size());
   const std::string_view id = rest.substr(0, slash);
   if (id.empty()) return std::nullopt;
-  if (slash == std::string_view::npos)
-    return Route{Route::Kind::detail, "GET", std::string(id), "/v1/skills/{id}"};
-  if (rest.substr(slash) == "/run")
-    return Route{Route::Kind::run, "POST", std::string(id), "/v1/skills/{id}/run"};
-  return std::nullopt;
+  return match_skill_route<Route>(std::string(id), rest.substr(slash), method);
 }
 
 HttpResponse json_ok(std::string body) {
@@ -154,6 +207,10 @@ std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& confi
     t->config = c;
     std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
     context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
+    // Every version of an uploaded skill owns its id (server/skill_uploads.h).
+    auto state = std::make_shared<state::Backends>(*context->state);
+    state->bindings = upload_bindings(state->bindings, c.data_dir);
+    context->state = std::move(state);
     t->context = std::move(context);
     next->tenants.push_back(std::move(t));
   }
@@ -194,7 +251,7 @@ void Api::shutdown_mcp() {
 
 void Api::handle(HttpRequest request, const Respond& answer, const RespondStream& answer_stream) {
   const std::string_view path = path_of(request.target);
-  const std::optional<Route> route = match_route<Route>(path);
+  const std::optional<Route> route = match_route<Route>(path, request.method);
   // Every answer names its route and skill for the audit, whichever branch gives it.
   std::string pattern = route ? std::string(route->pattern) : std::string();
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") pattern = std::string(path);
@@ -223,12 +280,12 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
   if (!route) {
     return respond(error_response(404, "not_found",
                                   "no route \"" + base::escape_text(path.substr(0, 200)) +
-                                      "\"; the API is GET /v1/skills, GET /v1/skills/ID, "
-                                      "POST /v1/skills/ID/run and /mcp (docs/server.md)"));
+                                      "\"; the API is /v1/skills, /v1/skills/ID (and its run, tools, hooks, "
+                                      "store and workspace), /v1/run and /mcp (docs/server.md)"));
   }
   if (request.method != route->method) {
-    return respond(with_header(error_response(405, "method_not_allowed", "use " + std::string(route->method)),
-                               "Allow", std::string(route->method)));
+    const std::string allow(route->allow.empty() ? route->method : route->allow);
+    return respond(with_header(error_response(405, "method_not_allowed", "use " + allow), "Allow", allow));
   }
   std::shared_ptr<const Tenant> tenant = authenticate(*tenancy, request);
   if (draining_.load()) return respond(draining(tenant.get()));
@@ -319,7 +376,7 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
                 const Respond& respond) {
   const std::string id = request.request_id;
   const CancelToken cancel;
-  const bool is_run = route.kind == Route::Kind::run;
+  const bool is_run = route.runs();
   // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
   auto job = [this, owner, route, request = std::move(request), respond,
               cancel](RunQueue::Clock::duration waited) {
@@ -410,13 +467,17 @@ void Api::client_gone(const std::string& request_id) {
 
 HttpResponse Api::serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
                         RunQueue::Clock::duration waited, const CancelToken& cancel) const {
-  if (route.kind == Route::Kind::list) return json_ok(skill_list_json(tenant.config.skills_dir));
-  Result<Skill, SkillProblem> skill = find_skill(tenant.config.skills_dir, route.id);
-  if (!skill) return error_response(skill.error().status, skill.error().code, skill.error().message);
-  if (route.kind == Route::Kind::detail) {
-    return json_ok(skill_detail_json(*skill, route.id, tenant.context->ceilings));
-  }
-  return run(tenant, *skill, request, waited, cancel);
+  const SkillSources sources{.skills_dir = tenant.config.skills_dir, .data_dir = tenant.config.data_dir};
+  if (route.kind == Route::Kind::list) return json_ok(tenant_skill_list_json(sources));
+  if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel);
+  if (route.kind == Route::Kind::upload) return upload(tenant, route, request);
+  Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, route.id);
+  if (!found) return error_response(found.error().status, found.error().code, found.error().message);
+  // A run keeps the version it started with: pruning by a later upload leaves its folder.
+  const VersionPins::Pin pin = found->uploaded ? pins_.pin(found->skill.dir()) : VersionPins::Pin();
+  HttpResponse r = serve_skill(tenant, route, *found, request, waited, cancel);
+  r.facts.digest = found->digest;
+  return r;
 }
 
 HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
@@ -460,6 +521,154 @@ HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpReques
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
   return with_facts(json_ok(to_json(result)), result);
+}
+
+}  // namespace skillbox::server
+
+namespace skillbox::server {
+
+Api::Tenant Api::scratch_tenant(const Tenant& tenant, const std::filesystem::path& data_dir) {
+  Tenant out = tenant;
+  auto context = std::make_shared<TenantContext>(*tenant.context);
+  std::shared_ptr<TenantContext> fresh = local_tenant(tenant.config.id, data_dir);
+  auto state = std::make_shared<state::Backends>(*fresh->state);
+  state->credentials = tenant.context->state->credentials;  // the operator's grants still hold
+  state->audit = tenant.context->state->audit;
+  context->state = std::move(state);
+  out.context = std::move(context);
+  return out;
+}
+
+HttpResponse Api::serve_skill(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                              const HttpRequest& request, RunQueue::Clock::duration waited,
+                              const CancelToken& cancel) const {
+  const DataView view{.state = *tenant.context->state, .data_dir = tenant.config.data_dir, .id = route.id};
+  switch (route.kind) {
+    case Route::Kind::detail:
+      return json_ok(skill_detail_json(found, route.id, tenant.context->ceilings));
+    case Route::Kind::run:
+      return run(tenant, found.skill, request, waited, cancel);
+    case Route::Kind::store_keys: {
+      const size_t q = request.target.find('?');
+      return store_keys_response(
+          view, q == std::string::npos ? "" : std::string_view(request.target).substr(q + 1));
+    }
+    case Route::Kind::store_value:
+      return store_value_response(view, route.arg);
+    case Route::Kind::workspace:
+      return workspace_response(view, route.arg);
+    default:
+      return bundle(tenant, route, found, request, waited, cancel);
+  }
+}
+
+HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const {
+  const CodeConfig& code = tenant.config.code;
+  if (!code.allow_upload) {
+    return error_response(
+        403, "upload_not_allowed",
+        "this tenant may not upload skills; the operator sets code.allow_upload = true in its "
+        "[tenants.NAME] table (docs/server.md)");
+  }
+  if (!base::is_valid_skill_id(route.id)) {
+    return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(tenant.config.skills_dir / route.id, ec)) {
+    return error_response(
+        409, "skill_id_taken",
+        "\"" + route.id + "\" is a skill of the operator's skills folder; upload under another id");
+  }
+  const UploadBounds bounds{.max_files = code.max_files, .max_bytes = code.max_bytes};
+  Result<SkillFiles, SkillProblem> files = upload_files(request, bounds);
+  if (!files) return error_response(files.error().status, files.error().code, files.error().message);
+  Result<StoredUpload, SkillProblem> stored =
+      store_upload(tenant.config.data_dir, route.id, *files, code.keep_versions, pins_);
+  if (!stored) return error_response(stored.error().status, stored.error().code, stored.error().message);
+  nlohmann::ordered_json body{{"id", route.id},
+                              {"digest", stored->digest},
+                              {"version", stored->version},
+                              {"created", stored->changed}};
+  HttpResponse r = json_ok(base::json_text::write(body));
+  r.status = stored->changed ? 201 : 200;
+  r.facts.digest = stored->digest;
+  return r;
+}
+
+HttpResponse Api::inline_run(const Tenant& tenant, const HttpRequest& request,
+                             RunQueue::Clock::duration waited, const CancelToken& cancel) const {
+  const CodeConfig& code = tenant.config.code;
+  if (!code.allow_inline) {
+    return error_response(
+        403, "inline_not_allowed",
+        "this tenant may not run code it sends; the operator sets code.allow_inline = true in "
+        "its [tenants.NAME] table (docs/server.md)");
+  }
+  Result<InlineSkill, SkillProblem> sent =
+      inline_skill(request.body, UploadBounds{.max_files = code.max_files, .max_bytes = code.max_bytes});
+  if (!sent) return error_response(sent.error().status, sent.error().code, sent.error().message);
+  // A private folder per request (0700), removed with everything in it when the run ends.
+  const base::ScratchDir scratch("skillbox-inline-");
+  const std::filesystem::path dir = scratch.path() / "skill";
+  std::error_code ec;
+  if (scratch.path().empty() || !std::filesystem::create_directory(dir, ec) ||
+      !write_skill_files(dir, sent->files)) {
+    return error_response(500, "internal", "could not write the inline skill to a temporary folder");
+  }
+  Result<Skill, SkillProblem> skill = load_skill_folder(dir, "");
+  if (!skill) return error_response(skill.error().status, skill.error().code, skill.error().message);
+  if (std::optional<SkillProblem> refused = sent_skill_problem(*skill)) {
+    return error_response(refused->status, refused->code, refused->message);
+  }
+  HttpRequest as_run = request;
+  as_run.body = sent->run_body;
+  HttpResponse r = run(scratch_tenant(tenant, scratch.path() / "data"), *skill, as_run, waited, cancel);
+  r.facts.digest = skill_digest(sent->files);
+  return r;
+}
+
+HttpResponse Api::bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                         const HttpRequest& request, RunQueue::Clock::duration waited,
+                         const CancelToken& cancel) const {
+  if (found.skill.manifest().format != SkillFormat::openhuman) {
+    return error_response(422, "not_a_bundle",
+                          "\"" + route.id +
+                              "\" is a skillbox skill (skill.json), not an OpenHuman bundle: it has no "
+                              "tools or hooks; run it with POST /v1/skills/" +
+                              route.id + "/run");
+  }
+  HttpRequest as_run = request;
+  if (route.kind == Route::Kind::tools) {
+    // Listing runs the bundle's top-level code: in a throwaway data directory, so it changes no state.
+    const base::ScratchDir scratch("skillbox-tools-");
+    as_run.body = R"({"export":"tools"})";
+    HttpResponse r = run(scratch_tenant(tenant, scratch.path()), found.skill, as_run, waited, cancel);
+    const nlohmann::ordered_json result = base::json_text::parse_ordered(r.body);
+    if (r.status != 200 || r.outcome != "ok") {
+      const std::string why = result.contains("error") && result["error"].is_object()
+                                  ? result["error"].value("message", std::string())
+                                  : std::string();
+      HttpResponse refused =
+          error_response(r.status != 200 ? r.status : 422, "tools_unavailable",
+                         "the bundle's tools could not be listed (outcome " + r.outcome + "): " + why);
+      refused.outcome = r.outcome;
+      refused.facts = r.facts;
+      return refused;
+    }
+    HttpResponse out = r;
+    out.body = base::json_text::write(nlohmann::ordered_json{{"tools", result["value"]}});
+    return out;
+  }
+  if (!is_bundle_member_name(route.arg)) {
+    return error_response(400, "invalid_name",
+                          "a tool or hook name is 1 to 128 characters from A-Z, a-z, 0-9, '_', '.' and '-'");
+  }
+  const bool call = route.kind == Route::Kind::call;
+  Result<std::string, SkillProblem> body =
+      bundle_run_body(request.body, (call ? "tool:" : "hook:") + route.arg, call ? "arguments" : "input");
+  if (!body) return error_response(body.error().status, body.error().code, body.error().message);
+  as_run.body = std::move(*body);
+  return run(tenant, found.skill, as_run, waited, cancel);
 }
 
 }  // namespace skillbox::server

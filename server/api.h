@@ -6,7 +6,11 @@
 //   GET  /metrics                 Prometheus text (server/metrics.h), for the operator's metrics key only
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
+//   PUT  /v1/skills/{id}          upload a skill (JSON map of files, or a tar) as a new version
 //   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome
+//   POST /v1/run                  one run of a skill sent with the request (inline code)
+//   GET  /v1/skills/{id}/tools, POST .../tools/{tool}/call, POST .../hooks/{hook}: OpenHuman bundles
+//   GET  /v1/skills/{id}/store[/{key}], GET /v1/skills/{id}/workspace[/{path}]: read-only views
 //   POST|DELETE /mcp              MCP over Streamable HTTP: the tenant's skills as tools
 //   (server/mcp_endpoint.h)
 //
@@ -33,6 +37,8 @@
 #include "server/mcp_endpoint.h"
 #include "server/metrics.h"
 #include "server/run_queue.h"
+#include "server/skill_catalog.h"
+#include "server/skill_uploads.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::server {
@@ -97,6 +103,19 @@ class Api {
                      RunQueue::Clock::duration waited, const CancelToken& cancel) const;
   HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
                    RunQueue::Clock::duration waited, const CancelToken& cancel) const;
+  /// The routes of one skill found in the tenant's catalog (all but list, upload and inline runs).
+  HttpResponse serve_skill(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                           const HttpRequest& request, RunQueue::Clock::duration waited,
+                           const CancelToken& cancel) const;
+  HttpResponse upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
+  HttpResponse inline_run(const Tenant& tenant, const HttpRequest& request, RunQueue::Clock::duration waited,
+                          const CancelToken& cancel) const;
+  HttpResponse bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                      const HttpRequest& request, RunQueue::Clock::duration waited,
+                      const CancelToken& cancel) const;
+  /// `tenant` with its store, workspace, database and bindings in the throwaway folder `data_dir`
+  /// (credentials, env and ceilings kept): for inline skills and tool listings, which keep no state.
+  static Tenant scratch_tenant(const Tenant& tenant, const std::filesystem::path& data_dir);
 
   Runner& runner_;
   RunQueue& queue_;
@@ -110,6 +129,7 @@ class Api {
   std::map<std::string, size_t> lanes_ SKILLBOX_GUARDED_BY(tenancy_mu_);
   base::Mutex pending_mu_;  // taken before the RunQueue's own lock, never after it
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
+  mutable VersionPins pins_;  // uploaded versions that runs in progress use
   std::unique_ptr<McpEndpoint> mcp_;
   CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
 };

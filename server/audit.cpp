@@ -13,6 +13,7 @@
 #include "base/errno_text.h"
 #include "base/json_text.h"
 #include "base/skill_id.h"
+#include "server/skill_digest.h"
 
 namespace skillbox::server {
 namespace {
@@ -75,7 +76,7 @@ void AuditLog::record(std::string_view request_id, std::string_view method, cons
   // Only an id that passed the id rule: anything else a client sent is not worth keeping, and may be
   // what it meant to hide in a log.
   line["skill"] = base::is_valid_skill_id(f.skill) ? ojson(f.skill) : ojson(nullptr);
-  line["digest"] = nullptr;  // the catalog has no digest of a skill's files yet
+  line["digest"] = is_digest(f.digest) ? ojson(f.digest) : ojson(nullptr);
   line["export"] = text_or_null(f.export_name);
   line["outcome"] = text_or_null(response.outcome);
   line["usage"] = object_or_null(f.usage_json);

@@ -90,6 +90,39 @@ void read_ceilings(const toml::table& table, const std::string& path, LimitOverr
   }
 }
 
+/// `[tenants.NAME.code]`: what code the tenant may send.
+void read_code(const toml::node& node, const std::string& path, CodeConfig& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add(path, "expected a table, got " + describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = path + "." + std::string(key.str());
+    // The node is passed in: clang before 16 cannot capture a structured binding.
+    const auto flag = [&](const toml::node& given, bool& out_flag) {
+      if (const std::optional<bool> b = given.value_exact<bool>()) {
+        out_flag = *b;
+      } else {
+        p.add(at, "expected true or false, got " + describe(given));
+      }
+    };
+    if (key == "allow_upload") {
+      flag(value, out.allow_upload);
+    } else if (key == "allow_inline") {
+      flag(value, out.allow_inline);
+    } else if (key == "max_files") {
+      if (auto v = integer_in(value, at, 1, 100'000, p)) out.max_files = *v;
+    } else if (key == "max_bytes") {
+      if (auto v = integer_in(value, at, 1, uint64_t{1} << 30, p)) out.max_bytes = *v;
+    } else if (key == "keep_versions") {
+      if (auto v = integer_in(value, at, 1, 1000, p)) out.keep_versions = *v;
+    } else {
+      p.add(at, "unknown key; [code] has allow_upload, allow_inline, max_files, max_bytes and keep_versions");
+    }
+  }
+}
+
 void read_key_hashes(const toml::node& node, const std::string& path, std::vector<KeyHash>& out,
                      Problems& p) {
   const toml::array* list = node.as_array();
@@ -141,10 +174,12 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
       } else {
         p.add(at, "expected a table, got " + describe(value));
       }
+    } else if (key == "code") {
+      read_code(value, at, t.code, p);
     } else {
       p.add(at,
             "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs, max_queued_runs, "
-            "weight and ceilings");
+            "weight, ceilings and code");
     }
   }
   if (!table->contains("skills")) p.add(path, "missing skills: the folder of the tenant's skill folders");

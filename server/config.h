@@ -34,6 +34,19 @@ struct Listener {
 /// expected.
 [[nodiscard]] Result<Listener> parse_listener(std::string_view text);
 
+/// What code a tenant may send (`[tenants.NAME.code]`, docs/server.md "Uploading a skill").
+struct CodeConfig {
+  /// PUT /v1/skills/{id}: the tenant may upload skills (into its data directory).
+  bool allow_upload = false;
+  /// POST /v1/run: the tenant may run code it sends with the request.
+  bool allow_inline = false;
+  /// Files in one upload or inline skill, and their total bytes (the body's max_body_bytes applies too).
+  size_t max_files = 1000;
+  uint64_t max_bytes = uint64_t{8} << 20;
+  /// Versions of an uploaded skill kept (the current one included); older ones are removed.
+  size_t keep_versions = 5;
+};
+
 /// One tenant: whoever holds one of its keys sees its skills and its data, and nothing else.
 struct TenantConfig {
   /// The tenant's name (the skill-id rule: base/skill_id.h), in log lines and the audit.
@@ -53,6 +66,7 @@ struct TenantConfig {
   /// The tenant's share of the run threads when tenants compete (server/run_queue.h): weight 2 starts
   /// two requests for each one of a tenant of weight 1.
   size_t weight = 1;
+  CodeConfig code;
 };
 
 /// The MCP endpoint `/mcp` (docs/mcp.md "Over HTTP").

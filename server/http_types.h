@@ -43,6 +43,7 @@ struct HttpRequest {
 struct RequestFacts {
   std::string route;             // the route matched, as a pattern: "POST /v1/skills/{id}/run"
   std::string skill;             // the skill id of the route (checked against the id rule when written)
+  std::string digest;            // the skill's digest (server/skill_digest.h), when one was found
   std::string export_name;       // a run's export, as asked ("" for the default)
   std::string usage_json;        // a run's usage object (skillbox/json.h)
   std::string permissions_json;  // the permissions the run had (audit.h permission_summary_json)

@@ -7,6 +7,8 @@
 
 #include "base/json_text.h"
 #include "base/skill_id.h"
+#include "server/skill_digest.h"
+#include "server/skill_uploads.h"
 
 namespace skillbox::server {
 namespace {
@@ -74,12 +76,32 @@ Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir, 
   if (!std::filesystem::is_directory(dir, ec)) {
     return SkillProblem{404, "skill_not_found", "no skill \"" + std::string(id) + "\""};
   }
+  return load_skill_folder(dir, id);
+}
+
+Result<Skill, SkillProblem> load_skill_folder(const std::filesystem::path& dir, std::string_view id) {
+  std::error_code ec;
   const bool bundle = std::filesystem::exists(dir / "manifest.json", ec);
   Result<Skill> skill = bundle ? load_skill(dir) : Skill::load(dir, {.id = std::string(id)});
   if (!skill) {
     return SkillProblem{422, "invalid_skill", without_path(skill.error().message, dir.string(), id)};
   }
   return std::move(*skill);
+}
+
+Result<FoundSkill, SkillProblem> find_tenant_skill(const SkillSources& sources, std::string_view id) {
+  if (!base::is_valid_skill_id(id)) {
+    return SkillProblem{400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule)};
+  }
+  if (const std::optional<UploadedVersion> v = current_upload(sources.data_dir, id)) {
+    Result<Skill, SkillProblem> skill = load_skill_folder(v->dir, id);
+    if (!skill) return skill.error();
+    return FoundSkill{.skill = std::move(*skill), .digest = v->digest, .uploaded = true};
+  }
+  Result<Skill, SkillProblem> skill = find_skill(sources.skills_dir, id);
+  if (!skill) return skill.error();
+  std::string digest = folder_digest(skill->dir()).value_or("");
+  return FoundSkill{.skill = std::move(*skill), .digest = std::move(digest), .uploaded = false};
 }
 
 std::vector<std::string> skill_ids(const std::filesystem::path& skills_dir) {
@@ -109,7 +131,30 @@ std::string skill_list_json(const std::filesystem::path& skills_dir) {
   return base::json_text::write(ojson{{"skills", std::move(list)}});
 }
 
-std::string skill_detail_json(const Skill& skill, std::string_view id, const LimitOverrides& ceilings) {
+std::string tenant_skill_list_json(const SkillSources& sources) {
+  std::vector<std::string> ids = uploaded_ids(sources.data_dir, kMaxListed);
+  for (std::string& id : skill_ids(sources.skills_dir)) ids.push_back(std::move(id));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.size() > kMaxListed) ids.resize(kMaxListed);
+  ojson list = ojson::array();
+  for (const std::string& id : ids) {
+    Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, id);
+    if (!found) {
+      list.push_back(ojson{{"id", id}, {"error", found.error().message}});
+      continue;
+    }
+    ojson entry = describe(found->skill, id);
+    entry["exports"] = exports_of(found->skill);
+    entry["digest"] = found->digest.empty() ? ojson(nullptr) : ojson(found->digest);
+    entry["source"] = found->uploaded ? "upload" : "folder";
+    list.push_back(std::move(entry));
+  }
+  return base::json_text::write(ojson{{"skills", std::move(list)}});
+}
+
+std::string skill_detail_json(const FoundSkill& found, std::string_view id, const LimitOverrides& ceilings) {
+  const Skill& skill = found.skill;
   const Manifest& m = skill.manifest();
   ojson out = describe(skill, id);
   out["entry"] = m.entry;
@@ -120,6 +165,8 @@ std::string skill_detail_json(const Skill& skill, std::string_view id, const Lim
                         {"steps", l.steps},
                         {"stack_kb", l.stack_bytes >> 10}};
   out["permissions"] = permissions_json(m.permissions);
+  out["digest"] = found.digest.empty() ? ojson(nullptr) : ojson(found.digest);
+  out["source"] = found.uploaded ? "upload" : "folder";
   return base::json_text::write(out);
 }
 

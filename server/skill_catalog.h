@@ -23,6 +23,11 @@ struct SkillProblem {
   std::string message;
 };
 
+/// Loads the skill in the folder `dir` (manifest.json: an OpenHuman bundle; else skill.json, whose id
+/// is then `id`). Problems: 422 `invalid_skill`, the message naming `id` where the loader named `dir`.
+[[nodiscard]] Result<Skill, SkillProblem> load_skill_folder(const std::filesystem::path& dir,
+                                                            std::string_view id);
+
 /// The skill `id` of the tenant whose skills folder is `skills_dir`: 400 for an id the rule refuses,
 /// 404 when there is no such folder, 422 when the folder holds no valid skill (the message says why).
 [[nodiscard]] Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir,
@@ -35,10 +40,35 @@ struct SkillProblem {
 /// folder that loads (a folder that does not is listed with "error" instead of the rest).
 [[nodiscard]] std::string skill_list_json(const std::filesystem::path& skills_dir);
 
-/// `{"id","name","version","description","format","entry","exports","limits","permissions"}`: the
-/// limits are the manifest's under `ceilings` (what a run gets when it asks for nothing lower) and the
-/// permissions those the manifest grants. No digest yet (docs/server.md).
-[[nodiscard]] std::string skill_detail_json(const Skill& skill, std::string_view id,
+/// Where a tenant's skills come from: the operator's skills folder, and the versions the tenant
+/// uploaded into its data directory (server/skill_uploads.h). An uploaded id shadows a folder of the
+/// same name (docs/server.md "Uploading a skill").
+struct SkillSources {
+  std::filesystem::path skills_dir;
+  std::filesystem::path data_dir;
+};
+
+/// A skill found for a request: the skill, its digest (server/skill_digest.h; empty when the folder
+/// could not be digested) and where it came from.
+struct FoundSkill {
+  Skill skill;
+  std::string digest;
+  bool uploaded = false;
+};
+
+/// The skill `id` of a tenant: its current uploaded version, else the folder of its skills folder
+/// (find_skill's problems).
+[[nodiscard]] Result<FoundSkill, SkillProblem> find_tenant_skill(const SkillSources& sources,
+                                                                 std::string_view id);
+
+/// `{"skills":[...]}` as skill_list_json, over both sources, each entry with "digest" and "source"
+/// ("upload" or "folder").
+[[nodiscard]] std::string tenant_skill_list_json(const SkillSources& sources);
+
+/// `{"id","name","version","description","format","entry","exports","limits","permissions","digest",
+/// "source"}`: the limits are the manifest's under `ceilings` (what a run gets when it asks for nothing
+/// lower) and the permissions those the manifest grants.
+[[nodiscard]] std::string skill_detail_json(const FoundSkill& found, std::string_view id,
                                             const LimitOverrides& ceilings);
 
 }  // namespace skillbox::server

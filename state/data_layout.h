@@ -9,6 +9,11 @@
 //   ROOT/skills/<id>/workspace.lock       serialises workspace mutations of concurrent invocations
 //   ROOT/skills/<id>/db.sqlite            an OpenHuman bundle's database, and its lease db.lock
 //   ROOT/audit.jsonl                      the audit log of invocations, when an audit sink is asked for
+//   ROOT/uploads/<id>/versions/<digest>/  a skill uploaded to `skillbox serve` (PUT /v1/skills/<id>), one
+//                                         folder per version, named by its digest (docs/server.md)
+//   ROOT/uploads/<id>/current             the digest of the version served, replaced by rename(2)
+//   ROOT/uploads/<id>/.lock               serialises the uploads of <id>; .staging-* and .current-* are
+//                                         an upload's temporaries (names no digest or id starts with)
 //
 // Code that walks the tree with directory file descriptors (openat2 beneath the root) uses the
 // component names below; code that needs a whole path asks for it. Nothing else in skillbox spells a
@@ -27,7 +32,13 @@ class DataLayout {
   static constexpr const char* kBindingsFolder = "bindings";     // ROOT
   static constexpr const char* kSkillsFolder = "skills";         // ROOT
   static constexpr const char* kAuditLog = "audit.jsonl";        // ROOT
-  static constexpr const char* kWorkspaceFolder = "workspace";   // ROOT/skills/<id>
+  static constexpr const char* kUploadsFolder = "uploads";       // ROOT
+  static constexpr const char* kVersionsFolder = "versions";     // ROOT/uploads/<id>
+  static constexpr const char* kCurrentVersion = "current";      // ROOT/uploads/<id>
+  static constexpr const char* kUploadLock = ".lock";            // ROOT/uploads/<id>
+  static constexpr const char* kUploadStagingPrefix = ".staging-";
+  static constexpr const char* kCurrentTempPrefix = ".current-";
+  static constexpr const char* kWorkspaceFolder = "workspace";  // ROOT/skills/<id>
   static constexpr const char* kWorkspaceLock = "workspace.lock";
   static constexpr const char* kBundleDb = "db.sqlite";
   static constexpr const char* kBundleDbLock = "db.lock";
@@ -55,6 +66,10 @@ class DataLayout {
     return skill_dir(id) / kBundleDb;
   }
   [[nodiscard]] std::filesystem::path audit_log() const { return root_ / kAuditLog; }
+  /// `id` must already follow the skill-id rule: the uploaded versions of skill `id`.
+  [[nodiscard]] std::filesystem::path upload_dir(std::string_view id) const {
+    return root_ / kUploadsFolder / id;
+  }
 
  private:
   std::filesystem::path root_;

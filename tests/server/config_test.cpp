@@ -243,3 +243,37 @@ TEST(ServerRunRequest, ReadsTheFieldsAndRefusesRaisedLimits) {
 
 }  // namespace
 }  // namespace skillbox::server
+
+namespace skillbox::server {
+namespace {
+
+TEST(ServerConfigParse, ATenantsCodeTableSaysWhatCodeItMaySend) {
+  Result<ServerConfig> plain = parse("listen = [\"127.0.0.1:0\"]\n" + tenant("acme"));
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->tenants[0].code.allow_upload);  // off unless the operator says so
+  EXPECT_FALSE(plain->tenants[0].code.allow_inline);
+  Result<ServerConfig> c = parse("listen = [\"127.0.0.1:0\"]\n" +
+                                 tenant("acme",
+                                        "[tenants.acme.code]\nallow_upload = true\nallow_inline = true\n"
+                                        "max_files = 10\nmax_bytes = 4096\nkeep_versions = 3\n"));
+  ASSERT_TRUE(c) << c.error().message;
+  const CodeConfig& code = c->tenants[0].code;
+  EXPECT_TRUE(code.allow_upload);
+  EXPECT_TRUE(code.allow_inline);
+  EXPECT_EQ(code.max_files, 10u);
+  EXPECT_EQ(code.max_bytes, 4096u);
+  EXPECT_EQ(code.keep_versions, 3u);
+  const std::string bad = problems(
+      "listen = [\"127.0.0.1:0\"]\n" +
+      tenant("acme", "[tenants.acme.code]\nallow_upload = \"yes\"\nkeep_versions = 0\nmax_file = 1\n"));
+  EXPECT_NE(bad.find("tenants.acme.code.allow_upload: expected true or false, got the string \"yes\""),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("tenants.acme.code.keep_versions: expected an integer from 1 to 1000, got 0"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("tenants.acme.code.max_file: unknown key"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace skillbox::server

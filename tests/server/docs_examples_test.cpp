@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compat/bundle_support.h"
 #include "serve_support.h"
 #include "server/api_key.h"
 
@@ -73,11 +74,14 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
                 "export default () => new Promise((r) => setTimeout(() => r('done'), 100))");
     write_skill(skills / "runaway", "runaway", "export function wait() { for (;;) {} }");
   }
+  const Bundle notes("notes", grants({}));  // the bundle routes' examples
+  fs::copy(notes.dir(), tmp.path() / "a" / "notes", fs::copy_options::recursive);
   write_file(tmp.path() / "serve.toml",
              "listen = [\"127.0.0.1:0\"]\nmetrics_key_sha256 = [\"" +
                  server::key_hash_hex(server::hash_api_key(kOperatorKey)) +
                  "\"]\n[tenants.a]\nkey_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKeyA)) +
-                 "\"]\nskills = \"a\"\ndata_dir = \"a-data\"\n[tenants.b]\nkey_sha256 = [\"" +
+                 "\"]\nskills = \"a\"\ndata_dir = \"a-data\"\n"
+                 "[tenants.a.code]\nallow_upload = true\nallow_inline = true\n[tenants.b]\nkey_sha256 = [\"" +
                  server::key_hash_hex(server::hash_api_key(kKeyB)) +
                  "\"]\nskills = \"b\"\ndata_dir = \"b-data\"\n");
   ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
