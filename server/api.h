@@ -6,7 +6,8 @@
 //   GET  /metrics                 Prometheus text (server/metrics.h), for the operator's metrics key only
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
-//   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome
+//   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome;
+//                                 with Accept: application/x-ndjson, the `--json-stream` lines as they come
 //   POST|DELETE /mcp              MCP over Streamable HTTP: the tenant's skills as tools
 //   (server/mcp_endpoint.h)
 //
@@ -15,7 +16,8 @@
 //
 // Admission (docs/server.md "Admission"): every request that reads skills or runs one waits in its
 // tenant's queue on the RunQueue; the time it waited counts against its run's timeout, and a client
-// that closes its connection takes its request out of the queue, or cancels its run.
+// that closes its connection takes its request out of the queue, or cancels its run. A run is admitted
+// only within its tenant's quotas per minute (server/quota.h), checked before it is queued.
 #pragma once
 
 #include <atomic>
@@ -32,6 +34,7 @@
 #include "server/http_types.h"
 #include "server/mcp_endpoint.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -87,16 +90,24 @@ class Api {
   static std::shared_ptr<const Tenant> authenticate(const Tenancy& tenancy, const HttpRequest& request);
   [[nodiscard]] HttpResponse metrics(const Tenancy& tenancy, const HttpRequest& request) const;
   void admit(const std::shared_ptr<const Tenant>& tenant, const Route& route, HttpRequest request,
-             const Respond& respond);
+             const Respond& respond, const RespondStream& stream);
+  /// The answer to a request of `tenant` that admission refused (`admission` is not `queued`).
+  [[nodiscard]] HttpResponse refusal(const Tenant& tenant, RunQueue::Admission admission) const;
+  /// 429 quota_exceeded for `refused`, counted as shed.
+  [[nodiscard]] HttpResponse quota_refusal(const Tenant& tenant, const Quotas::Refusal& refused) const;
   void handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond& respond,
                   const RespondStream& stream);
   static std::vector<McpTenant> mcp_tenants(const Tenancy& tenancy);
   /// 503 while draining, counted as shed for `tenant` when the request authenticated (else null).
   [[nodiscard]] HttpResponse draining(const Tenant* tenant) const;
-  HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
-                     RunQueue::Clock::duration waited, const CancelToken& cancel) const;
-  HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
-                   RunQueue::Clock::duration waited, const CancelToken& cancel) const;
+  /// The answer of `route`, or std::nullopt when it went out through `stream` (a streamed run; `stream`
+  /// is empty unless the client asked for one).
+  std::optional<HttpResponse> serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
+                                    RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                    const RespondStream& stream) const;
+  std::optional<HttpResponse> run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
+                                  RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                  const RespondStream& stream) const;
 
   Runner& runner_;
   RunQueue& queue_;
@@ -112,6 +123,9 @@ class Api {
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
   std::unique_ptr<McpEndpoint> mcp_;
   CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
+  /// The tenants' quotas per minute, by tenant name (so a reload keeps what was spent). Thread-safe;
+  /// mutable because the run, a const member, pays its CPU time into it.
+  mutable Quotas quotas_;
 };
 
 }  // namespace skillbox::server
