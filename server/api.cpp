@@ -15,6 +15,7 @@
 #include "base/json_text.h"
 #include "server/api_key.h"
 #include "server/audit.h"
+#include "server/origin_tap.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
 #include "skillbox/json.h"
@@ -178,8 +179,10 @@ class RunAnswer {
   }
 
   /// Answers with `result`: the response to send, or std::nullopt when it went out on the stream.
-  std::optional<HttpResponse> finish(const RunResult& result) {
+  /// `origins_json`: the origins the run contacted (a JSON array), "" for a run that never started.
+  std::optional<HttpResponse> finish(const RunResult& result, std::string origins_json = {}) {
     facts_.usage_json = usage_json(result);
+    facts_.origins_json = std::move(origins_json);
     const std::string outcome(to_string(result.outcome));
     if (!stream_) {
       HttpResponse r = json_ok(to_json(result));
@@ -575,7 +578,8 @@ std::optional<HttpResponse> Api::run(const Tenant& tenant, const Skill& skill, c
                                 .export_name = body->export_name,
                                 .usage_json = {},
                                 .permissions_json = permission_summary_json(
-                                    narrow_policy(skill.manifest().permissions, body->narrowing))});
+                                    narrow_policy(skill.manifest().permissions, body->narrowing)),
+                                .origins_json = {}});
   // The deadline runs from the request's arrival, not from its start: the run gets what the queue left.
   const auto waited_ms =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
@@ -588,6 +592,8 @@ std::optional<HttpResponse> Api::run(const Tenant& tenant, const Skill& skill, c
   // The drain's cancellation reaches this run through its own token, which the client's leaving
   // cancels too (client_gone).
   const CancelToken::Subscription drain = cancel_.subscribe([cancel] { cancel.cancel(); });
+  // The runner's audit record of this run names the origins it contacted: a tap keeps them for ours.
+  const TappedTenant tapped = tap_origins(*tenant.context);
   const auto started = RunQueue::Clock::now();
   const Invocation invocation{.skill = skill,
                               .export_name = body->export_name,
@@ -596,14 +602,14 @@ std::optional<HttpResponse> Api::run(const Tenant& tenant, const Skill& skill, c
                               .narrowing = body->narrowing,
                               .observer = answer.observer(started),
                               .cancel = cancel,
-                              .tenant = tenant.context};
+                              .tenant = tapped.context};
   const RunResult result = runner_.run(invocation);
   const auto ended = RunQueue::Clock::now();
   metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(ended - started));
   quotas_.charge_cpu(tenant.config.id, tenant.config.quota, result.usage.cpu_ms, ended);
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
-  return answer.finish(result);
+  return answer.finish(result, tapped.tap->origins_json());
 }
 
 }  // namespace skillbox::server

@@ -171,6 +171,7 @@ class ChunkStream final : public ResponseStream {
     if (!facts.export_name.empty()) head.facts.export_name = std::move(facts.export_name);
     if (!facts.usage_json.empty()) head.facts.usage_json = std::move(facts.usage_json);
     if (!facts.permissions_json.empty()) head.facts.permissions_json = std::move(facts.permissions_json);
+    if (!facts.origins_json.empty()) head.facts.origins_json = std::move(facts.origins_json);
     tail_.reset();
   }
 

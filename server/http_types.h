@@ -46,6 +46,7 @@ struct RequestFacts {
   std::string export_name;       // a run's export, as asked ("" for the default)
   std::string usage_json;        // a run's usage object (skillbox/json.h)
   std::string permissions_json;  // the permissions the run had (audit.h permission_summary_json)
+  std::string origins_json;      // the origins a run contacted, a JSON array (server/origin_tap.h)
 };
 
 struct HttpResponse {

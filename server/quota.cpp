@@ -46,7 +46,8 @@ std::optional<Quotas::Refusal> Quotas::admit(const std::string& tenant, const Qu
   if (config.runs_per_minute) {
     const Duration after = backlog(t.runs_full, now) + per_run(*config.runs_per_minute);
     if (after > kWindow) {
-      return Refusal{.quota = Refusal::Quota::runs_per_minute, .retry_after_s = whole_seconds(after - kWindow)};
+      return Refusal{.quota = Refusal::Quota::runs_per_minute,
+                     .retry_after_s = whole_seconds(after - kWindow)};
     }
     t.runs_full = now + after;
   }
@@ -57,7 +58,8 @@ void Quotas::give_back(const std::string& tenant, const QuotaConfig& config, Clo
   if (!config.runs_per_minute) return;
   base::MutexLock lock(mu_);
   Tenant& t = tenants_[tenant];
-  t.runs_full = now + std::max(backlog(t.runs_full, now) - per_run(*config.runs_per_minute), Duration::zero());
+  t.runs_full =
+      now + std::max(backlog(t.runs_full, now) - per_run(*config.runs_per_minute), Duration::zero());
 }
 
 void Quotas::charge_cpu(const std::string& tenant, const QuotaConfig& config, uint64_t cpu_ms,

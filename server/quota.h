@@ -51,7 +51,8 @@ class Quotas {
   /// Puts back the run admit() took, for a request refused later (its queue was full). Any thread.
   void give_back(const std::string& tenant, const QuotaConfig& config, Clock::time_point now);
   /// Charges `cpu_ms` of CPU time, a run's usage.cpu_ms, to `tenant`'s CPU bucket. Any thread.
-  void charge_cpu(const std::string& tenant, const QuotaConfig& config, uint64_t cpu_ms, Clock::time_point now);
+  void charge_cpu(const std::string& tenant, const QuotaConfig& config, uint64_t cpu_ms,
+                  Clock::time_point now);
 
  private:
   /// One bucket: the time at which it is full again (the past, or the epoch, for a full one).

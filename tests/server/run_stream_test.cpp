@@ -69,16 +69,17 @@ class RunStream : public ::testing::TestWithParam<std::string> {
                 R"("limits": {"timeout_ms": 60000}, "permissions": {"http": {"allow": [")" + gate_.origin() +
                     R"(/"], "allow_private_addresses": true}})");
     // Tries each permission its manifest grants and reports what it was allowed.
-    write_skill(skills() / "probe", "probe",
-                "export default async () => { const out = {};"
-                " try { await openhuman.http.get('" +
-                    gate_.url("/plain") +
-                    "'); out.http = 'ok'; } catch (e) { out.http = e.name; }"
-                    " try { await openhuman.fs.writeFile('n.txt', 'x'); out.write = 'ok'; } catch (e) { "
-                    "out.write = e.name; }"
-                    " out.env = env.get('GREETING') ?? null; return out; }",
-                R"("permissions": {"http": {"allow": [")" + gate_.origin() +
-                    R"(/"], "allow_private_addresses": true}, "fs": {"mode": "readwrite"}, "env": ["GREETING"]})");
+    write_skill(
+        skills() / "probe", "probe",
+        "export default async () => { const out = {};"
+        " try { await openhuman.http.get('" +
+            gate_.url("/plain") +
+            "'); out.http = 'ok'; } catch (e) { out.http = e.name; }"
+            " try { await openhuman.fs.writeFile('n.txt', 'x'); out.write = 'ok'; } catch (e) { "
+            "out.write = e.name; }"
+            " out.env = env.get('GREETING') ?? null; return out; }",
+        R"("permissions": {"http": {"allow": [")" + gate_.origin() +
+            R"(/"], "allow_private_addresses": true}, "fs": {"mode": "readwrite"}, "env": ["GREETING"]})");
     write_file(root() / "serve.toml",
                "listen = [\"127.0.0.1:0\"]\nisolation = \"" + GetParam() + "\"\nmetrics_key_sha256 = [\"" +
                    hash(kOperatorKey) + "\"]\n[tenants.a]\nkey_sha256 = [\"" + hash(kKey) +
@@ -94,10 +95,10 @@ class RunStream : public ::testing::TestWithParam<std::string> {
   /// POST /v1/skills/SKILL/run asking for the stream, on a raw connection (closed by the caller).
   int stream_run(const std::string& skill, const std::string& body = "{}") const {
     const int fd = connect_raw(server_->url);
-    EXPECT_TRUE(send_all(fd, "POST /v1/skills/" + skill + "/run HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
-                                 "Authorization: Bearer " + kKey +
-                                 "\r\nAccept: application/x-ndjson\r\nContent-Length: " +
-                                 std::to_string(body.size()) + "\r\n\r\n" + body));
+    EXPECT_TRUE(send_all(
+        fd, "POST /v1/skills/" + skill + "/run HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "Authorization: Bearer " +
+                kKey + "\r\nAccept: application/x-ndjson\r\nContent-Length: " + std::to_string(body.size()) +
+                "\r\n\r\n" + body));
     return fd;
   }
 
@@ -166,7 +167,8 @@ TEST_P(RunStream, AClientThatLeavesTheStreamCancelsItsRun) {
   std::string metrics;
   for (int i = 0; i < 300; ++i) {
     metrics = http("GET", server_->url + "/metrics", kOperatorKey).body;
-    if (metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"cancelled\"} 1\n") != std::string::npos) break;
+    if (metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"cancelled\"} 1\n") != std::string::npos)
+      break;
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_NE(metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"cancelled\"} 1\n"), std::string::npos)
@@ -175,8 +177,8 @@ TEST_P(RunStream, AClientThatLeavesTheStreamCancelsItsRun) {
 }
 
 TEST_P(RunStream, ErrorsBeforeTheRunAreOrdinaryJsonErrors) {
-  const HttpReply bad = http("POST", server_->url + "/v1/skills/chatty/run", kKey, R"({"limits": {"steps": 0}})",
-                             {"Accept: application/x-ndjson"});
+  const HttpReply bad = http("POST", server_->url + "/v1/skills/chatty/run", kKey,
+                             R"({"limits": {"steps": 0}})", {"Accept: application/x-ndjson"});
   EXPECT_EQ(bad.status, 400) << bad.body;
   EXPECT_EQ(bad.header("content-type"), "application/json");
   EXPECT_EQ(bad.json()["error"]["code"], "invalid_request") << bad.body;
@@ -196,10 +198,12 @@ TEST_P(RunStream, NarrowingTakesPermissionsAwayAndNeverGrantsAny) {
 
   const json narrowed =
       run("probe", R"({"narrowing": {"deny_net": true, "fs_mode": "read", "deny_env": true}})").json();
-  EXPECT_EQ(narrowed["value"], json({{"http", "PermissionDenied"}, {"write", "PermissionDenied"}, {"env", nullptr}}))
+  EXPECT_EQ(narrowed["value"],
+            json({{"http", "PermissionDenied"}, {"write", "PermissionDenied"}, {"env", nullptr}}))
       << narrowed;
   // allow_http narrows to the intersection: another origin adds nothing, so the gate's origin is gone.
-  const json elsewhere = run("probe", R"({"narrowing": {"allow_http": ["https://api.example.com/"]}})").json();
+  const json elsewhere =
+      run("probe", R"({"narrowing": {"allow_http": ["https://api.example.com/"]}})").json();
   EXPECT_EQ(elsewhere["value"]["http"], "PermissionDenied") << elsewhere;
   const json same = run("probe", R"({"narrowing": {"allow_http": [")" + gate_.origin() + R"(/"]}})").json();
   EXPECT_EQ(same["value"]["http"], "ok") << same;
@@ -212,7 +216,8 @@ TEST_P(RunStream, ABadNarrowingIs400NamingTheField) {
     EXPECT_EQ(r.json()["error"]["code"], "invalid_request") << r.body;
     return r.json()["error"]["message"].get<std::string>();
   };
-  EXPECT_TRUE(message(R"({"narrowing": {"allow_http": ["ftp://x/"]}})").starts_with("narrowing.allow_http[0]: "));
+  EXPECT_TRUE(
+      message(R"({"narrowing": {"allow_http": ["ftp://x/"]}})").starts_with("narrowing.allow_http[0]: "));
   EXPECT_TRUE(message(R"({"narrowing": {"fs_mode": "all"}})").starts_with("narrowing.fs_mode: "));
   EXPECT_TRUE(message(R"({"narrowing": {"deny_net": "yes"}})").starts_with("narrowing.deny_net: "));
   EXPECT_TRUE(message(R"({"narrowing": {"allow_net": true}})").starts_with("narrowing.allow_net: unknown"));

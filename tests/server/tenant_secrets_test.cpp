@@ -2,7 +2,8 @@
 // "Env values, credentials and origin maps"), as a client and a server on the far side see them: env.get
 // reads only the names the manifest declares and only the tenant's own values; a credential reaches the
 // loopback server its origin is mapped to, while the run result, the log and the audit hold only
-// placeholders; a SIGHUP reload applies new values.
+// placeholders (the audit names the origin the run contacted, as the skill named it); a SIGHUP reload
+// applies new values.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -103,7 +104,8 @@ TEST_F(TenantSecrets, ACredentialReachesTheMappedLoopbackServerAndNeverTheResult
   bool saw_token = false;
   for (const RecordedRequest& seen : proxy_.recorded()) {
     for (const auto& [name, value] : seen.headers) {
-      if (name == "Authorization" || name == "authorization") saw_token = saw_token || value == std::string("Bearer ") + kToken;
+      if (name == "Authorization" || name == "authorization")
+        saw_token = saw_token || value == std::string("Bearer ") + kToken;
     }
   }
   EXPECT_TRUE(saw_token) << "the proxy saw " << proxy_.recorded().size() << " requests";
@@ -112,7 +114,18 @@ TEST_F(TenantSecrets, ACredentialReachesTheMappedLoopbackServerAndNeverTheResult
   EXPECT_NE(r.body.find("skillbox-secret:mailbox/oauth/accessToken/"), std::string::npos) << r.body;
   EXPECT_TRUE(server_->wait_for_err("\"POST /v1/skills/mailbox/run\" status=200"));
   EXPECT_EQ(server_->err().find(kToken), std::string::npos);
-  EXPECT_EQ(read_all(root() / "audit.jsonl").find(kToken), std::string::npos);
+  const std::string audit = read_all(root() / "audit.jsonl");
+  EXPECT_EQ(audit.find(kToken), std::string::npos);
+  // The audit line names the origin the run contacted as the skill named it (not the stand-in), and no
+  // path or query.
+  const std::string id = r.header("x-request-id");
+  const size_t at = audit.find(id);
+  ASSERT_NE(at, std::string::npos) << audit;
+  const size_t start = audit.rfind('\n', at);
+  const json line =
+      json::parse(audit.substr(start == std::string::npos ? 0 : start + 1,
+                               audit.find('\n', at) - (start == std::string::npos ? 0 : start + 1)));
+  EXPECT_EQ(line["origins"], json::array({"https://proxy.example"})) << line;
   // Tenant b has no such skill, credential or map: nothing of a's reaches it.
   EXPECT_EQ(run(kKeyB, "mailbox", R"({"export": "tool:inbox"})").status, 404);
 }
