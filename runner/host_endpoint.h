@@ -73,7 +73,7 @@ struct InvocationContext {
   // limits.memory_mb of the run, in bytes: bounds the bundle database's image and values.
   uint64_t memory_bytes = Limits{}.memory_bytes;
   // Where the http capabilities record each origin they contact (null: nowhere).
-  std::shared_ptr<ContactedOrigins> contacted;
+  std::shared_ptr<ContactedOrigins> contacted = nullptr;
 };
 
 class HostEndpoint final : public bus::Endpoint {

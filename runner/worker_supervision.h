@@ -42,7 +42,7 @@ struct SupervisedRun {
   SourceCache::Served sources;
   SourceCache* source_cache = nullptr;
   // Where the http capabilities record the origins they contact (may be null).
-  std::shared_ptr<ContactedOrigins> contacted;
+  std::shared_ptr<ContactedOrigins> contacted = nullptr;
 };
 
 /// Runs `run` in worker `w` (from `pool`, which reports its exit status) to its end and returns the
