@@ -108,6 +108,13 @@ class Collected final : public server::ResponseStream {
     ended_ = true;
     done_.set_value(std::move(head_));
   }
+  void end_with(std::string outcome, server::RequestFacts /*facts*/) override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      head_.outcome = std::move(outcome);
+    }
+    end();
+  }
   [[nodiscard]] bool gone() const override { return false; }
 
  private:
@@ -132,6 +139,16 @@ void check_answer(const server::HttpResponse& r, bool has_key) {
   if (r.status != 200) check_error_body(r);
   if (r.status == 200 && r.content_type.empty()) {
     FUZZ_CHECK(skillbox::base::json_text::check(r.body).ok());
+  }
+  // A streamed run (Accept: application/x-ndjson): one JSON object per line, the result last.
+  if (r.status == 200 && r.content_type == "application/x-ndjson") {
+    FUZZ_CHECK(!r.body.empty() && r.body.back() == '\n');
+    for (size_t at = 0; at < r.body.size();) {
+      const size_t end = r.body.find('\n', at);
+      FUZZ_CHECK(skillbox::base::json_text::check(std::string_view(r.body).substr(at, end - at)).ok());
+      at = end + 1;
+    }
+    FUZZ_CHECK(r.body.find("{\"type\":\"result\"") != std::string::npos);
   }
   // Without the tenant's key, a 200 comes only from the probes (or the operator's /metrics).
   if (!has_key && r.status == 200) FUZZ_CHECK(r.facts.route != "/v1/skills" && r.facts.skill.empty());

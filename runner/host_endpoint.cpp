@@ -232,6 +232,9 @@ struct HostEndpoint::Router {
       for (const auto& [from, to] : ctx().origin_map) (void)policy.allow.push_back(to + "/");
       capabilities::HttpTuning tuning;
       tuning.exempt_endpoints = ctx().trusted_endpoints;
+      if (ctx().contacted) {
+        tuning.on_hop = [contacted = ctx().contacted](const std::string& origin) { contacted->add(origin); };
+      }
       for (const auto& [from, to] : ctx().origin_map) {
         HttpAllowList f;
         if (f.push_back(from + "/") || f.entries().empty()) continue;
@@ -360,6 +363,21 @@ HostEndpoint::HostEndpoint(InvocationContext context, bus::CompletionSink& sink,
       budget_(budget),
       caps_(std::make_unique<Capabilities>(context_, budget)),
       http_sink_(std::make_unique<RedactingSink>(sink_, caps_->vault)) {}
+
+void ContactedOrigins::add(const std::string& origin) {
+  base::MutexLock lock(mu_);
+  if (std::find(origins_.begin(), origins_.end(), origin) != origins_.end()) return;
+  if (origins_.size() < kMaxOrigins) {
+    origins_.push_back(origin);
+  } else if (origins_.size() == kMaxOrigins) {
+    origins_.push_back("...");  // more than kMaxOrigins: the list says it is cut
+  }
+}
+
+std::vector<std::string> ContactedOrigins::list() const {
+  base::MutexLock lock(mu_);
+  return origins_;
+}
 
 HostEndpoint::~HostEndpoint() {
   cancel_all();

@@ -33,6 +33,24 @@
 
 namespace skillbox::runner {
 
+/// The origins one invocation's http requests went to ("https://api.example.com", as
+/// capabilities::HttpTuning::on_hop names them), each once, in the order first used: the audit's record
+/// of whom a run contacted. Filled from the http capabilities' I/O threads, read after the run.
+class ContactedOrigins {
+ public:
+  /// Origins kept; beyond it the list ends with "..." (max_requests and max_redirects bound a run's
+  /// hops far below it unless a manifest raises them).
+  static constexpr size_t kMaxOrigins = 256;
+  /// Adds `origin` unless it is there. Any thread.
+  void add(const std::string& origin);
+  /// The origins so far. Any thread.
+  [[nodiscard]] std::vector<std::string> list() const;
+
+ private:
+  mutable base::Mutex mu_;
+  std::vector<std::string> origins_ SKILLBOX_GUARDED_BY(mu_);
+};
+
 /// What the capabilities of one invocation need to know about it. Plain values only.
 struct InvocationContext {
   std::string skill_id;
@@ -54,6 +72,8 @@ struct InvocationContext {
   SkillFormat format = SkillFormat::skillbox;
   // limits.memory_mb of the run, in bytes: bounds the bundle database's image and values.
   uint64_t memory_bytes = Limits{}.memory_bytes;
+  // Where the http capabilities record each origin they contact (null: nowhere).
+  std::shared_ptr<ContactedOrigins> contacted = nullptr;
 };
 
 class HostEndpoint final : public bus::Endpoint {

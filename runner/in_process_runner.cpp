@@ -314,7 +314,8 @@ struct InProcessRunner::Impl {
         pool(std::max<size_t>(2, std::thread::hardware_concurrency())) {}
 
   /// InProcessRunner::run for the tenant it runs as.
-  RunResult run(const Invocation& invocation, const TenantContext& tenant);
+  RunResult run(const Invocation& invocation, const TenantContext& tenant,
+                std::shared_ptr<runner::ContactedOrigins> contacted);
 
   HostOptions options;
   std::shared_ptr<const TenantContext> default_tenant;  // for invocations without a tenant
@@ -331,7 +332,8 @@ size_t InProcessRunner::abandoned_runs() const {
   return impl_->abandoned->load(std::memory_order_acquire);
 }
 
-RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant) {
+RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant,
+                                     std::shared_ptr<runner::ContactedOrigins> contacted) {
   try {
     if (auto refused = refuse(invocation, tenant, abandoned->load(std::memory_order_acquire),
                               options.max_abandoned_runs))
@@ -341,7 +343,8 @@ RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantC
     const auto deadline = start + std::chrono::milliseconds(limits.timeout_ms);
     auto job = std::make_shared<Job>(invocation, deadline, limits.memory_bytes, abandoned);
     engine::SessionParams params = session_params(invocation, limits, start, *job);
-    runner::InvocationContext context = runner::make_invocation_context(invocation, options, tenant);
+    runner::InvocationContext context =
+        runner::make_invocation_context(invocation, options, tenant, std::move(contacted));
 
     // The callback takes the job's mutex under the token's, never the other way round: the subscription
     // is dropped (which takes the token's) only after watch() has let go of the job's.
@@ -370,9 +373,11 @@ RunResult InProcessRunner::Impl::run(const Invocation& invocation, const TenantC
 }
 
 RunResult InProcessRunner::run(const Invocation& invocation) {
-  return runner::run_audited(
-      invocation, *impl_->default_tenant,
-      [this](const Invocation& inv, const TenantContext& tenant) { return impl_->run(inv, tenant); });
+  return runner::run_audited(invocation, *impl_->default_tenant,
+                             [this](const Invocation& inv, const TenantContext& tenant,
+                                    std::shared_ptr<runner::ContactedOrigins> contacted) {
+                               return impl_->run(inv, tenant, std::move(contacted));
+                             });
 }
 
 namespace runner::testing {

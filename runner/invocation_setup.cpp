@@ -103,9 +103,11 @@ Limits effective_limits(const Invocation& invocation, const TenantContext& tenan
 }
 
 InvocationContext make_invocation_context(const Invocation& invocation, const HostOptions& options,
-                                          const TenantContext& tenant) {
+                                          const TenantContext& tenant,
+                                          std::shared_ptr<ContactedOrigins> contacted) {
   const Skill& skill = invocation.skill;
   InvocationContext c;
+  c.contacted = std::move(contacted);
   c.skill_id = skill.manifest().id;
   c.policy = narrow_policy(skill.manifest().permissions, invocation.narrowing);
   c.state = tenant.state;
@@ -134,7 +136,7 @@ InvocationContext make_invocation_context(const Invocation& invocation, const Ho
 }
 
 void record_audit(const TenantContext& tenant, const Invocation& invocation, const RunResult& result,
-                  std::chrono::system_clock::time_point called) {
+                  std::chrono::system_clock::time_point called, std::vector<std::string> origins) {
   if (!tenant.state || !tenant.state->audit) return;
   state::AuditRecord record;
   record.tenant = tenant.id;
@@ -144,6 +146,7 @@ void record_audit(const TenantContext& tenant, const Invocation& invocation, con
   record.outcome = result.outcome;
   if (result.error) record.error_name = result.error->name;
   record.usage = result.usage;
+  record.origins = std::move(origins);
   if (auto recorded = tenant.state->audit->record(record); !recorded) {
     static std::once_flag reported;
     std::call_once(reported,

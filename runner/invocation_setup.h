@@ -35,24 +35,28 @@ namespace skillbox::runner {
 /// Invocation::narrowing), the tenant's state backends, the values of the granted environment names
 /// only (the rest of the tenant's environment never reaches the invocation), the tenant's origin map,
 /// an OpenHuman bundle's setup modes and credentials, and the test CA file of `options`.
+/// `contacted` (may be null) records the origins its http requests go to.
 [[nodiscard]] InvocationContext make_invocation_context(const Invocation& invocation,
                                                         const HostOptions& options,
-                                                        const TenantContext& tenant);
+                                                        const TenantContext& tenant,
+                                                        std::shared_ptr<ContactedOrigins> contacted);
 
-/// Gives the tenant's audit sink (if it has one) the record of `invocation`, which ended with `result`;
-/// `called` is when Runner::run was called. A sink that fails is reported on stderr once per runner
-/// process, not in the result: the run has happened.
+/// Gives the tenant's audit sink (if it has one) the record of `invocation`, which ended with `result`
+/// after contacting `origins`; `called` is when Runner::run was called. A sink that fails is reported
+/// on stderr once per runner process, not in the result: the run has happened.
 void record_audit(const TenantContext& tenant, const Invocation& invocation, const RunResult& result,
-                  std::chrono::system_clock::time_point called);
+                  std::chrono::system_clock::time_point called, std::vector<std::string> origins);
 
 /// Runner::run, the same for both runners: `run` runs `invocation` as its tenant (`default_tenant` when it
-/// names none), then the record goes to that tenant's audit sink (record_audit).
+/// names none), its http capabilities recording the origins they contact in the ContactedOrigins it is
+/// given, then the record goes to that tenant's audit sink (record_audit).
 template <class Run>
 RunResult run_audited(const Invocation& invocation, const TenantContext& default_tenant, Run&& run) {
   const auto called = std::chrono::system_clock::now();
   const TenantContext& tenant = invocation.tenant ? *invocation.tenant : default_tenant;
-  RunResult result = run(invocation, tenant);
-  record_audit(tenant, invocation, result, called);
+  const auto contacted = std::make_shared<ContactedOrigins>();
+  RunResult result = run(invocation, tenant, contacted);
+  record_audit(tenant, invocation, result, called, contacted->list());
   return result;
 }
 

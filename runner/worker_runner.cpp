@@ -49,7 +49,8 @@ struct WorkerRunner::Impl {
         pool(runner::find_worker(options), options.worker_pool_size) {}
 
   /// WorkerRunner::run for the tenant it runs as.
-  RunResult run(const Invocation& invocation, const TenantContext& tenant);
+  RunResult run(const Invocation& invocation, const TenantContext& tenant,
+                std::shared_ptr<runner::ContactedOrigins> contacted);
   /// supervise() on a thread of observer_threads, waited for here (Observer callbacks never run on the
   /// caller's thread, skillbox.h). supervise() returns by the deadline plus bounded waits, so nothing
   /// is ever abandoned.
@@ -65,7 +66,8 @@ struct WorkerRunner::Impl {
   runner::WorkerPool pool;  // last: its destructor stops the zygote before the rest goes
 };
 
-RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant) {
+RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantContext& tenant,
+                                  std::shared_ptr<runner::ContactedOrigins> contacted) {
   try {
     const Limits limits = runner::effective_limits(invocation, tenant);
     const auto start = Clock::now();
@@ -81,8 +83,9 @@ RunResult WorkerRunner::Impl::run(const Invocation& invocation, const TenantCont
     if (!sources) return failure(Outcome::invalid, "InvalidSkill", sources.error().message);
     Result<runner::Worker> worker = pool.acquire();
     if (!worker) return failure(Outcome::internal, "IsolationUnavailable", worker.error().message);
-    runner::SupervisedRun supervised{invocation,          tenant,       options, limits, start, deadline,
-                                     std::move(*sources), &source_cache};
+    runner::SupervisedRun supervised{
+        invocation,          tenant, options, limits, start, deadline, std::move(*sources), &source_cache,
+        std::move(contacted)};
     if (invocation.observer.empty()) return runner::supervise(*worker, pool, std::move(supervised));
     return supervise_observed(*worker, std::move(supervised));
   } catch (const std::exception& e) {
@@ -115,9 +118,11 @@ WorkerRunner::WorkerRunner(HostOptions options) : impl_(std::make_unique<Impl>(s
 WorkerRunner::~WorkerRunner() = default;
 
 RunResult WorkerRunner::run(const Invocation& invocation) {
-  return runner::run_audited(
-      invocation, *impl_->default_tenant,
-      [this](const Invocation& inv, const TenantContext& tenant) { return impl_->run(inv, tenant); });
+  return runner::run_audited(invocation, *impl_->default_tenant,
+                             [this](const Invocation& inv, const TenantContext& tenant,
+                                    std::shared_ptr<runner::ContactedOrigins> contacted) {
+                               return impl_->run(inv, tenant, std::move(contacted));
+                             });
 }
 
 Result<void> WorkerRunner::check_support(const HostOptions& options) {

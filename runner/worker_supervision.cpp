@@ -123,8 +123,8 @@ class Supervision {
         budget_(run_.limits.memory_bytes),
         sources_held_(&budget_),
         live_(run_.invocation.observer),
-        endpoint_(make_invocation_context(run_.invocation, run_.options, run_.tenant), sink_, stop_,
-                  &budget_),
+        endpoint_(make_invocation_context(run_.invocation, run_.options, run_.tenant, run_.contacted), sink_,
+                  stop_, &budget_),
         frames_in_(max_frame_from_worker(run_.limits.memory_bytes)) {
     // limits.memory_mb covers the worker's heap (as it last reported it) plus the host buffers held
     // here for it, as in-process (bus/memory_budget.h); the worker's own rlimit is the wall behind it.

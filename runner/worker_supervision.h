@@ -20,6 +20,7 @@
 #include <chrono>
 
 #include "bus/worker_frames.h"
+#include "runner/host_endpoint.h"
 #include "runner/source_cache.h"
 #include "runner/worker_pool.h"
 #include "skillbox/skillbox.h"
@@ -40,6 +41,8 @@ struct SupervisedRun {
   // caps; what was served goes back to `source_cache` at the end (nullptr: not kept).
   SourceCache::Served sources;
   SourceCache* source_cache = nullptr;
+  // Where the http capabilities record the origins they contact (may be null).
+  std::shared_ptr<ContactedOrigins> contacted = nullptr;
 };
 
 /// Runs `run` in worker `w` (from `pool`, which reports its exit status) to its end and returns the

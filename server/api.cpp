@@ -1,6 +1,7 @@
 // server/api.cpp — see api.h.
 #include "server/api.h"
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "server/audit.h"
 #include "server/code_request.h"
 #include "server/data_view.h"
+#include "server/origin_tap.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
 #include "server/skill_uploads.h"
@@ -170,6 +172,100 @@ std::string usage_json(const RunResult& result) {
   return base::json_text::write(whole.at("usage"));
 }
 
+/// True when the request's Accept header lists application/x-ndjson (a streamed run), whatever else
+/// it lists: a client that can read the stream asked for it.
+bool wants_ndjson(const HttpRequest& request) {
+  const std::string* accept = request.header("accept");
+  if (accept == nullptr) return false;
+  std::string_view rest = *accept;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view range = rest.substr(0, std::min(comma, rest.find(';')));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!range.empty() && (range.front() == ' ' || range.front() == '\t')) range.remove_prefix(1);
+    while (!range.empty() && (range.back() == ' ' || range.back() == '\t')) range.remove_suffix(1);
+    constexpr std::string_view kNdjson = "application/x-ndjson";
+    if (range.size() != kNdjson.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < range.size() && same; ++i) {
+      const char c = range[i];
+      same = (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) == kNdjson[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+/// Milliseconds from `origin` to `at`, to the microsecond (the `t_ms` of `--json-stream` lines).
+double ms_since(RunQueue::Clock::time_point origin, Timestamp at) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(at - origin).count()) /
+         1000.0;
+}
+
+/// Where a run's answer goes: one JSON response (200 with the `--json` object), or, when the client
+/// asked for application/x-ndjson, a stream of `--json-stream` lines (skillbox/json.h): the log lines
+/// and events as the runner reports them, then the result line. The stream's head goes out with its
+/// first line, so a request that fails before its run starts still gets an ordinary error.
+class RunAnswer {
+ public:
+  RunAnswer(const RespondStream& stream, std::string tenant, RequestFacts facts)
+      : stream_(stream), tenant_(std::move(tenant)), facts_(std::move(facts)) {}
+  ~RunAnswer() {
+    if (out_) out_->end();  // an exception between start and finish: the client still sees the end
+  }
+  RunAnswer(const RunAnswer&) = delete;
+  RunAnswer& operator=(const RunAnswer&) = delete;
+
+  /// The observer that streams the run's lines, `origin` being its start; empty for a JSON answer.
+  Observer observer(RunQueue::Clock::time_point origin) {
+    if (!stream_) return {};
+    start();
+    std::shared_ptr<ResponseStream> out = out_;
+    return Observer{.on_log =
+                        [out, origin](const LogEntry& e, Timestamp at) {
+                          out->write(to_json_stream_log(e, ms_since(origin, at)) + "\n");
+                        },
+                    .on_event =
+                        [out, origin](const RunEvent& ev, Timestamp at) {
+                          out->write(to_json_stream_event(ev, ms_since(origin, at)) + "\n");
+                        }};
+  }
+
+  /// Answers with `result`: the response to send, or std::nullopt when it went out on the stream.
+  /// `origins_json`: the origins the run contacted (a JSON array), "" for a run that never started.
+  std::optional<HttpResponse> finish(const RunResult& result, std::string origins_json = {}) {
+    facts_.usage_json = usage_json(result);
+    facts_.origins_json = std::move(origins_json);
+    const std::string outcome(to_string(result.outcome));
+    if (!stream_) {
+      HttpResponse r = json_ok(to_json(result));
+      r.outcome = outcome;
+      r.facts = std::move(facts_);
+      return r;
+    }
+    start();
+    out_->write(to_json_stream_result(result) + "\n");
+    out_->end_with(outcome, std::move(facts_));
+    out_.reset();
+    return std::nullopt;
+  }
+
+ private:
+  void start() {
+    if (out_) return;
+    HttpResponse head = json_ok({});
+    head.content_type = "application/x-ndjson";
+    head.tenant = tenant_;
+    head.facts = facts_;
+    out_ = stream_(std::move(head));
+  }
+
+  const RespondStream& stream_;
+  std::string tenant_;
+  RequestFacts facts_;
+  std::shared_ptr<ResponseStream> out_;
+};
+
 }  // namespace
 
 /// What the MCP endpoint needs of each tenant of `tenancy`.
@@ -205,8 +301,12 @@ std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& confi
     auto t = std::make_shared<Tenant>();
     t->index = lanes_.at(c.id);
     t->config = c;
-    std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir);
-    context->ceilings = c.ceilings;  // no env values and no origin map in this slice (docs/server.md)
+    std::shared_ptr<TenantContext> context = local_tenant(c.id, c.data_dir, c.credentials);
+    context->ceilings = c.ceilings;
+    context->env = c.env;
+    context->origin_map = c.origin_map;
+    // The operator named these targets, as with `skillbox call --map-origin`: a loopback one is trusted.
+    context->trust_loopback_origin_map_targets = !c.origin_map.empty();
     // Every version of an uploaded skill owns its id (server/skill_uploads.h).
     auto state = std::make_shared<state::Backends>(*context->state);
     state->bindings = upload_bindings(state->bindings, c.data_dir);
@@ -290,7 +390,15 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
   std::shared_ptr<const Tenant> tenant = authenticate(*tenancy, request);
   if (draining_.load()) return respond(draining(tenant.get()));
   if (tenant == nullptr) return respond(unauthorized(request));
-  admit(tenant, *route, std::move(request), respond);
+  RespondStream stream;
+  if (route->kind == Route::Kind::run && wants_ndjson(request)) {
+    stream = [answer_stream, pattern, skill = route->id](HttpResponse head) {
+      head.facts.route = pattern;
+      head.facts.skill = skill;
+      return answer_stream(std::move(head));
+    };
+  }
+  admit(tenant, *route, std::move(request), respond, stream);
 }
 
 void Api::handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond& respond,
@@ -373,33 +481,48 @@ HttpResponse Api::metrics(const Tenancy& tenancy, const HttpRequest& request) co
 }
 
 void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, HttpRequest request,
-                const Respond& respond) {
+                const Respond& respond, const RespondStream& stream) {
   const std::string id = request.request_id;
   const CancelToken cancel;
   const bool is_run = route.runs();
+  const Tenant& tenant = *owner;
+  // Quotas before the queue: a refused run takes no place in it, and a queued one has paid its run.
+  if (is_run) {
+    if (const std::optional<Quotas::Refusal> refused =
+            quotas_.admit(tenant.config.id, tenant.config.quota, Quotas::Clock::now())) {
+      return respond(quota_refusal(tenant, *refused));
+    }
+  }
   // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
-  auto job = [this, owner, route, request = std::move(request), respond,
+  auto job = [this, owner, route, request = std::move(request), respond, stream,
               cancel](RunQueue::Clock::duration waited) {
-    const Tenant& tenant = *owner;
-    metrics_.queue_waited(tenant.index, seconds(waited));
-    HttpResponse response;
+    const Tenant& mine = *owner;
+    metrics_.queue_waited(mine.index, seconds(waited));
+    bool streamed = false;  // the head of a streamed answer went out: respond must not be called
+    const RespondStream tracked = !stream ? RespondStream() : [&streamed, &stream](HttpResponse head) {
+      streamed = true;
+      return stream(std::move(head));
+    };
+    std::optional<HttpResponse> response;
     try {
-      response = serve(tenant, route, request, waited, cancel);
+      response = serve(mine, route, request, waited, cancel, tracked);
     } catch (const std::exception& e) {
-      response = error_response(500, "internal",
-                                "internal error; see the server's log for request " + request.request_id);
+      if (!streamed) {
+        response = error_response(500, "internal",
+                                  "internal error; see the server's log for request " + request.request_id);
+      }
       const std::string line = "skillbox serve: request_id=" + request.request_id +
                                " internal error: " + base::escape_text(e.what()) + "\n";
       (void)std::fwrite(line.data(), 1, line.size(), stderr);
     }
-    response.tenant = tenant.config.id;
     {
       base::MutexLock lock(pending_mu_);
       pending_.erase(request.request_id);
     }
-    respond(std::move(response));
+    if (!response) return;
+    response->tenant = mine.config.id;
+    respond(std::move(*response));
   };
-  const Tenant& tenant = *owner;
   RunQueue::Ticket ticket;
   {
     // Held across submit, so that the job, which erases its entry when it ends, finds it there.
@@ -415,8 +538,13 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
       return;
     }
   }
+  if (is_run) quotas_.give_back(tenant.config.id, tenant.config.quota, Quotas::Clock::now());
+  respond(refusal(tenant, ticket.admission));
+}
+
+HttpResponse Api::refusal(const Tenant& tenant, RunQueue::Admission admission) const {
   HttpResponse refused;
-  switch (ticket.admission) {
+  switch (admission) {
     case RunQueue::Admission::lane_full:
       metrics_.shed(tenant.index, ShedReason::tenant_queue_full);
       refused = with_header(
@@ -440,7 +568,22 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
       break;
   }
   refused.tenant = tenant.config.id;
-  respond(std::move(refused));
+  return refused;
+}
+
+HttpResponse Api::quota_refusal(const Tenant& tenant, const Quotas::Refusal& refused) const {
+  const bool runs = refused.quota == Quotas::Refusal::Quota::runs_per_minute;
+  metrics_.shed(tenant.index, runs ? ShedReason::runs_per_minute : ShedReason::cpu_seconds_per_minute);
+  const std::string retry = std::to_string(refused.retry_after_s);
+  const std::string what = runs ? "this tenant has used up its runs_per_minute quota (" +
+                                      std::to_string(*tenant.config.quota.runs_per_minute) + " runs a minute)"
+                                : "this tenant's runs have used up its cpu_seconds_per_minute quota (" +
+                                      std::to_string(*tenant.config.quota.cpu_seconds_per_minute) +
+                                      " CPU seconds a minute)";
+  HttpResponse r = with_header(error_response(429, "quota_exceeded", what + "; retry in " + retry + " s"),
+                               "Retry-After", retry);
+  r.tenant = tenant.config.id;
+  return r;
 }
 
 void Api::client_gone(const std::string& request_id) {
@@ -465,62 +608,70 @@ void Api::client_gone(const std::string& request_id) {
   gone.respond(std::move(r));  // nobody reads it; it closes the request's books (and its log line)
 }
 
-HttpResponse Api::serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
-                        RunQueue::Clock::duration waited, const CancelToken& cancel) const {
+std::optional<HttpResponse> Api::serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
+                                       RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                       const RespondStream& stream) const {
   const SkillSources sources{.skills_dir = tenant.config.skills_dir, .data_dir = tenant.config.data_dir};
   if (route.kind == Route::Kind::list) return json_ok(tenant_skill_list_json(sources));
-  if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel);
+  if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel, stream);
   if (route.kind == Route::Kind::upload) return upload(tenant, route, request);
   Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, route.id);
   if (!found) return error_response(found.error().status, found.error().code, found.error().message);
   // A run keeps the version it started with: pruning by a later upload leaves its folder.
   const VersionPins::Pin pin = found->uploaded ? pins_.pin(found->skill.dir()) : VersionPins::Pin();
-  HttpResponse r = serve_skill(tenant, route, *found, request, waited, cancel);
-  r.facts.digest = found->digest;
+  std::optional<HttpResponse> r = serve_skill(tenant, route, *found, request, waited, cancel, stream);
+  if (r) r->facts.digest = found->digest;
   return r;
 }
 
-HttpResponse Api::run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
-                      RunQueue::Clock::duration waited, const CancelToken& cancel) const {
+std::optional<HttpResponse> Api::run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
+                                     RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                     const RespondStream& stream, const std::string& digest) const {
   Result<RunRequest> body = parse_run_request(request.body);
   if (!body) return error_response(400, "invalid_request", body.error().message);
-  const auto with_facts = [&](HttpResponse r, const RunResult& result) {
-    r.outcome = std::string(to_string(result.outcome));
-    r.facts.export_name = body->export_name;
-    r.facts.usage_json = usage_json(result);
-    r.facts.permissions_json = permission_summary_json(skill.manifest().permissions);
-    return r;
-  };
   const Limits effective = tenant.context->ceilings.apply(skill.manifest().limits);
   Result<LimitOverrides> overrides = run_overrides(*body, effective);
   if (!overrides) return error_response(400, "limit_too_high", overrides.error().message);
+  // Every error is known by now: what follows is a run's result, in one response or a stream.
+  RunAnswer answer(stream, tenant.config.id,
+                   RequestFacts{.route = {},
+                                .skill = {},
+                                .digest = digest,
+                                .export_name = body->export_name,
+                                .usage_json = {},
+                                .permissions_json = permission_summary_json(
+                                    narrow_policy(skill.manifest().permissions, body->narrowing)),
+                                .origins_json = {}});
   // The deadline runs from the request's arrival, not from its start: the run gets what the queue left.
   const auto waited_ms =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
   const uint64_t timeout_ms = overrides->timeout_ms.value_or(effective.timeout_ms);
   if (waited_ms >= timeout_ms) {
     metrics_.run_ended(tenant.index, Outcome::timeout, /*ran=*/false, 0);
-    const RunResult expired = expired_in_queue(timeout_ms, waited_ms);
-    return with_facts(json_ok(to_json(expired)), expired);
+    return answer.finish(expired_in_queue(timeout_ms, waited_ms));
   }
   overrides->timeout_ms = timeout_ms - waited_ms;
   // The drain's cancellation reaches this run through its own token, which the client's leaving
   // cancels too (client_gone).
   const CancelToken::Subscription drain = cancel_.subscribe([cancel] { cancel.cancel(); });
+  // The runner's audit record of this run names the origins it contacted: a tap keeps them for ours.
+  const TappedTenant tapped = tap_origins(*tenant.context);
+  const auto started = RunQueue::Clock::now();
   const Invocation invocation{.skill = skill,
                               .export_name = body->export_name,
                               .input_json = body->input_json,
                               .overrides = *overrides,
-                              .narrowing = {},
-                              .observer = {},
+                              .narrowing = body->narrowing,
+                              .observer = answer.observer(started),
                               .cancel = cancel,
-                              .tenant = tenant.context};
-  const auto started = RunQueue::Clock::now();
+                              .tenant = tapped.context};
   const RunResult result = runner_.run(invocation);
-  metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(RunQueue::Clock::now() - started));
+  const auto ended = RunQueue::Clock::now();
+  metrics_.run_ended(tenant.index, result.outcome, /*ran=*/true, seconds(ended - started));
+  quotas_.charge_cpu(tenant.config.id, tenant.config.quota, result.usage.cpu_ms, ended);
   // 200 whatever the outcome: the HTTP exchange worked, and the outcome (error, timeout, ...) is in
   // the result, exactly as `skillbox run --json` prints it.
-  return with_facts(json_ok(to_json(result)), result);
+  return answer.finish(result, tapped.tap->origins_json());
 }
 
 }  // namespace skillbox::server
@@ -539,15 +690,16 @@ Api::Tenant Api::scratch_tenant(const Tenant& tenant, const std::filesystem::pat
   return out;
 }
 
-HttpResponse Api::serve_skill(const Tenant& tenant, const Route& route, const FoundSkill& found,
-                              const HttpRequest& request, RunQueue::Clock::duration waited,
-                              const CancelToken& cancel) const {
+std::optional<HttpResponse> Api::serve_skill(const Tenant& tenant, const Route& route,
+                                             const FoundSkill& found, const HttpRequest& request,
+                                             RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                             const RespondStream& stream) const {
   const DataView view{.state = *tenant.context->state, .data_dir = tenant.config.data_dir, .id = route.id};
   switch (route.kind) {
     case Route::Kind::detail:
       return json_ok(skill_detail_json(found, route.id, tenant.context->ceilings));
     case Route::Kind::run:
-      return run(tenant, found.skill, request, waited, cancel);
+      return run(tenant, found.skill, request, waited, cancel, stream, found.digest);
     case Route::Kind::store_keys: {
       const size_t q = request.target.find('?');
       return store_keys_response(
@@ -558,7 +710,7 @@ HttpResponse Api::serve_skill(const Tenant& tenant, const Route& route, const Fo
     case Route::Kind::workspace:
       return workspace_response(view, route.arg);
     default:
-      return bundle(tenant, route, found, request, waited, cancel);
+      return bundle(tenant, route, found, request, waited, cancel, stream);
   }
 }
 
@@ -595,8 +747,9 @@ HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpReq
   return r;
 }
 
-HttpResponse Api::inline_run(const Tenant& tenant, const HttpRequest& request,
-                             RunQueue::Clock::duration waited, const CancelToken& cancel) const {
+std::optional<HttpResponse> Api::inline_run(const Tenant& tenant, const HttpRequest& request,
+                                            RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                            const RespondStream& stream) const {
   const CodeConfig& code = tenant.config.code;
   if (!code.allow_inline) {
     return error_response(
@@ -622,14 +775,13 @@ HttpResponse Api::inline_run(const Tenant& tenant, const HttpRequest& request,
   }
   HttpRequest as_run = request;
   as_run.body = sent->run_body;
-  HttpResponse r = run(scratch_tenant(tenant, scratch.path() / "data"), *skill, as_run, waited, cancel);
-  r.facts.digest = skill_digest(sent->files);
-  return r;
+  return run(scratch_tenant(tenant, scratch.path() / "data"), *skill, as_run, waited, cancel, stream,
+             skill_digest(sent->files));
 }
 
-HttpResponse Api::bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
-                         const HttpRequest& request, RunQueue::Clock::duration waited,
-                         const CancelToken& cancel) const {
+std::optional<HttpResponse> Api::bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                                        const HttpRequest& request, RunQueue::Clock::duration waited,
+                                        const CancelToken& cancel, const RespondStream& stream) const {
   if (found.skill.manifest().format != SkillFormat::openhuman) {
     return error_response(422, "not_a_bundle",
                           "\"" + route.id +
@@ -642,7 +794,9 @@ HttpResponse Api::bundle(const Tenant& tenant, const Route& route, const FoundSk
     // Listing runs the bundle's top-level code: in a throwaway data directory, so it changes no state.
     const base::ScratchDir scratch("skillbox-tools-");
     as_run.body = R"({"export":"tools"})";
-    HttpResponse r = run(scratch_tenant(tenant, scratch.path()), found.skill, as_run, waited, cancel);
+    // Without a stream, run answers with a response.
+    HttpResponse r =
+        *run(scratch_tenant(tenant, scratch.path()), found.skill, as_run, waited, cancel, {}, found.digest);
     const nlohmann::ordered_json result = base::json_text::parse_ordered(r.body);
     if (r.status != 200 || r.outcome != "ok") {
       const std::string why = result.contains("error") && result["error"].is_object()
@@ -668,7 +822,7 @@ HttpResponse Api::bundle(const Tenant& tenant, const Route& route, const FoundSk
       bundle_run_body(request.body, (call ? "tool:" : "hook:") + route.arg, call ? "arguments" : "input");
   if (!body) return error_response(body.error().status, body.error().code, body.error().message);
   as_run.body = std::move(*body);
-  return run(tenant, found.skill, as_run, waited, cancel);
+  return run(tenant, found.skill, as_run, waited, cancel, stream, found.digest);
 }
 
 }  // namespace skillbox::server

@@ -7,7 +7,8 @@
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
 //   PUT  /v1/skills/{id}          upload a skill (JSON map of files, or a tar) as a new version
-//   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome
+//   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome;
+//                                 with Accept: application/x-ndjson, the `--json-stream` lines as they come
 //   POST /v1/run                  one run of a skill sent with the request (inline code)
 //   GET  /v1/skills/{id}/tools, POST .../tools/{tool}/call, POST .../hooks/{hook}: OpenHuman bundles
 //   GET  /v1/skills/{id}/store[/{key}], GET /v1/skills/{id}/workspace[/{path}]: read-only views
@@ -19,7 +20,8 @@
 //
 // Admission (docs/server.md "Admission"): every request that reads skills or runs one waits in its
 // tenant's queue on the RunQueue; the time it waited counts against its run's timeout, and a client
-// that closes its connection takes its request out of the queue, or cancels its run.
+// that closes its connection takes its request out of the queue, or cancels its run. A run is admitted
+// only within its tenant's quotas per minute (server/quota.h), checked before it is queued.
 #pragma once
 
 #include <atomic>
@@ -36,6 +38,7 @@
 #include "server/http_types.h"
 #include "server/mcp_endpoint.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 #include "server/run_queue.h"
 #include "server/skill_catalog.h"
 #include "server/skill_uploads.h"
@@ -93,26 +96,36 @@ class Api {
   static std::shared_ptr<const Tenant> authenticate(const Tenancy& tenancy, const HttpRequest& request);
   [[nodiscard]] HttpResponse metrics(const Tenancy& tenancy, const HttpRequest& request) const;
   void admit(const std::shared_ptr<const Tenant>& tenant, const Route& route, HttpRequest request,
-             const Respond& respond);
+             const Respond& respond, const RespondStream& stream);
+  /// The answer to a request of `tenant` that admission refused (`admission` is not `queued`).
+  [[nodiscard]] HttpResponse refusal(const Tenant& tenant, RunQueue::Admission admission) const;
+  /// 429 quota_exceeded for `refused`, counted as shed.
+  [[nodiscard]] HttpResponse quota_refusal(const Tenant& tenant, const Quotas::Refusal& refused) const;
   void handle_mcp(const Tenancy& tenancy, HttpRequest request, const Respond& respond,
                   const RespondStream& stream);
   static std::vector<McpTenant> mcp_tenants(const Tenancy& tenancy);
   /// 503 while draining, counted as shed for `tenant` when the request authenticated (else null).
   [[nodiscard]] HttpResponse draining(const Tenant* tenant) const;
-  HttpResponse serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
-                     RunQueue::Clock::duration waited, const CancelToken& cancel) const;
-  HttpResponse run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
-                   RunQueue::Clock::duration waited, const CancelToken& cancel) const;
+  /// The answer of `route`, or std::nullopt when it went out through `stream` (a streamed run; `stream`
+  /// is empty unless the client asked for one).
+  std::optional<HttpResponse> serve(const Tenant& tenant, const Route& route, const HttpRequest& request,
+                                    RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                    const RespondStream& stream) const;
+  /// One run of `skill`; `digest` is the skill's, for the audit.
+  std::optional<HttpResponse> run(const Tenant& tenant, const Skill& skill, const HttpRequest& request,
+                                  RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                  const RespondStream& stream, const std::string& digest) const;
   /// The routes of one skill found in the tenant's catalog (all but list, upload and inline runs).
-  HttpResponse serve_skill(const Tenant& tenant, const Route& route, const FoundSkill& found,
-                           const HttpRequest& request, RunQueue::Clock::duration waited,
-                           const CancelToken& cancel) const;
+  std::optional<HttpResponse> serve_skill(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                                          const HttpRequest& request, RunQueue::Clock::duration waited,
+                                          const CancelToken& cancel, const RespondStream& stream) const;
   HttpResponse upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
-  HttpResponse inline_run(const Tenant& tenant, const HttpRequest& request, RunQueue::Clock::duration waited,
-                          const CancelToken& cancel) const;
-  HttpResponse bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
-                      const HttpRequest& request, RunQueue::Clock::duration waited,
-                      const CancelToken& cancel) const;
+  std::optional<HttpResponse> inline_run(const Tenant& tenant, const HttpRequest& request,
+                                         RunQueue::Clock::duration waited, const CancelToken& cancel,
+                                         const RespondStream& stream) const;
+  std::optional<HttpResponse> bundle(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                                     const HttpRequest& request, RunQueue::Clock::duration waited,
+                                     const CancelToken& cancel, const RespondStream& stream) const;
   /// `tenant` with its store, workspace, database and bindings in the throwaway folder `data_dir`
   /// (credentials, env and ceilings kept): for inline skills and tool listings, which keep no state.
   static Tenant scratch_tenant(const Tenant& tenant, const std::filesystem::path& data_dir);
@@ -132,6 +145,9 @@ class Api {
   mutable VersionPins pins_;  // uploaded versions that runs in progress use
   std::unique_ptr<McpEndpoint> mcp_;
   CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
+  /// The tenants' quotas per minute, by tenant name (so a reload keeps what was spent). Thread-safe;
+  /// mutable because the run, a const member, pays its CPU time into it.
+  mutable Quotas quotas_;
 };
 
 }  // namespace skillbox::server

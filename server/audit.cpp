@@ -80,7 +80,7 @@ void AuditLog::record(std::string_view request_id, std::string_view method, cons
   line["export"] = text_or_null(f.export_name);
   line["outcome"] = text_or_null(response.outcome);
   line["usage"] = object_or_null(f.usage_json);
-  line["origins"] = nullptr;  // the runtime does not record the origins a run contacted yet
+  line["origins"] = f.origins_json.empty() ? ojson(nullptr) : base::json_text::parse_ordered(f.origins_json);
   line["permissions"] = object_or_null(f.permissions_json);
   const std::string text = base::json_text::write(line) + "\n";
   base::MutexLock lock(mu_);

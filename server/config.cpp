@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/skill_id.h"
+#include "skillbox/skillbox.h"
 
 namespace skillbox::server {
 namespace {
@@ -143,6 +144,111 @@ void read_key_hashes(const toml::node& node, const std::string& path, std::vecto
   }
 }
 
+/// An environment variable name as env files and manifests write them: [A-Za-z_][A-Za-z0-9_]*.
+bool is_env_name(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (!letter && (i == 0 || c < '0' || c > '9')) return false;
+  }
+  return true;
+}
+
+/// `[tenants.NAME.env]`: NAME = "value" pairs. A value may be a secret: no message quotes one.
+void read_env(const toml::node& node, const std::string& path, std::map<std::string, std::string>& out,
+              Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add(path, "expected a table of NAME = \"value\" ([" + path + "]), got " + describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = path + "." + std::string(key.str());
+    if (!is_env_name(key.str())) {
+      p.add(at, "not an environment variable name ([A-Za-z_][A-Za-z0-9_]*, at most 256 characters)");
+      continue;
+    }
+    const std::optional<std::string> v = value.value_exact<std::string>();
+    if (!v) {
+      p.add(at, "expected a string value");
+    } else if (v->find('\0') != std::string::npos) {
+      p.add(at, "the value holds a NUL character");
+    } else {
+      out.emplace(std::string(key.str()), *v);
+    }
+  }
+}
+
+/// `[tenants.NAME.credentials]`: the credentials document (skillbox/credentials.h) as TOML, checked by
+/// the library's own parser, whose problems are given back under this key path. No value is quoted.
+void read_credentials(const toml::node& node, const std::string& path,
+                      std::map<std::string, SkillCredentials>& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add(path, "expected a table such as [" + path + ".SKILL_ID.oauth], got " + describe(node));
+    return;
+  }
+  std::ostringstream text;
+  text << toml::json_formatter{*table};
+  Result<std::map<std::string, SkillCredentials>> parsed = parse_credentials(text.str());
+  if (parsed) {
+    out = std::move(*parsed);
+    return;
+  }
+  constexpr std::string_view prefix = "credentials file: ";
+  std::istringstream lines(parsed.error().message);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(prefix)) line.erase(0, prefix.size());
+    p.add("", path + (line.starts_with("[") ? "" : ".") + line);
+  }
+}
+
+/// `[tenants.NAME.origin_map]`: "FROM" = "TO" origins, each checked as `--map-origin FROM=TO` is.
+void read_origin_map(const toml::node& node, const std::string& path,
+                     std::vector<std::pair<std::string, std::string>>& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add(path,
+          "expected a table of \"FROM\" = \"TO\" origins, such as \"https://api.example.com\" = "
+          "\"http://127.0.0.1:8080\", got " +
+              describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = path + ".\"" + std::string(key.str()) + "\"";
+    const std::optional<std::string> to = string_at(value, at, p);
+    if (!to) continue;
+    Result<std::pair<std::string, std::string>> mapping =
+        parse_origin_mapping(std::string(key.str()) + "=" + *to);
+    if (mapping) {
+      out.push_back(std::move(*mapping));
+    } else {
+      p.add(at, mapping.error().message);
+    }
+  }
+}
+
+/// A tenant key that is not one of its bounds or folders: env values, credentials, origin map, quotas.
+/// False when `key` is none of them.
+bool read_tenant_extra(std::string_view key, const toml::node& value, const std::string& at, TenantConfig& t,
+                       Problems& p) {
+  if (key == "env") {
+    read_env(value, at, t.env, p);
+  } else if (key == "credentials") {
+    read_credentials(value, at, t.credentials, p);
+  } else if (key == "origin_map") {
+    read_origin_map(value, at, t.origin_map, p);
+  } else if (key == "runs_per_minute") {
+    if (auto v = integer_in(value, at, 1, 1'000'000, p)) t.quota.runs_per_minute = *v;
+  } else if (key == "cpu_seconds_per_minute") {
+    if (auto v = integer_in(value, at, 1, 1'000'000, p)) t.quota.cpu_seconds_per_minute = *v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void read_tenant(const std::string& name, const toml::node& node, const std::filesystem::path& base,
                  ServerConfig& config, Problems& p) {
   const std::string path = "tenants." + name;
@@ -176,10 +282,11 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
       }
     } else if (key == "code") {
       read_code(value, at, t.code, p);
-    } else {
-      p.add(at,
-            "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs, max_queued_runs, "
-            "weight, ceilings and code");
+    } else if (!read_tenant_extra(key.str(), value, at, t, p)) {
+      p.add(
+          at,
+          "unknown key; a tenant has key_sha256, skills, data_dir, max_concurrent_runs, max_queued_runs, "
+          "weight, ceilings, code, runs_per_minute, cpu_seconds_per_minute, env, credentials and origin_map");
     }
   }
   if (!table->contains("skills")) p.add(path, "missing skills: the folder of the tenant's skill folders");

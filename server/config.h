@@ -6,11 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "server/api_key.h"
+#include "server/quota.h"
+#include "skillbox/credentials.h"
 #include "skillbox/policy.h"
 #include "skillbox/result.h"
 
@@ -67,6 +70,18 @@ struct TenantConfig {
   /// two requests for each one of a tenant of weight 1.
   size_t weight = 1;
   CodeConfig code;
+  /// `[tenants.NAME.env]`: the values `env.get` may return (TenantContext::env), still only for the
+  /// names a skill's manifest lists in permissions.env. Nothing comes from the server's environment.
+  std::map<std::string, std::string> env;
+  /// `[tenants.NAME.credentials]`: OpenHuman bundles' credentials by skill id, the document of
+  /// `skillbox call --credentials` (skillbox/credentials.h) written as TOML. Secrets: the http
+  /// capability puts them into requests to their bound hosts; a skill sees placeholders.
+  std::map<std::string, SkillCredentials> credentials;
+  /// `[tenants.NAME.origin_map]`: FROM origin = TO origin, as `--map-origin FROM=TO`
+  /// (HostOptions::origin_map); a loopback TO is trusted, as the CLI trusts it.
+  std::vector<std::pair<std::string, std::string>> origin_map;
+  /// runs_per_minute and cpu_seconds_per_minute (server/quota.h).
+  QuotaConfig quota;
 };
 
 /// The MCP endpoint `/mcp` (docs/mcp.md "Over HTTP").

@@ -152,10 +152,32 @@ class ChunkStream final : public ResponseStream {
   void end() override {
     if (!ended_.exchange(true)) post_(std::nullopt);
   }
+  void end_with(std::string outcome, RequestFacts facts) override {
+    if (ended_.exchange(true)) return;
+    {
+      base::MutexLock lock(tail_mu_);
+      tail_ = std::make_pair(std::move(outcome), std::move(facts));
+    }
+    post_(std::nullopt);
+  }
   [[nodiscard]] bool gone() const override { return gone_.load(); }
   void mark_gone() { gone_ = true; }
+  /// What end_with() gave, onto `head` (the I/O strand, after the end was posted).
+  void apply_tail(HttpResponse& head) {
+    base::MutexLock lock(tail_mu_);
+    if (!tail_) return;
+    auto& [outcome, facts] = *tail_;
+    if (!outcome.empty()) head.outcome = std::move(outcome);
+    if (!facts.export_name.empty()) head.facts.export_name = std::move(facts.export_name);
+    if (!facts.usage_json.empty()) head.facts.usage_json = std::move(facts.usage_json);
+    if (!facts.permissions_json.empty()) head.facts.permissions_json = std::move(facts.permissions_json);
+    if (!facts.origins_json.empty()) head.facts.origins_json = std::move(facts.origins_json);
+    tail_.reset();
+  }
 
  private:
+  base::Mutex tail_mu_;
+  std::optional<std::pair<std::string, RequestFacts>> tail_ SKILLBOX_GUARDED_BY(tail_mu_);
   std::function<void(std::optional<std::string>)> post_;  // a part, or nullopt for the end
   std::atomic<bool> gone_{false};
   std::atomic<bool> ended_{false};
@@ -299,7 +321,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     chunks_ = chunks;
     status_ = head.status;
     tenant_ = head.tenant;
-    if (shared_->served) shared_->served(request_id_, method_, head);  // the audit line, at the head
+    head_ = head;  // its log and audit lines go out at the end, with what end_with() adds
     auto message =
         std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(head.status), 11);
     message->set(http::field::server, "skillbox");
@@ -374,7 +396,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       beast::error_code ignored;
       stream_.socket().cancel(ignored);
     }
-    log_request(request_id_, method_, target_, status_, tenant_, "", started_);
+    chunks_->apply_tail(head_);
+    log_request(request_id_, method_, target_, status_, tenant_, head_.outcome, started_);
+    if (shared_->served) shared_->served(request_id_, method_, head_);  // the audit line
+    head_ = {};
     --shared_->open_requests;
     chunks_.reset();  // it holds this connection through its post_: the cycle ends here
     head_written_ = end_requested_ = broken_ = finished_ = false;
@@ -437,6 +462,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   const std::string listener_tenant_;  // auth = "none" listener: the tenant it serves
   // A streamed response in progress (write_head .. finish_stream), I/O strand only.
   std::shared_ptr<ChunkStream> chunks_;
+  HttpResponse head_;  // the streamed response's head, for its log and audit lines
   std::deque<std::string> parts_;
   bool head_written_ = false;
   bool chunk_writing_ = false;

@@ -47,6 +47,7 @@ struct RequestFacts {
   std::string export_name;       // a run's export, as asked ("" for the default)
   std::string usage_json;        // a run's usage object (skillbox/json.h)
   std::string permissions_json;  // the permissions the run had (audit.h permission_summary_json)
+  std::string origins_json;      // the origins a run contacted, a JSON array (server/origin_tap.h)
 };
 
 struct HttpResponse {
@@ -71,6 +72,10 @@ class ResponseStream {
   virtual void write(std::string bytes) = 0;
   /// Ends the body (the last chunk). Later writes are dropped. Idempotent.
   virtual void end() = 0;
+  /// end(), and the request's log line and audit line (written when the last chunk went out, or the
+  /// client was found gone) carry `outcome` and `facts`, which were not known when the head went out
+  /// (a streamed run's outcome and usage). Empty fields keep the head's.
+  virtual void end_with(std::string outcome, RequestFacts facts) = 0;
   /// True once a write failed or the client closed its connection: nobody reads any more.
   [[nodiscard]] virtual bool gone() const = 0;
 };

@@ -10,8 +10,9 @@ namespace {
 
 /// Every Outcome, ok (0) to cancelled (the last).
 constexpr size_t kOutcomes = static_cast<size_t>(Outcome::cancelled) + 1;
-constexpr std::array<ShedReason, 3> kShedReasons = {ShedReason::tenant_queue_full, ShedReason::server_busy,
-                                                    ShedReason::draining};
+constexpr std::array<ShedReason, 5> kShedReasons = {ShedReason::tenant_queue_full, ShedReason::server_busy,
+                                                    ShedReason::draining, ShedReason::runs_per_minute,
+                                                    ShedReason::cpu_seconds_per_minute};
 
 /// Bucket bounds in seconds: from a trivial in-process run (a few ms) to the longest timeout a
 /// manifest may ask for.
@@ -26,6 +27,10 @@ std::string_view reason_name(ShedReason r) {
       return "server_busy";
     case ShedReason::draining:
       return "draining";
+    case ShedReason::runs_per_minute:
+      return "runs_per_minute";
+    case ShedReason::cpu_seconds_per_minute:
+      return "cpu_seconds_per_minute";
   }
   return "unknown";
 }

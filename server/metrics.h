@@ -36,6 +36,8 @@ enum class ShedReason : uint8_t {
   tenant_queue_full,  // 429: the tenant's own bound (max_concurrent_runs running, max_queued_runs waiting)
   server_busy,        // 503: queue_limit requests wait server-wide
   draining,           // 503: after SIGINT/SIGTERM
+  runs_per_minute,    // 429 quota_exceeded: the tenant's runs_per_minute quota is spent
+  cpu_seconds_per_minute,  // 429 quota_exceeded: the tenant's cpu_seconds_per_minute quota is spent
 };
 
 class Metrics {

@@ -1,7 +1,9 @@
 // server/run_request.cpp — see run_request.h.
 #include "server/run_request.h"
 
+#include <array>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/escape.h"
 #include "base/json_text.h"
@@ -41,6 +43,69 @@ Result<void> read_limits(const json& limits, RunRequest& out) {
   return {};
 }
 
+/// A boolean field of "narrowing", or a problem naming it.
+Result<bool> flag_field(const json& value, const std::string& key) {
+  if (!value.is_boolean()) return Error{"narrowing." + key + ": expected true or false"};
+  return value.get<bool>();
+}
+
+/// "narrowing.allow_http": allow entries, each checked as `--allow-http` checks it (narrowing_error).
+Result<void> read_allow_http(const json& list, PolicyNarrowing& out) {
+  if (!list.is_array() || list.empty() || list.size() > kMaxAllowHttpEntries) {
+    return Error{"narrowing.allow_http: expected an array of 1 to " + std::to_string(kMaxAllowHttpEntries) +
+                 " allow entries such as [\"https://api.example.com/v1/\"]"};
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = "narrowing.allow_http[" + std::to_string(i) + "]";
+    if (!list[i].is_string()) return Error{at + ": expected a string (an allow entry)"};
+    const PolicyNarrowing one{
+        .deny_net = false, .allow_http = {list[i].get<std::string>()}, .fs_mode = {}, .deny_env = false};
+    if (std::optional<std::string> problem = narrowing_error(one)) return Error{at + ": " + *problem};
+    out.allow_http.push_back(list[i].get<std::string>());
+  }
+  return {};
+}
+
+Result<void> read_fs_mode(const json& value, PolicyNarrowing& out) {
+  constexpr std::array<std::pair<std::string_view, FsMode>, 4> kModes = {{{"none", FsMode::none},
+                                                                          {"read", FsMode::read},
+                                                                          {"write", FsMode::write},
+                                                                          {"readwrite", FsMode::readwrite}}};
+  if (value.is_string()) {
+    for (const auto& [name, mode] : kModes) {
+      if (value.get<std::string>() == name) {
+        out.fs_mode = mode;
+        return {};
+      }
+    }
+  }
+  return Error{"narrowing.fs_mode: expected \"none\", \"read\", \"write\" or \"readwrite\""};
+}
+
+Result<void> read_narrowing(const json& narrowing, PolicyNarrowing& out) {
+  if (!narrowing.is_object()) return Error{"narrowing: expected an object such as {\"deny_net\": true}"};
+  for (const auto& [key, value] : narrowing.items()) {
+    Result<void> ok;
+    if (key == "deny_net" || key == "deny_env") {
+      Result<bool> flag = flag_field(value, key);
+      if (!flag) return flag.error();
+      (key == "deny_net" ? out.deny_net : out.deny_env) = *flag;
+    } else if (key == "allow_http") {
+      ok = read_allow_http(value, out);
+    } else if (key == "fs_mode") {
+      ok = read_fs_mode(value, out);
+    } else {
+      return Error{"narrowing." + base::escape_text(key) +
+                   ": unknown field; narrowing takes deny_net, allow_http, fs_mode and deny_env"};
+    }
+    if (!ok) return ok.error();
+  }
+  if (out.deny_net && !out.allow_http.empty()) {
+    return Error{"narrowing: deny_net and allow_http exclude each other (deny_net already denies every URL)"};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string json_problem(std::string_view text) {
@@ -70,8 +135,11 @@ Result<RunRequest> parse_run_request(std::string_view body) {
       out.input_json = base::json_text::write(value);
     } else if (key == "limits") {
       if (Result<void> ok = read_limits(value, out); !ok) return ok.error();
+    } else if (key == "narrowing") {
+      if (Result<void> ok = read_narrowing(value, out.narrowing); !ok) return ok.error();
     } else {
-      return Error{base::escape_text(key) + ": unknown field; a run takes export, input and limits"};
+      return Error{base::escape_text(key) +
+                   ": unknown field; a run takes export, input, limits and narrowing"};
     }
   }
   return out;

@@ -1,6 +1,7 @@
 // server/run_request.h — the body of `POST /v1/skills/{id}/run`, checked field by field.
 //
-//   {"export"?: string, "input"?: any JSON, "limits"?: {"memory_mb"?, "timeout_ms"?, "steps"?}}
+//   {"export"?: string, "input"?: any JSON, "limits"?: {"memory_mb"?, "timeout_ms"?, "steps"?},
+//    "narrowing"?: {"deny_net"?: bool, "allow_http"?: [allow entry], "fs_mode"?: mode, "deny_env"?: bool}}
 //
 // Untrusted text: checked with base/json_text.h (depth-limited, no recursion) before any tree is built;
 // unknown fields are refused, so a misspelt "limts" cannot silently run with the full limits.
@@ -21,6 +22,8 @@ namespace skillbox::server {
 inline constexpr size_t kMaxBodyDepth = 64;
 /// Longest export name, as `skillbox run --call`.
 inline constexpr size_t kMaxExportBytes = 256;
+/// Most `narrowing.allow_http` entries: a run narrows to a few prefixes, not to a list to match slowly.
+inline constexpr size_t kMaxAllowHttpEntries = 64;
 
 struct RunRequest {
   std::string export_name;          // empty: `default`, then `run`
@@ -28,6 +31,9 @@ struct RunRequest {
   std::optional<uint64_t> memory_mb;
   std::optional<uint64_t> timeout_ms;
   std::optional<uint64_t> steps;
+  /// `narrowing`: what the run gives up of its manifest's permissions (PolicyNarrowing; `skillbox run
+  /// --deny-net, --allow-http, --fs-mode, --deny-env`). Every allow_http entry has been checked.
+  PolicyNarrowing narrowing;
 };
 
 /// The request in `body`, or what is wrong with it (the field and the expected type, or where the

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "skillbox/result.h"
 #include "skillbox/skillbox.h"
@@ -24,6 +25,9 @@ struct AuditRecord {
   Outcome outcome = Outcome::internal;
   std::string error_name;  // RunResult::error->name, empty for ok
   Usage usage;
+  /// The origins the run's http requests went to ("https://api.example.com", each once, in the order
+  /// first used; redirect hops included; never a path or query).
+  std::vector<std::string> origins;
 };
 
 /// A tenant's audit destination. record() is called once per invocation, from the thread that called
@@ -40,7 +44,8 @@ class AuditSink {
 /// tenant), created 0600 with its folder (0700) on first use. Each line is written with one write(2) on
 /// a file opened O_APPEND, so lines of concurrent writers, in any processes, never interleave; with
 /// `sync` each record is also fdatasync'ed before record() returns (durable after a crash of the host).
-/// Fields: {"time": RFC 3339 UTC, "tenant", "skill", "export", "outcome", "error", "usage": {...}}.
+/// Fields: {"time": RFC 3339 UTC, "tenant", "skill", "export", "outcome", "error", "usage": {...},
+/// "origins": [...]}.
 [[nodiscard]] std::shared_ptr<AuditSink> make_jsonl_audit_sink(std::filesystem::path file, bool sync);
 
 }  // namespace skillbox::state

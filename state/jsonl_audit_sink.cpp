@@ -47,7 +47,8 @@ std::string line_of(const AuditRecord& r) {
                      {"export", r.export_name},
                      {"outcome", std::string(to_string(r.outcome))},
                      {"error", r.error_name.empty() ? json(nullptr) : json(r.error_name)},
-                     {"usage", usage}};
+                     {"usage", usage},
+                     {"origins", r.origins}};
   // ASCII with \u escapes, invalid UTF-8 replaced: one line of plain text whatever an id or name holds.
   return line.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
 }

@@ -101,6 +101,16 @@ std::string shown_url(const HttpTuning& tuning, const http::ParsedUrl& url, cons
   return *original + (rest == std::string::npos ? std::string() : text.substr(rest));
 }
 
+// `url`'s origin as the skill named it: "https://api.example.com", the port only when not the
+// scheme's default (HttpTuning::on_hop).
+std::string shown_origin(const HttpTuning& tuning, const http::ParsedUrl& url) {
+  const bool default_port =
+      (url.scheme() == "https" && url.port() == 443) || (url.scheme() == "http" && url.port() == 80);
+  return shown_url(
+      tuning, url,
+      url.scheme() + "://" + url.host() + (default_port ? "" : ":" + std::to_string(url.port())));
+}
+
 // `url`'s host, with ":port" when `with_port`, as the skill named it.
 std::string shown_host(const HttpTuning& tuning, const http::ParsedUrl& url, bool with_port = false) {
   const auto text = [&](const http::ParsedUrl& u) {
@@ -734,6 +744,7 @@ void HttpCapability::Impl::begin_hop(Transfer& t) {
     complete(t, error(ErrorCode::NetworkError, "the host's extra CA certificate could not be read"));
     return;
   }
+  if (tuning.on_hop) tuning.on_hop(shown_origin(tuning, t.url));
   t.hop_timeout_ms = static_cast<uint64_t>(
       std::max<int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(t.deadline - now).count()));
   t.connected = false;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ struct HttpTuning {
   /// in the response's url and in every error message, so the skill, and whoever reads its errors,
   /// sees the URL it asked for and never the stand-in's loopback address.
   std::vector<std::pair<std::string, std::string>> shown_origins;
+  /// Told, on the I/O thread, the origin of each hop a transfer begins (its first, and each redirect
+  /// followed): "scheme://host" with ":port" unless the scheme's default, a stand-in shown as its
+  /// original. Never a path or a query. The run's record of the origins it contacted (the audit).
+  std::function<void(const std::string& origin)> on_hop;
 };
 
 /// Runs the HTTP requests of one invocation on a host I/O thread (one libcurl multi handle, started

@@ -1,7 +1,8 @@
 // Admission as clients see it (docs/server.md "Admission"): a tenant that floods one run thread does
 // not starve a quiet one, time spent queued counts against a run's timeout, a client that closes its
 // connection takes its request out of the queue or cancels its run, and GET /metrics reports all of it
-// in a format `promtool check metrics` accepts, to the operator's key only.
+// in a format `promtool check metrics` accepts, to the operator's key only. Quotas per minute refuse a
+// tenant's runs with 429 and an honest Retry-After, and leave the other tenant alone.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -231,6 +232,55 @@ TEST_F(Admission, MetricsPassPromtoolAndCountRunsByTenantAndOutcome) {
   const int status = ::pclose(pipe);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
   EXPECT_EQ(out, "");  // no lint finding either
+}
+
+TEST_F(Admission, BeyondRunsPerMinuteATenantGets429WithRetryAfterAndAReloadKeepsTheCount) {
+  start("runs_per_minute = 2\n");
+  EXPECT_EQ(run(kKeyA, "greet").status, 200);
+  EXPECT_EQ(run(kKeyA, "greet").status, 200);
+  const HttpReply refused = run(kKeyA, "greet");
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_EQ(refused.json()["error"]["code"], "quota_exceeded") << refused.body;
+  EXPECT_NE(refused.json()["error"]["message"].get<std::string>().find("runs_per_minute"), std::string::npos)
+      << refused.body;
+  // 2 a minute: the next run is due in about 30 s, never 0.
+  const std::string retry = refused.header("retry-after");
+  ASSERT_FALSE(retry.empty());
+  EXPECT_GE(std::stoi(retry), 1);
+  EXPECT_LE(std::stoi(retry), 30);
+  EXPECT_EQ(run(kKeyB, "greet").status, 200);  // b has no quota, and a's is a's
+  // Listings are not runs.
+  EXPECT_EQ(http("GET", server_->url + "/v1/skills", kKeyA).status, 200);
+  EXPECT_EQ(sample(R"(skillbox_requests_shed_total{tenant="a",reason="runs_per_minute"})"), 1);
+  EXPECT_EQ(sample(R"(skillbox_requests_shed_total{tenant="b",reason="runs_per_minute"})"), 0);
+  // A reload (the same file) does not hand out a fresh minute.
+  server_->signal(SIGHUP);
+  ASSERT_TRUE(server_->wait_for_err("config reloaded from")) << server_->err();
+  EXPECT_EQ(run(kKeyA, "greet").status, 429);
+}
+
+TEST_F(Admission, BeyondCpuSecondsPerMinuteATenantGets429UntilItsDebtIsRepaid) {
+  start("cpu_seconds_per_minute = 1\n");
+  // Each spin burns CPU until its 1.5 s timeout; its usage.cpu_ms is charged when it ends. However
+  // little CPU a loaded machine gives it, a few of them spend the second.
+  HttpReply refused;
+  for (int i = 0; i < 10 && refused.status != 429; ++i) {
+    const HttpReply r = run(kKeyA, "spin", R"({"limits": {"timeout_ms": 1500}})");
+    if (r.status == 200) {
+      EXPECT_EQ(r.json()["outcome"], "timeout") << r.body;
+    } else {
+      refused = r;
+    }
+  }
+  ASSERT_EQ(refused.status, 429) << refused.body;
+  EXPECT_EQ(refused.json()["error"]["code"], "quota_exceeded") << refused.body;
+  EXPECT_NE(refused.json()["error"]["message"].get<std::string>().find("cpu_seconds_per_minute"),
+            std::string::npos)
+      << refused.body;
+  EXPECT_GE(std::stoi(refused.header("retry-after")), 1);
+  EXPECT_EQ(run(kKeyA, "greet").status, 429);  // any run, until the debt is repaid
+  EXPECT_EQ(run(kKeyB, "greet").status, 200);
+  EXPECT_GE(sample(R"(skillbox_requests_shed_total{tenant="a",reason="cpu_seconds_per_minute"})"), 2);
 }
 
 TEST_F(Admission, MetricsAreTheOperatorsOnly) {

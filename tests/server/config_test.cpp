@@ -1,5 +1,6 @@
-// The server's parsers in-process: the TOML config (every problem with its key path), listener
-// addresses, API key hashes, and the body of a run request.
+// The server's parsers in-process: the TOML config (every problem with its key path; a tenant's env
+// values, credentials, origin map and quotas), listener addresses, API key hashes, and the body of a run
+// request (its narrowing too).
 #include "server/config.h"
 
 #include <gtest/gtest.h>
@@ -83,6 +84,50 @@ TEST(ServerConfigParse, EveryProblemNamesItsKeyPath) {
         "tenants.b: missing skills", "tenants.b: missing data_dir"}) {
     EXPECT_NE(p.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << p;
   }
+}
+
+TEST(ServerConfigParse, ReadsATenantsEnvCredentialsOriginMapAndQuotas) {
+  Result<ServerConfig> c = parse("listen = [\"127.0.0.1:0\"]\n" +
+                                 tenant("acme",
+                                        "runs_per_minute = 60\ncpu_seconds_per_minute = 30\n"
+                                        "[tenants.acme.env]\nWEATHER_API_KEY = \"k-123\"\n"
+                                        "[tenants.acme.origin_map]\n"
+                                        "\"https://api.notion.com\" = \"http://127.0.0.1:8080\"\n"
+                                        "[tenants.acme.credentials.notion.auth]\nmode = \"self_hosted\"\n"
+                                        "credentials = {api_token = \"s3cr3t\"}\n"
+                                        "hosts = [\"https://api.notion.com/\"]\n"));
+  ASSERT_TRUE(c) << c.error().message;
+  const TenantConfig& t = c->tenants[0];
+  EXPECT_EQ(t.quota.runs_per_minute, 60u);
+  EXPECT_EQ(t.quota.cpu_seconds_per_minute, 30u);
+  EXPECT_EQ(t.env, (std::map<std::string, std::string>{{"WEATHER_API_KEY", "k-123"}}));
+  ASSERT_EQ(t.origin_map.size(), 1u);
+  EXPECT_EQ(t.origin_map[0].first, "https://api.notion.com");
+  EXPECT_EQ(t.origin_map[0].second, "http://127.0.0.1:8080");
+  ASSERT_EQ(t.credentials.count("notion"), 1u);
+  ASSERT_TRUE(t.credentials.at("notion").auth.has_value());
+  EXPECT_EQ(t.credentials.at("notion").auth->credentials.at("api_token"), "s3cr3t");
+  EXPECT_EQ(t.credentials.at("notion").auth->hosts, std::vector<std::string>{"https://api.notion.com/"});
+}
+
+TEST(ServerConfigParse, ATenantsSecretsAreCheckedByKeyPathAndNeverQuoted) {
+  const std::string p = problems(
+      "listen = [\"127.0.0.1:0\"]\n" +
+      tenant("a",
+             "runs_per_minute = 0\ncpu_seconds_per_minute = \"lots\"\n"
+             "[tenants.a.env]\n\"9BAD\" = \"v\"\nNUMBER = 5\n"
+             "[tenants.a.origin_map]\n\"https://api.notion.com/v1\" = \"http://127.0.0.1:8080\"\n"
+             "[tenants.a.credentials.notion.oauth]\naccessToken = \"top-secret-value\"\nhots = []\n"));
+  for (const char* expected : {"tenants.a.runs_per_minute: expected an integer from 1 to 1000000, got 0",
+                               "tenants.a.cpu_seconds_per_minute: expected an integer from 1 to 1000000",
+                               "tenants.a.env.9BAD: not an environment variable name",
+                               "tenants.a.env.NUMBER: expected a string value",
+                               "tenants.a.origin_map.\"https://api.notion.com/v1\": FROM must be an origin",
+                               "tenants.a.credentials.notion.oauth.hots: unknown key",
+                               "tenants.a.credentials.notion.oauth.baseUrl: missing"}) {
+    EXPECT_NE(p.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << p;
+  }
+  EXPECT_EQ(p.find("top-secret-value"), std::string::npos) << p;
 }
 
 TEST(ServerConfigParse, ReadsTheConnectionBoundsAndTheAuditSink) {
@@ -239,6 +284,23 @@ TEST(ServerRunRequest, ReadsTheFieldsAndRefusesRaisedLimits) {
             std::string::npos);
   EXPECT_NE(parse_run_request(R"({"limits": {"timeout_ms": -5}})").error().message.find("positive integer"),
             std::string::npos);
+}
+
+TEST(ServerRunRequest, ReadsANarrowingThatOnlyTakesAway) {
+  Result<RunRequest> r = parse_run_request(
+      R"({"narrowing": {"allow_http": ["https://api.example.com/v1/"], "fs_mode": "read", "deny_env": true}})");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->narrowing.deny_net);
+  EXPECT_EQ(r->narrowing.allow_http, std::vector<std::string>{"https://api.example.com/v1/"});
+  EXPECT_EQ(r->narrowing.fs_mode, FsMode::read);
+  EXPECT_TRUE(r->narrowing.deny_env);
+  EXPECT_TRUE(parse_run_request("{}")->narrowing.empty());
+  const auto problem = [](const char* body) { return parse_run_request(body).error().message; };
+  EXPECT_TRUE(problem(R"({"narrowing": {"deny_net": true, "allow_http": ["https://a.example/"]}})")
+                  .starts_with("narrowing: deny_net and allow_http exclude each other"));
+  EXPECT_TRUE(problem(R"({"narrowing": {"allow_http": []}})").starts_with("narrowing.allow_http: expected"));
+  EXPECT_TRUE(problem(R"({"narrowing": {"allow_http": ["https://a.example/", 3]}})")
+                  .starts_with("narrowing.allow_http[1]: expected a string"));
 }
 
 }  // namespace

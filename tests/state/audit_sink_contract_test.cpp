@@ -40,6 +40,7 @@ AuditRecord record_of(std::string skill, Outcome outcome) {
   r.outcome = outcome;
   if (outcome != Outcome::ok) r.error_name = "TypeError";
   r.usage.steps = 42;
+  r.origins = {"https://api.example.com", "http://127.0.0.1:8080"};
   return r;
 }
 
@@ -62,6 +63,8 @@ TEST_P(AuditSinkContract, EachRecordComesBackWholeAndInOrder) {
   EXPECT_EQ(records[1]["error"], "TypeError");
   EXPECT_EQ(records[1]["tenant"], "acme");
   EXPECT_EQ(records[1]["usage"]["steps"], 42);
+  EXPECT_EQ(records[1]["origins"],
+            nlohmann::json::array({"https://api.example.com", "http://127.0.0.1:8080"}));
 }
 
 TEST_P(AuditSinkContract, ConcurrentWritersInThreadsAndProcessesLoseAndMixNothing) {

@@ -640,6 +640,23 @@ TEST_F(HttpCapabilityTest, RedirectsToAllowedUrlsAreFollowedBySkillbox) {
   EXPECT_EQ(other.requests(), 1u);
 }
 
+TEST_F(HttpCapabilityTest, EachHopTellsItsOriginWithoutPathOrQuery) {
+  std::mutex m;
+  std::vector<std::string> hops;
+  HttpTuning tuning;
+  tuning.on_hop = [&](const std::string& origin) {
+    const std::lock_guard<std::mutex> lock(m);
+    hops.push_back(origin);
+  };
+  Client c(loopback_policy({&server, &other}), tuning);
+  EXPECT_EQ(body(c.get(server.url("/redirect?to=" + encode(other.url("/plain?q=1"))))),
+            "hello from the test server");
+  // A request the policy refuses never begins a hop.
+  EXPECT_TRUE(std::holds_alternative<bus::ErrorReply>(c.get("http://203.0.113.9/plain")));
+  const std::lock_guard<std::mutex> lock(m);
+  EXPECT_EQ(hops, (std::vector<std::string>{server.origin(), other.origin()}));
+}
+
 TEST_F(HttpCapabilityTest, CredentialsDoNotFollowACrossOriginRedirect) {
   Client c(loopback_policy({&server, &other}));
   bus::HttpRequest r = Client::request("GET", server.url("/redirect?to=" + encode(other.url("/echo"))));
