@@ -6,10 +6,9 @@
 // Three phases against URL (POST BODY with the bearer KEY, keep-alive):
 //   1. unloaded: one request at a time for 3 s: the p50 every ratio is taken against;
 //   2. capacity: CAPACITY_CONCURRENCY requests at a time (as many as the server admits: run threads plus
-//      queue) for 3 s: X, the runs per second the server completes;
-//   3. overload: an open loop at FACTOR * X requests per second for SECONDS (each request sent on
-//      schedule, whether or not earlier ones were answered), answers split into admitted (200) and
-//      refused (429/503).
+//      queue places) for 3 s: the runs per second the server completes;
+//   3. overload: FACTOR * CAPACITY_CONCURRENCY clients in closed loops for SECONDS, answers split into
+//      admitted (200) and refused (429/503).
 // Prints one JSON object. Latencies are milliseconds as this client sees them, its own event loop
 // included: under overload the generator competes for the CPU with the server (same machine).
 import http from 'node:http';
@@ -18,12 +17,13 @@ const [url, key, body, capText, factorText, secondsText] = process.argv.slice(2)
 const target = new URL(url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1000 });
 
-function once() {
+function once(method = 'POST') {
   return new Promise((resolve) => {
     const t0 = process.hrtime.bigint();
     const req = http.request(
       {
-        host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+        host: target.hostname, port: target.port, method, agent,
+        path: method === 'POST' ? target.pathname : '/healthz',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json',
                    'content-length': Buffer.byteLength(body) },
       },
@@ -32,7 +32,7 @@ function once() {
         res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
       });
     req.on('error', () => resolve({ status: 0, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
-    req.end(body);
+    req.end(method === 'POST' ? body : undefined);
   });
 }
 
@@ -53,27 +53,15 @@ async function closedLoop(concurrency, seconds) {
 const unloaded = (await closedLoop(1, 3)).filter((r) => r.status === 200).map((r) => r.ms).sort((a, b) => a - b);
 const cap = await closedLoop(Number(capText), 3);
 const capacity = cap.filter((r) => r.status === 200).length / 3;
-const rate = capacity * Number(factorText);
 const seconds = Number(secondsText);
 
-// Open loop: every millisecond, send what the schedule says is due by now.
-const results = [];
-const pending = [];
-const start = performance.now();
-let sent = 0;
-await new Promise((resolve) => {
-  const tick = setInterval(() => {
-    const elapsed = (performance.now() - start) / 1000;
-    if (elapsed >= seconds) {
-      clearInterval(tick);
-      resolve();
-      return;
-    }
-    const due = Math.floor(elapsed * rate);
-    for (; sent < due; sent++) pending.push(once().then((r) => results.push(r)));
-  }, 1);
-});
-await Promise.all(pending);
+// Overload: FACTOR times as many clients as the server admits, each sending its next request as soon as
+// the last is answered (a refused client comes straight back: a flood that ignores Retry-After). A GET
+// /healthz first marks where this phase starts in the server's log (run.sh reads its times there).
+await once('GET');
+const clients = Number(capText) * Number(factorText);
+const results = await closedLoop(clients, seconds);
+const sent = results.length;
 const admitted = results.filter((r) => r.status === 200).map((r) => r.ms).sort((a, b) => a - b);
 const refused = results.filter((r) => r.status === 429 || r.status === 503).map((r) => r.ms).sort((a, b) => a - b);
 const other = results.filter((r) => ![200, 429, 503].includes(r.status)).length;
@@ -81,7 +69,8 @@ agent.destroy();
 console.log(JSON.stringify({
   unloaded_p50_ms: pct(unloaded, 50),
   capacity_rps: +capacity.toFixed(1),
-  offered_rps: +(sent / seconds).toFixed(1),
+  clients,
+  answered_rps: +(sent / seconds).toFixed(1),
   admitted: admitted.length,
   admitted_p50_ms: pct(admitted, 50),
   admitted_p99_ms: pct(admitted, 99),

@@ -152,7 +152,7 @@ for s in $servers; do
   stop
 done
 
-# --- overload: 2 run threads, 2 more may wait; 4x what that completes, offered open-loop --------------
+# --- overload: 2 run threads, 2 more may wait; 16 clients in closed loops ----------------------------
 for s in skillbox-process skillbox-inprocess; do
   case " $servers " in *" $s "*) ;; *) continue ;; esac
   say "== overload, $s"
@@ -168,9 +168,23 @@ for s in skillbox-process skillbox-inprocess; do
     sleep 0.2
   done
   wait "$gen"
-  echo "$s $(cat "$out/overload.json") $rss_before $peak $(rss_kb "$server_pid")" >>"$out/overload"
-  say "  $(cat "$out/overload.json") rss_kb before=$rss_before peak=$peak"
   stop
+  # The server's own times (its log lines' ms, after the GET /healthz that starts the overload phase).
+  server_side=$(python3 - "$out/$s-overload.err" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+marks = [i for i, l in enumerate(lines) if '"GET /healthz"' in l]
+ok, refused = [], []
+for l in lines[marks[-1] + 1 if marks else 0:]:
+    m = re.search(r" status=(\d+) .* ms=(\d+)$", l)
+    if m:
+        (ok if m.group(1) == "200" else refused if m.group(1) in ("429", "503") else []).append(int(m.group(2)))
+p = lambda v, q: sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else "-"
+print(p(ok, 0.5), p(ok, 0.99), p(refused, 0.5), p(refused, 0.99))
+PY
+)
+  echo "$s $(cat "$out/overload.json") $rss_before $peak $(rss_kb "$server_pid" 2>/dev/null || echo 0) $server_side" >>"$out/overload"
+  say "  $(cat "$out/overload.json") rss_kb before=$rss_before peak=$peak; server-side ms (admitted p50 p99, refused p50 p99): $server_side"
 done
 say "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -204,15 +218,17 @@ except FileNotFoundError:
     lines = []
 if lines:
     print()
-    print("| overload (4x) | unloaded p50 ms | capacity req/s | offered req/s | admitted | admitted p99 ms | p99 / unloaded p50 | refused | refused p50 / p99 ms | RSS MiB before / peak / after |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| overload (4x) | unloaded p50 ms | capacity req/s | answered req/s | admitted | admitted p50 / p99 ms | p99 / unloaded p50 | refused | refused p50 / p99 ms | server-side ms: admitted p99, refused p99 | RSS MiB before / peak |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for l in lines:
         name, rest = l.split(" ", 1)
         j, tail = rest.split("} ", 1)
         o = json.loads(j + "}")
-        before, peak, after = (int(x) / 1024 for x in tail.split())
+        f = tail.split()
+        before, peak = int(f[0]) / 1024, int(f[1]) / 1024
+        srv = f[3:7] + ["?"] * (4 - len(f[3:7]))
         ratio = o["admitted_p99_ms"] / o["unloaded_p50_ms"] if o["admitted_p99_ms"] and o["unloaded_p50_ms"] else float("nan")
-        print(f"| {name} | {o['unloaded_p50_ms']} | {o['capacity_rps']} | {o['offered_rps']} | {o['admitted']} | "
-              f"{o['admitted_p99_ms']} | {ratio:.2f} | {o['refused']} | {o['refused_p50_ms']} / {o['refused_p99_ms']} | "
-              f"{before:.0f} / {peak:.0f} / {after:.0f} |")
+        print(f"| {name} | {o['unloaded_p50_ms']} | {o['capacity_rps']} | {o['answered_rps']} | {o['admitted']} | "
+              f"{o['admitted_p50_ms']} / {o['admitted_p99_ms']} | {ratio:.2f} | {o['refused']} | "
+              f"{o['refused_p50_ms']} / {o['refused_p99_ms']} | {srv[1]}, {srv[3]} | {before:.0f} / {peak:.0f} |")
 PY
