@@ -304,7 +304,7 @@ def mcp_routes(spec, port):
         return
     rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}, 202, session)
     rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, 200, session)
-    rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hello__default", "arguments": {}}},
+    rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hello", "arguments": {"name": "Ada"}}},
         200, session)
     rpc({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, 400)  # no session
     rpc({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, 404, "0" * 48)
