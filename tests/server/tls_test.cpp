@@ -52,7 +52,9 @@ HttpsReply https(const std::string& url, const fs::path& ca_file, const std::str
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   if (tls12_only)
-    curl_easy_setopt(curl, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2) | static_cast<long>(CURL_SSLVERSION_MAX_TLSv1_2));
+    curl_easy_setopt(
+        curl, CURLOPT_SSLVERSION,
+        static_cast<long>(CURL_SSLVERSION_TLSv1_2) | static_cast<long>(CURL_SSLVERSION_MAX_TLSv1_2));
   if (!body.empty()) curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
@@ -79,10 +81,11 @@ struct TlsSetup {
                 "export default () => new Promise((r) => setTimeout(() => r('done'), 60000))");
     write_file(ca_file, ca.cert_pem());
     issue(ca);
-    write_file(config, "listen = [{address = \"127.0.0.1:0\", tls_cert = \"cert.pem\", tls_key = \"key.pem\"}]\n" +
-                           extra + "\n[tenants.t]\nkey_sha256 = [\"" +
-                           server::key_hash_hex(server::hash_api_key(kKey)) +
-                           "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
+    write_file(config,
+               "listen = [{address = \"127.0.0.1:0\", tls_cert = \"cert.pem\", tls_key = \"key.pem\"}]\n" +
+                   extra + "\n[tenants.t]\nkey_sha256 = [\"" +
+                   server::key_hash_hex(server::hash_api_key(kKey)) +
+                   "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
   }
   /// cert.pem and key.pem: a certificate from `issuer` for 127.0.0.1.
   void issue(const TestCa& issuer) const {
@@ -98,7 +101,8 @@ TEST(ServeTls, RunsASkillOverHttpsForAClientThatTrustsTheCa) {
   ServeProcess server({"--config", setup.config.string()});
   ASSERT_TRUE(server.url.starts_with("https://127.0.0.1:")) << server.url;
 
-  const HttpsReply run = https(server.url + "/v1/skills/hello/run", setup.ca_file, R"({"input": {"name": "Ada"}})");
+  const HttpsReply run =
+      https(server.url + "/v1/skills/hello/run", setup.ca_file, R"({"input": {"name": "Ada"}})");
   ASSERT_EQ(run.code, CURLE_OK) << run.error;
   EXPECT_EQ(run.status, 200);
   const nlohmann::json result = nlohmann::json::parse(run.body, nullptr, false);
@@ -215,10 +219,10 @@ TEST(ServeTls, SighupLoadsTheRenewedCertificate) {
 
 TEST(ServeTlsConfig, ListenerTablesNameBothFilesAndOnlyOnTcp) {
   const auto problems = [](const std::string& listen) {
-    Result<server::ServerConfig> c = server::parse_config(
-        "listen = [" + listen + "]\n[tenants.t]\nkey_sha256 = [\"" + std::string(64, 'a') +
-            "\"]\nskills = \"s\"\ndata_dir = \"d\"\n",
-        "serve.toml", "/etc/skillbox");
+    Result<server::ServerConfig> c =
+        server::parse_config("listen = [" + listen + "]\n[tenants.t]\nkey_sha256 = [\"" +
+                                 std::string(64, 'a') + "\"]\nskills = \"s\"\ndata_dir = \"d\"\n",
+                             "serve.toml", "/etc/skillbox");
     return c ? std::string() : c.error().message;
   };
   EXPECT_NE(problems(R"({address = "127.0.0.1:8443", tls_cert = "c.pem"})")
