@@ -18,6 +18,7 @@ packages=(
   libvalijson-dev                  # JSON Schema (draft 7) validation of MCP tool arguments and results
   json-schema-test-suite           # tests: the official JSON Schema Test Suite, run against that validator
   openssl python3                  # tests: certificates and loopback servers
+  python3-yaml python3-jsonschema  # tests: the server checked against docs/openapi.yaml
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback
   libpq-dev                        # the PostgreSQL backends (pg/, docs/scale-out.md)
   postgresql-15                    # tests: the throwaway cluster of scripts/pg-cluster.sh

@@ -70,7 +70,7 @@ std::filesystem::path path_at(const toml::node& node, const std::string& path,
   const std::optional<std::string> s = string_at(node, path, p);
   if (!s) return {};
   if (s->empty() || s->find('\0') != std::string::npos) {
-    p.add(path, "expected a folder path, got an empty string");
+    p.add(path, "expected a path, got an empty string");
     return {};
   }
   return (base / *s).lexically_normal();
@@ -294,11 +294,15 @@ void read_tenant(const std::string& name, const toml::node& node, const std::fil
   config.tenants.push_back(std::move(t));
 }
 
-/// A listener written as a table: {address = "127.0.0.1:9000", auth = "none", tenant = "NAME"}.
-void read_listener_table(const toml::table& table, const std::string& at, ServerConfig& config, Problems& p) {
+/// A listener written as a table: {address = "127.0.0.1:9000", auth = "none", tenant = "NAME"}, or
+/// {address = "127.0.0.1:8443", tls_cert = "cert.pem", tls_key = "key.pem"}.
+void read_listener_table(const toml::table& table, const std::string& at, const std::filesystem::path& base,
+                         ServerConfig& config, Problems& p) {
   std::optional<Listener> l;
   std::string auth = "key";
   std::string tenant;
+  std::filesystem::path tls_cert;
+  std::filesystem::path tls_key;
   for (auto&& [key, value] : table) {
     const std::string k = at + "." + std::string(key.str());
     if (key == "address") {
@@ -320,8 +324,12 @@ void read_listener_table(const toml::table& table, const std::string& at, Server
       }
     } else if (key == "tenant") {
       if (const std::optional<std::string> s = string_at(value, k, p)) tenant = *s;
+    } else if (key == "tls_cert") {
+      tls_cert = path_at(value, k, base, p);
+    } else if (key == "tls_key") {
+      tls_key = path_at(value, k, base, p);
     } else {
-      p.add(k, "unknown key; a listener table has address, auth and tenant");
+      p.add(k, "unknown key; a listener table has address, auth, tenant, tls_cert and tls_key");
     }
   }
   if (!table.contains("address")) {
@@ -333,12 +341,19 @@ void read_listener_table(const toml::table& table, const std::string& at, Server
     p.add(at + ".tenant", "auth = \"none\" needs tenant, the name of the one tenant this listener serves");
   if (auth != "none" && !tenant.empty())
     p.add(at + ".tenant", "only a listener with auth = \"none\" names a tenant (keys name it otherwise)");
+  if (table.contains("tls_cert") != table.contains("tls_key"))
+    p.add(at, "TLS needs both tls_cert (the certificate chain, PEM) and tls_key (its private key, PEM)");
+  if (table.contains("tls_cert") && l->kind != Listener::Kind::tcp)
+    p.add(at, "TLS is for IP:PORT listeners; a UNIX socket's file mode already decides who connects");
   l->auth_none = auth == "none";
   l->tenant = tenant;
+  l->tls_cert = tls_cert;
+  l->tls_key = tls_key;
   config.listeners.push_back(std::move(*l));
 }
 
-void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
+void read_listen(const toml::node& node, const std::filesystem::path& base, ServerConfig& config,
+                 Problems& p) {
   const toml::array* list = node.as_array();
   if (list == nullptr) {
     p.add("listen", "expected an array such as [\"127.0.0.1:8080\"], got " + describe(node));
@@ -348,7 +363,7 @@ void read_listen(const toml::node& node, ServerConfig& config, Problems& p) {
     const std::string at = "listen[" + std::to_string(i) + "]";
     const toml::node& entry = (*list)[i];
     if (entry.is_table()) {
-      read_listener_table(*entry.as_table(), at, config, p);
+      read_listener_table(*entry.as_table(), at, base, config, p);
       continue;
     }
     const std::optional<std::string> s = string_at(entry, at, p);
@@ -549,7 +564,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
   ServerConfig config;
   for (auto&& [key, node] : root) {
     if (key == "listen") {
-      read_listen(node, config, p);
+      read_listen(node, base_dir, config, p);
     } else if (key == "tenants") {
       const toml::table* tenants = node.as_table();
       if (tenants == nullptr) {

@@ -31,6 +31,10 @@ struct Listener {
   /// loopback one; a peer that is not loopback is disconnected at accept.
   bool auth_none = false;
   std::string tenant;
+  /// TLS (tcp only): the certificate chain and the private key, PEM files (server/tls.h). Both empty: plain
+  /// HTTP. The key file must not be readable by every user.
+  std::filesystem::path tls_cert;
+  std::filesystem::path tls_key;
 };
 
 /// Parses "IP:PORT" ("127.0.0.1:8080", "[::1]:8080") or "unix:/absolute/path". Errors say what is

@@ -9,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -22,6 +23,7 @@
 #include "base/escape.h"
 #include "base/mutex.h"
 #include "server/api_key.h"
+#include "server/tls.h"
 
 namespace skillbox::server {
 namespace {
@@ -183,18 +185,28 @@ class ChunkStream final : public ResponseStream {
   std::atomic<bool> ended_{false};
 };
 
+/// The first byte of every TLS connection: a handshake record (RFC 8446, 5.1: ContentType handshake).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+/// How long a closing TLS connection waits for the client's close_notify after sending its own. A
+/// client that never answers holds its connection slot this long.
+constexpr std::chrono::milliseconds kTlsCloseTimeout{1000};
+
 /// One connection: wait for a request, read its headers, then its body, each phase under its own
-/// deadline; hand it to the handler, write the response, repeat while kept alive.
-template <class Protocol>
-class Session : public std::enable_shared_from_this<Session<Protocol>> {
-  using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
+/// deadline; hand it to the handler, write the response, repeat while kept alive. With `kTls`, the
+/// connection first completes a TLS handshake (server/tls.h), under the header deadline.
+template <class Protocol, bool kTls = false>
+class Session : public std::enable_shared_from_this<Session<Protocol, kTls>> {
+  using Plain = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
+  using Stream = std::conditional_t<kTls, beast::ssl_stream<Plain>, Plain>;
 
  public:
   /// `address` has been counted by Shared::admit_address; the Session releases it when it dies.
   /// `listener_tenant` non-empty: the listener has no authentication and serves that tenant.
+  /// `tls`: the listener's TLS context (kTls only), kept alive as long as the connection.
   Session(typename Protocol::socket&& socket, std::shared_ptr<Shared> shared, std::string address,
-          std::string listener_tenant)
-      : stream_(std::move(socket)),
+          std::string listener_tenant, std::shared_ptr<asio::ssl::context> tls = nullptr)
+      : tls_(std::move(tls)),
+        stream_(make_stream(std::move(socket), tls_.get())),
         shared_(std::move(shared)),
         address_(std::move(address)),
         listener_tenant_(std::move(listener_tenant)) {
@@ -207,17 +219,86 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  void start() { read(); }
+  void start() {
+    if constexpr (kTls) {
+      await_hello();
+    } else {
+      read();
+    }
+  }
 
  private:
+  static Stream make_stream(typename Protocol::socket&& socket, asio::ssl::context* tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  /// The TCP (or UNIX) stream under TLS, if any: its deadline and its socket.
+  Plain& lowest() { return beast::get_lowest_layer(stream_); }
+
+  /// TLS, idle phase: waits for the client's first bytes as read() waits for a request's.
+  void await_hello() {
+    lowest().expires_after(shared_->bounds.idle_timeout);
+    lowest().async_read_some(buffer_.prepare(kFirstRead),
+                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                               if (ec) return self->close();
+                               self->buffer_.commit(n);
+                               self->handshake();
+                             });
+  }
+
+  /// TLS handshake, under header_timeout from the client's first byte (a client that starts a
+  /// handshake and never ends it is cut off, as a slowloris is). Bytes that do not start a handshake
+  /// record are a plain HTTP request sent to the TLS port: answered 400 in plain HTTP, then closed.
+  void handshake() {
+    if (static_cast<const unsigned char*>(buffer_.data().data())[0] != kTlsHandshakeRecord)
+      return refuse_plain();
+    lowest().expires_after(shared_->bounds.header_timeout);
+    // The handler also takes (error_code) alone: Beast 1.81 constrains a buffered handshake's handler to
+    // that signature by mistake, then calls it with the bytes used as well.
+    stream_.async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t used = 0) {
+                              self->lowest().expires_never();
+                              self->buffer_.consume(used);
+                              if (ec || self->buffer_.size() > 0) return self->close_socket();
+                              self->tls_up_ = true;
+                              self->read();
+                            });
+  }
+
+  /// Answers a plain HTTP request on a TLS port, in plain HTTP, and closes the connection: the client
+  /// learns what to change instead of seeing a reset.
+  void refuse_plain() {
+    started_ = Clock::now();
+    request_id_ = random_hex(16);
+    method_ = "-";
+    target_.clear();
+    ++shared_->open_requests;
+    auto message = make_message(
+        error_response(400, "tls_required", "this port serves HTTPS only: use an https:// URL"), false);
+    lowest().expires_after(shared_->bounds.idle_timeout);
+    http::async_write(lowest(), *message,
+                      [self = this->shared_from_this(), message](beast::error_code, size_t) {
+                        --self->shared_->open_requests;
+                        self->close_socket();
+                      });
+  }
+
   /// Idle phase: nothing of the next request has arrived yet (bytes a client pipelined are already in
   /// the buffer, and skip it).
   void read() {
+    if (watch_reading_) {
+      after_watch_ = &Session::read;  // TLS: one read at a time; the watch's own read ends first
+      return;
+    }
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(shared_->bounds.max_header_bytes));
     parser_->body_limit(shared_->bounds.max_body_bytes);
     if (buffer_.size() > 0) return read_header();
-    stream_.expires_after(shared_->bounds.idle_timeout);
+    lowest().expires_after(shared_->bounds.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kFirstRead),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               if (ec) return self->close();
@@ -229,7 +310,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   /// Header phase: one deadline for the whole request line and headers, from their first byte, not one
   /// per read_some (slowloris: a byte every few seconds would otherwise hold the connection forever).
   void read_header() {
-    stream_.expires_after(shared_->bounds.header_timeout);
+    lowest().expires_after(shared_->bounds.header_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t /*n*/) { self->on_header(ec); });
@@ -238,14 +319,14 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   /// Body phase: one deadline for the whole body, from the end of the headers (slow POST).
   void on_header(beast::error_code ec) {
     if (ec || parser_->is_done()) return on_read(ec);
-    stream_.expires_after(shared_->bounds.body_timeout);
+    lowest().expires_after(shared_->bounds.body_timeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code e, size_t /*n*/) { self->on_read(e); });
   }
 
   void on_read(beast::error_code ec) {
-    stream_.expires_never();
+    lowest().expires_never();
     if (!ec) return handle();
     // An error of the HTTP parser is the client's malformed request: it gets an answer. Anything else
     // (end of stream, a reset, a timeout) leaves nobody to answer.
@@ -300,11 +381,13 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   /// means the client went away (its run is cancelled); bytes mean a pipelined request, which is no
   /// sign of leaving, and end the watch.
   void watch() {
-    stream_.socket().async_wait(
+    if constexpr (kTls) return watch_tls();
+    lowest().socket().async_wait(
         Protocol::socket::wait_read, [self = this->shared_from_this()](beast::error_code ec) {
           if (ec || !self->watching_) return;
           char byte = 0;
-          const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+          const ssize_t n =
+              ::recv(self->lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
           if (n > 0) return;
           if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
             return self->watch();
@@ -313,6 +396,26 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
           if (self->chunks_) self->chunks_->mark_gone();
           if (self->shared_->gone) self->shared_->gone(self->request_id_);
         });
+  }
+
+  /// The watch of a TLS connection: the socket's bytes are records, and a client that leaves sends one
+  /// (close_notify) before its end of file, so the watch reads through TLS instead of peeking. Bytes
+  /// read are a pipelined request, kept in the buffer for read(); end of file or an error is the
+  /// client gone. write() ends the read by cancelling it; what waited for it (read(), close()) runs then.
+  void watch_tls() {
+    watch_reading_ = true;
+    stream_.async_read_some(buffer_.prepare(kFirstRead),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->watch_reading_ = false;
+                              self->buffer_.commit(n);
+                              if (ec && ec != asio::error::operation_aborted && self->watching_) {
+                                self->watching_ = false;
+                                if (self->chunks_) self->chunks_->mark_gone();
+                                if (self->shared_->gone) self->shared_->gone(self->request_id_);
+                              }
+                              if (self->after_watch_ != nullptr)
+                                (self.get()->*std::exchange(self->after_watch_, nullptr))();
+                            });
   }
 
   /// Starts a streamed response (RespondStream): the head, then each part as a chunk; the watch for the
@@ -333,11 +436,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     message->keep_alive(keep_);
     message->chunked(true);
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*message);
-    stream_.expires_after(shared_->bounds.idle_timeout);
+    lowest().expires_after(shared_->bounds.idle_timeout);
     http::async_write_header(
         stream_, *serializer,
         [self = this->shared_from_this(), message, serializer](beast::error_code ec, size_t) {
-          self->stream_.expires_never();
+          self->lowest().expires_never();
           self->head_written_ = true;
           if (ec) self->broken();
           self->pump();
@@ -361,10 +464,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       auto data = std::make_shared<std::string>(std::move(parts_.front()));
       parts_.pop_front();
       chunk_writing_ = true;
-      stream_.expires_after(shared_->bounds.idle_timeout);
+      lowest().expires_after(shared_->bounds.idle_timeout);
       asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
                         [self = this->shared_from_this(), data](beast::error_code ec, size_t) {
-                          self->stream_.expires_never();
+                          self->lowest().expires_never();
                           self->chunk_writing_ = false;
                           if (ec) self->broken();
                           self->pump();
@@ -374,10 +477,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (!end_requested_) return;
     if (broken_) return finish_stream(false);
     chunk_writing_ = true;
-    stream_.expires_after(shared_->bounds.idle_timeout);
+    lowest().expires_after(shared_->bounds.idle_timeout);
     asio::async_write(stream_, http::make_chunk_last(),
                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                        self->stream_.expires_never();
+                        self->lowest().expires_never();
                         self->chunk_writing_ = false;
                         self->finish_stream(!ec);
                       });
@@ -394,7 +497,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (watching_) {
       watching_ = false;
       beast::error_code ignored;
-      stream_.socket().cancel(ignored);
+      lowest().socket().cancel(ignored);
     }
     chunks_->apply_tail(head_);
     log_request(request_id_, method_, target_, status_, tenant_, head_.outcome, started_);
@@ -419,8 +522,22 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (watching_) {
       watching_ = false;
       beast::error_code ignored;
-      stream_.socket().cancel(ignored);  // ends the watch's wait
+      lowest().socket().cancel(ignored);  // ends the watch's wait
     }
+    const bool keep = keep_alive_ && !shared_->closing.load();
+    auto message = make_message(std::move(response), keep);
+    lowest().expires_after(shared_->bounds.idle_timeout);
+    http::async_write(stream_, *message,
+                      [self = this->shared_from_this(), message, keep](beast::error_code ec, size_t /*n*/) {
+                        --self->shared_->open_requests;
+                        self->lowest().expires_never();
+                        if (ec || !keep) return self->close();
+                        self->read();
+                      });
+  }
+
+  /// The message of `response`, logged and told to the audit as it goes out.
+  std::shared_ptr<http::response<http::string_body>> make_message(HttpResponse response, bool keep) {
     auto message =
         std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     message->set(http::field::server, "skillbox");
@@ -430,33 +547,47 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (!bodiless) message->set(http::field::content_type, json ? "application/json" : response.content_type);
     message->set("X-Request-Id", request_id_);
     for (const auto& [name, value] : response.headers) message->set(name, value);
-    const bool keep = keep_alive_ && !shared_->closing.load();
     message->keep_alive(keep);
     message->body() = json && !bodiless ? std::move(response.body) + "\n" : std::move(response.body);
     // 204 carries no Content-Length at all (RFC 9110, 8.6).
     if (response.status != 204) message->prepare_payload();
     log_request(request_id_, method_, target_, response.status, response.tenant, response.outcome, started_);
     if (shared_->served) shared_->served(request_id_, method_, response);
-    stream_.expires_after(shared_->bounds.idle_timeout);
-    http::async_write(stream_, *message,
-                      [self = this->shared_from_this(), message, keep](beast::error_code ec, size_t /*n*/) {
-                        --self->shared_->open_requests;
-                        self->stream_.expires_never();
-                        if (ec || !keep) return self->close();
-                        self->read();
-                      });
+    return message;
   }
 
+  /// Ends the connection: a TLS one sends close_notify first (once its watch's read is over).
   void close() {
+    if constexpr (kTls) {
+      if (watch_reading_) {
+        after_watch_ = &Session::close;
+        return;
+      }
+      if (tls_up_) {
+        tls_up_ = false;
+        lowest().expires_after(kTlsCloseTimeout);
+        stream_.async_shutdown(
+            [self = this->shared_from_this()](beast::error_code) { self->close_socket(); });
+        return;
+      }
+    }
+    close_socket();
+  }
+
+  void close_socket() {
     beast::error_code ignored;
-    stream_.socket().shutdown(asio::socket_base::shutdown_send, ignored);
+    lowest().socket().shutdown(asio::socket_base::shutdown_send, ignored);
   }
 
   /// Bytes read while waiting for a request: enough for most requests whole, so that the header phase
   /// often finds them all in the buffer.
   static constexpr size_t kFirstRead = 4096;
 
+  std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which refers to it
   Stream stream_;
+  bool tls_up_ = false;                       // the handshake is done and no close_notify was sent
+  bool watch_reading_ = false;                // TLS: the watch's read is in progress
+  void (Session::*after_watch_)() = nullptr;  // TLS: what waits for the watch's read to end
   std::shared_ptr<Shared> shared_;
   std::string address_;                // the client's IP address, "" for a UNIX socket
   const std::string listener_tenant_;  // auth = "none" listener: the tenant it serves
@@ -510,6 +641,9 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
     retry_.cancel();
   }
 
+  /// Serves TLS with `tls` from the next connection on (I/O thread); open connections keep theirs.
+  void use_tls(std::shared_ptr<asio::ssl::context> tls) { tls_ = std::move(tls); }
+
  private:
   void on_accept(beast::error_code ec, typename Protocol::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
@@ -534,6 +668,15 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
         shared_->connections.load() >= shared_->bounds.max_connections || !shared_->admit_address(address)) {
       beast::error_code ignored;
       socket.close(ignored);  // over a connection cap: closed at once, nothing read
+    } else if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+      if (tls_) {
+        std::make_shared<Session<Protocol, true>>(std::move(socket), shared_, std::move(address),
+                                                  listener_tenant_, tls_)
+            ->start();
+      } else {
+        std::make_shared<Session<Protocol>>(std::move(socket), shared_, std::move(address), listener_tenant_)
+            ->start();
+      }
     } else {
       std::make_shared<Session<Protocol>>(std::move(socket), shared_, std::move(address), listener_tenant_)
           ->start();
@@ -546,12 +689,13 @@ class Acceptor : public std::enable_shared_from_this<Acceptor<Protocol>> {
   std::shared_ptr<Shared> shared_;
   asio::steady_timer retry_;
   const std::string listener_tenant_;
+  std::shared_ptr<asio::ssl::context> tls_;  // TLS listeners: the context new connections get
 };
 
-std::string endpoint_url(const asio::ip::tcp::endpoint& ep) {
+std::string endpoint_url(const asio::ip::tcp::endpoint& ep, bool tls = false) {
   const asio::ip::address a = ep.address();
   const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
-  return "http://" + host + ":" + std::to_string(ep.port());
+  return (tls ? "https://" : "http://") + host + ":" + std::to_string(ep.port());
 }
 
 std::string error_text(const beast::error_code& ec) {
@@ -563,7 +707,8 @@ std::string error_text(const beast::error_code& ec) {
 struct HttpServer::Impl {
   asio::io_context io{1};
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-  std::vector<std::function<void()>> closers;  // one per listener, run on the I/O thread
+  std::vector<std::function<void()>> closers;               // one per listener, run on the I/O thread
+  std::vector<std::function<std::string()>> tls_reloaders;  // one per TLS listener, I/O thread
   std::vector<std::filesystem::path> socket_files;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
 
@@ -591,15 +736,31 @@ Result<std::string> HttpServer::Impl::listen_tcp(const Listener& l) {
   beast::error_code ec;
   const asio::ip::tcp::endpoint ep(asio::ip::make_address(l.address, ec), l.port);
   if (ec) return Error{"not an IP address: " + l.address};
+  std::shared_ptr<asio::ssl::context> tls;
+  if (!l.tls_cert.empty()) {
+    Result<std::shared_ptr<asio::ssl::context>> made = make_tls_context(l.tls_cert, l.tls_key);
+    if (!made)
+      return Error{"cannot serve TLS on " + endpoint_url(ep).substr(7) + ": " + made.error().message};
+    tls = std::move(*made);
+  }
   asio::ip::tcp::acceptor acceptor(io);
   acceptor.open(ep.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(ep, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (!ec) {
-    const std::string url = endpoint_url(acceptor.local_endpoint());
+    const std::string url = endpoint_url(acceptor.local_endpoint(), tls != nullptr);
     auto a = std::make_shared<Acceptor<asio::ip::tcp>>(io, std::move(acceptor), shared,
                                                        l.auth_none ? l.tenant : std::string());
+    if (tls) {
+      a->use_tls(std::move(tls));
+      tls_reloaders.emplace_back([a, l, url]() -> std::string {
+        Result<std::shared_ptr<asio::ssl::context>> made = make_tls_context(l.tls_cert, l.tls_key);
+        if (!made) return url + " keeps its certificate: " + made.error().message;
+        a->use_tls(std::move(*made));
+        return {};
+      });
+    }
     a->accept();
     closers.emplace_back([a] { a->close(); });
     return url;
@@ -648,6 +809,14 @@ void HttpServer::run(const std::function<void(int)>& on_signal) {
   };
   signals.async_wait(wait);
   impl_->io.run();
+}
+
+std::vector<std::string> HttpServer::reload_tls() {
+  std::vector<std::string> problems;
+  for (const auto& reload : impl_->tls_reloaders) {
+    if (std::string problem = reload(); !problem.empty()) problems.push_back(std::move(problem));
+  }
+  return problems;
 }
 
 void HttpServer::stop_accepting() {

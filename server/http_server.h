@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "server/config.h"
 #include "server/http_types.h"
@@ -59,9 +60,15 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   /// Binds and listens on `listener` (before run()). Returns its URL: "http://127.0.0.1:8080" (the
-  /// port actually bound, for port 0) or "unix:/path". A UNIX socket file is made 0600; a stale socket
-  /// file at the path is replaced, anything else there is an error.
+  /// port actually bound, for port 0), "https://..." for a listener with TLS (server/tls.h), or
+  /// "unix:/path". A UNIX socket file is made 0600; a stale socket file at the path is replaced,
+  /// anything else there is an error. A TLS listener whose files do not load is an error.
   Result<std::string> listen(const Listener& listener);
+
+  /// Reads each TLS listener's certificate and key files again (a SIGHUP: certificate rotation); new
+  /// connections get them, open ones keep theirs. A listener whose files do not load keeps its old
+  /// ones; the returned lines say which and why. I/O thread only (the signal handler of run()).
+  std::vector<std::string> reload_tls();
 
   /// Takes the bounds of `config` (a reloaded config) for what comes next: new connections, and each
   /// open connection's next read or write. Any thread.

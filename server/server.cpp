@@ -125,7 +125,8 @@ void log_line(const std::string& text) {
 
 bool same_listeners(const std::vector<Listener>& a, const std::vector<Listener>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Listener& x, const Listener& y) {
-    return x.kind == y.kind && x.address == y.address && x.port == y.port && x.path == y.path;
+    return x.kind == y.kind && x.address == y.address && x.port == y.port && x.path == y.path &&
+           x.tls_cert == y.tls_cert && x.tls_key == y.tls_key;
   });
 }
 
@@ -144,6 +145,7 @@ void Server::reopen_audit() {
 void Server::reload() {
   Impl& s = *impl_;
   reopen_audit();
+  for (const std::string& problem : s.http->reload_tls()) log_line("SIGHUP: " + problem);
   if (s.draining.load()) {
     log_line("SIGHUP while shutting down: the config is not read again");
     return;

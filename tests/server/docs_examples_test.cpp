@@ -1,5 +1,7 @@
 // The curl examples of docs/server.md, run with the curl command against a real `skillbox serve`: every
-// line of a ```sh block that starts with `curl` (with its `\` continuations) must get a 2xx answer.
+// line of a ```sh block that starts with `curl` (with its `\` continuations) must get a 2xx answer of the
+// shape its route answers. The docs' plain address is the server's plain listener, their https address
+// its TLS listener (a certificate the test issues, and `cert.pem` the CA's).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -12,6 +14,7 @@
 #include "compat/bundle_support.h"
 #include "serve_support.h"
 #include "server/api_key.h"
+#include "support/test_pki.h"
 
 namespace skillbox::testing {
 namespace {
@@ -51,6 +54,13 @@ std::vector<std::string> curl_examples(const std::string& markdown) {
   return out;
 }
 
+/// True when the docs show at least one HTTPS example (so the TLS listener above is exercised).
+bool tls_examples_seen(const std::vector<std::string>& examples) {
+  for (const std::string& e : examples)
+    if (e.find("https://127.0.0.1:8443") != std::string::npos) return true;
+  return false;
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
     text.replace(at, from.size(), to);
@@ -58,7 +68,25 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
+/// What the answer of `example` must hold, by the route it calls: "" when it does, else what is wrong.
+/// A route without a rule here fails, so that a new example gets one.
+std::string shape_problem(const std::string& example, const std::string& out) {
+  const nlohmann::json json = nlohmann::json::parse(out, nullptr, false);
+  const auto has = [&](const char* key) { return json.is_object() && json.contains(key); };
+  if (example.find("/metrics") != std::string::npos)
+    return out.find("# TYPE skillbox_runs_total counter") != std::string::npos ? "" : "no Prometheus series";
+  if (example.find("/run") != std::string::npos)
+    return has("outcome") && has("usage") && has("logs") ? "" : "not a run result (outcome, logs, usage)";
+  if (example.ends_with("/v1/skills"))
+    return has("skills") && json["skills"].is_array() ? "" : "not a skill list ({\"skills\": [...]})";
+  if (example.find("/v1/skills/") != std::string::npos)
+    return has("id") && has("limits") && has("permissions") ? "" : "not a skill (id, limits, permissions)";
+  if (example.find("/healthz") != std::string::npos || example.find("/readyz") != std::string::npos)
+    return has("status") ? "" : "not a probe answer ({\"status\": ...})";
+  return "no shape rule for this route in docs_examples_test.cpp: add one";
+}
+
+TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswerOfItsRoutesShape) {
   std::ifstream doc(SKILLBOX_SERVER_DOC);
   ASSERT_TRUE(doc) << SKILLBOX_SERVER_DOC;
   std::stringstream text;
@@ -76,8 +104,15 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
   }
   const Bundle notes("notes", grants({}));  // the bundle routes' examples
   fs::copy(notes.dir(), tmp.path() / "a" / "notes", fs::copy_options::recursive);
+  TestCa ca("docs CA");
+  const PemPair tls = ca.issue({"IP:127.0.0.1"});
+  write_file(tmp.path() / "cert.pem", ca.cert_pem());
+  write_file(tmp.path() / "server-cert.pem", tls.cert_pem);
+  write_file(tmp.path() / "server-key.pem", tls.key_pem);
+  fs::permissions(tmp.path() / "server-key.pem", fs::perms::owner_read | fs::perms::owner_write);
   write_file(tmp.path() / "serve.toml",
-             "listen = [\"127.0.0.1:0\"]\nmetrics_key_sha256 = [\"" +
+             "listen = [\"127.0.0.1:0\", {address = \"127.0.0.1:0\", tls_cert = \"server-cert.pem\", "
+             "tls_key = \"server-key.pem\"}]\nmetrics_key_sha256 = [\"" +
                  server::key_hash_hex(server::hash_api_key(kOperatorKey)) +
                  "\"]\n[tenants.a]\nkey_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKeyA)) +
                  "\"]\nskills = \"a\"\ndata_dir = \"a-data\"\n"
@@ -86,14 +121,18 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
                  "\"]\nskills = \"b\"\ndata_dir = \"b-data\"\n");
   ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
   ASSERT_FALSE(server.url.empty());
+  std::string tls_url;
+  for (const std::string& line : server.lines)
+    if (line.starts_with("url: https://")) tls_url = line.substr(5);
+  ASSERT_FALSE(tls_url.empty());
 
   for (const std::string& example : examples) {
     // The docs' address becomes the test server's; --fail-with-body turns an HTTP error into exit 22.
-    const std::string command = "export KEY=" + std::string(kKeyA) + " KEY_A=" + kKeyA + " KEY_B=" + kKeyB +
-                                " OPERATOR_KEY=" + kOperatorKey + "; " +
-                                replace_all(replace_all(example, "http://127.0.0.1:8080", server.url),
-                                            "curl ", "curl -sS --noproxy '*' --fail-with-body ") +
-                                " 2>&1";
+    std::string curl = replace_all(example, "http://127.0.0.1:8080", server.url);
+    curl = replace_all(curl, "https://127.0.0.1:8443", tls_url);
+    curl = replace_all(curl, "curl ", "curl -sS --noproxy '*' --fail-with-body ");
+    const std::string command = "cd " + tmp.path().string() + " && export KEY=" + kKeyA + " KEY_A=" + kKeyA +
+                                " KEY_B=" + kKeyB + " OPERATOR_KEY=" + kOperatorKey + "; " + curl + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string out;
@@ -101,7 +140,9 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswer) {
     for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
     const int status = ::pclose(pipe);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << example << "\n" << out;
+    EXPECT_EQ(shape_problem(example, out), "") << example << "\n" << out;
   }
+  EXPECT_TRUE(tls_examples_seen(examples));
 }
 
 }  // namespace
