@@ -12,7 +12,8 @@ namespace {
 
 /// ECMAScript's WhiteSpace and LineTerminator code points (ECMA-262 "\s"), as members of an RE2 class.
 constexpr std::string_view kSpaceMembers =
-    "\\t\\n\\v\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
+    "\\t\\n\\v\\f\\r "
+    "\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
 
 /// ECMAScript's "." without the "s" flag: anything but a line terminator.
 constexpr std::string_view kDot = "[^\\n\\r\\x{2028}\\x{2029}]";
@@ -62,7 +63,9 @@ struct Scanner {
 
 /// "\u" at s.i (the backslash): "\uXXXX", a surrogate pair "\uD83D\uDE00", or "\u{X...}".
 Result<uint32_t> unicode_escape(Scanner& s) {
-  const auto four = [&](size_t at) { return at + 6 <= s.p.size() ? hex_value(s.p.substr(at + 2, 4)) : std::nullopt; };
+  const auto four = [&](size_t at) {
+    return at + 6 <= s.p.size() ? hex_value(s.p.substr(at + 2, 4)) : std::nullopt;
+  };
   if (s.i + 2 < s.p.size() && s.p[s.i + 2] == '{') {
     const size_t close = s.p.find('}', s.i + 3);
     const std::optional<uint32_t> v =
@@ -87,7 +90,8 @@ Result<uint32_t> unicode_escape(Scanner& s) {
 Result<void> escape(Scanner& s) {
   if (s.i + 1 >= s.p.size()) return Error{"the pattern ends with a lone backslash"};
   const char c = s.p[s.i + 1];
-  if (c >= '1' && c <= '9') return Error{"the backreference \"\\" + std::string(1, c) + "\"" + std::string(kWhyNot)};
+  if (c >= '1' && c <= '9')
+    return Error{"the backreference \"\\" + std::string(1, c) + "\"" + std::string(kWhyNot)};
   if (c == 'k' && s.i + 2 < s.p.size() && s.p[s.i + 2] == '<')
     return Error{"the named backreference \"\\k<\"" + std::string(kWhyNot)};
   if (c == 'u') {
@@ -97,7 +101,8 @@ Result<void> escape(Scanner& s) {
     return {};
   }
   s.i += 2;
-  if (c == 'c' && s.i < s.p.size() && ((s.p[s.i] >= 'a' && s.p[s.i] <= 'z') || (s.p[s.i] >= 'A' && s.p[s.i] <= 'Z'))) {
+  if (c == 'c' && s.i < s.p.size() &&
+      ((s.p[s.i] >= 'a' && s.p[s.i] <= 'z') || (s.p[s.i] >= 'A' && s.p[s.i] <= 'Z'))) {
     s.out += hex_escape(static_cast<uint32_t>(s.p[s.i]) % 32);
     ++s.i;
   } else if (c == '0' && !(s.i < s.p.size() && s.p[s.i] >= '0' && s.p[s.i] <= '9')) {
@@ -121,7 +126,8 @@ Result<void> escape(Scanner& s) {
 
 /// "(" at s.i outside a class: groups RE2 knows, named groups renamed, lookaround refused.
 Result<void> group(Scanner& s) {
-  if (s.at("(?=") || s.at("(?!")) return Error{"the lookahead \"" + std::string(s.p.substr(s.i, 3)) + "\"" + std::string(kWhyNot)};
+  if (s.at("(?=") || s.at("(?!"))
+    return Error{"the lookahead \"" + std::string(s.p.substr(s.i, 3)) + "\"" + std::string(kWhyNot)};
   if (s.at("(?<=") || s.at("(?<!"))
     return Error{"the lookbehind \"" + std::string(s.p.substr(s.i, 4)) + "\"" + std::string(kWhyNot)};
   if (s.at("(?<")) {
@@ -177,7 +183,7 @@ Result<EcmaRegex> EcmaRegex::compile(std::string_view pattern) {
   Result<std::string> translated = ecma_to_re2(pattern);
   if (!translated) return translated.error();
   RE2::Options options;
-  options.set_log_errors(false);  // the error is returned, not printed on stderr
+  options.set_log_errors(false);    // the error is returned, not printed on stderr
   options.set_never_capture(true);  // a search needs no groups, and is faster without them
   auto re = std::make_shared<const RE2>(*translated, options);
   if (!re->ok()) return Error{"RE2 cannot compile it: " + re->error()};

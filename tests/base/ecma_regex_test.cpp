@@ -29,14 +29,14 @@ TEST(EcmaRegex, SearchesUnanchoredUnlessThePatternAnchors) {
 }
 
 TEST(EcmaRegex, EcmaScriptSyntaxKeepsItsMeaning) {
-  EXPECT_TRUE(search("^\\u00e9$", "\xc3\xa9"));           // é
+  EXPECT_TRUE(search("^\\u00e9$", "\xc3\xa9"));                 // é
   EXPECT_TRUE(search("^\\ud83d\\ude00$", "\xf0\x9f\x98\x80"));  // a surrogate pair is one code point
   EXPECT_TRUE(search("^\\u{1F600}$", "\xf0\x9f\x98\x80"));
   EXPECT_TRUE(search("^(?<year>[0-9]{4})$", "2024"));
   EXPECT_TRUE(search("^\\s$", "\xe2\x80\xa8"));  // U+2028 is white space in ECMAScript
   EXPECT_TRUE(search("^[\\s]$", "\xc2\xa0"));    // so is U+00A0, in a class too
   EXPECT_FALSE(search("^\\S$", "\xc2\xa0"));
-  EXPECT_FALSE(search("^.$", "\r"));  // "." stops at line terminators
+  EXPECT_FALSE(search("^.$", "\r"));       // "." stops at line terminators
   EXPECT_TRUE(search("^.$", "\xc3\xa9"));  // and matches one code point, not one byte
   EXPECT_TRUE(search("^\\cJ$", "\n"));
   EXPECT_TRUE(search("^[\\b]$", "\b"));

@@ -1,6 +1,8 @@
 // MCP over Streamable HTTP: `/mcp` of a real `skillbox serve` on 127.0.0.1, seen as a client sees it:
 // statuses, headers, JSON bodies and event streams. Each test runs with both isolation modes.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,6 +294,95 @@ TEST_P(McpHttp, AClientThatDisconnectsDoesNotCancelItsCall) {
   EXPECT_NE(metrics.find("skillbox_runs_total{tenant=\"a\",outcome=\"cancelled\"} 0\n"), std::string::npos)
       << metrics;
   EXPECT_EQ(c.post(request(14, "ping")).status, 200);
+}
+
+/// Reads from `fd` until what was read holds `text`, at most `wait`; returns all that was read.
+std::string read_until(int fd, const std::string& text, std::chrono::milliseconds wait) {
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (got.find(text) == std::string::npos) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+/// Opens the GET stream of `c`'s session on a raw connection; returns its fd (the stream's head read).
+int open_stream(const Client& c) {
+  const int fd = connect_raw(c.base);
+  EXPECT_GE(fd, 0);
+  EXPECT_TRUE(send_all(fd, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + c.key +
+                               "\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + c.session + "\r\n\r\n"));
+  const std::string head = read_until(fd, "skillbox: the session's stream", 20s);
+  EXPECT_NE(head.find("HTTP/1.1 200"), std::string::npos) << head;
+  EXPECT_NE(head.find("text/event-stream"), std::string::npos) << head;
+  return fd;
+}
+
+TEST_P(McpHttp, TheSessionsStreamTellsOfASkillAddedToTheFolder) {
+  Client c = client();
+  c.start();
+  const int fd = open_stream(c);
+  // One stream per session while it is open.
+  const HttpReply second = http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+                                {"Accept: text/event-stream", "Mcp-Session-Id: " + c.session});
+  EXPECT_EQ(second.status, 409) << second.body;
+  write_skill(root() / "a-skills" / "added", "added", "export default () => 'new'");
+  const std::string got = read_until(fd, "notifications/tools/list_changed", 30s);
+  EXPECT_NE(got.find(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}})"),
+            std::string::npos)
+      << got;
+  const HttpReply listed = c.post(request(2, "tools/list"));
+  EXPECT_NE(listed.body.find(R"("name":"added")"), std::string::npos) << listed.body;
+  const HttpReply called = c.post(request(3, "tools/call", {{"name", "added"}}));
+  EXPECT_EQ(called.json()["result"]["content"][0]["text"], "\"new\"") << called.body;
+  // DELETE ends the stream: its last chunk, and the connection is free again.
+  EXPECT_EQ(http("DELETE", c.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + c.session}).status,
+            204);
+  EXPECT_NE(read_until(fd, "0\r\n\r\n", 20s).find("0\r\n\r\n"), std::string::npos);
+  ::close(fd);
+}
+
+TEST_P(McpHttp, ToolsListSeesTheFolderAsItIsNow) {
+  Client c = client();
+  c.start();
+  write_skill(root() / "a-skills" / "fresh", "fresh", "export default () => 1");
+  const HttpReply listed = c.post(request(2, "tools/list"));  // no wait for the sweeper
+  EXPECT_NE(listed.body.find(R"("name":"fresh")"), std::string::npos) << listed.body;
+  fs::remove_all(root() / "a-skills" / "fresh");
+  EXPECT_EQ(c.post(request(4, "tools/list")).body.find(R"("name":"fresh")"), std::string::npos);
+  EXPECT_EQ(c.post(request(5, "tools/call", {{"name", "fresh"}})).json()["error"]["code"], -32602);
+}
+
+TEST_P(McpHttp, TheStreamIsRefusedWithoutASessionAndEndsWhenTheServerDrains) {
+  Client c = client();
+  c.start();
+  EXPECT_EQ(http("GET", c.base + "/mcp", kKeyA, std::nullopt, {"Accept: text/event-stream"}).status, 400);
+  EXPECT_EQ(
+      http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+           {"Accept: text/event-stream", "Mcp-Session-Id: 00112233445566778899aabbccddeeff0011223344556677"})
+          .status,
+      404);
+  EXPECT_EQ(http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+                 {"Accept: application/json", "Mcp-Session-Id: " + c.session})
+                .status,
+            406);
+  const HttpReply put = http("PUT", c.base + "/mcp", kKeyA, std::string("{}"), {kJson});
+  EXPECT_EQ(put.status, 405);
+  EXPECT_EQ(put.header("allow"), "GET, POST, DELETE");
+  const int fd = open_stream(c);
+  // SIGTERM: the open stream ends with the drain, long before drain_timeout_ms (30 s) would pass.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(server_->stop(SIGTERM), 0) << server_->err();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  ::close(fd);
 }
 
 TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
