@@ -413,10 +413,10 @@ TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   const HttpReply note = c.post(json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}});
   EXPECT_EQ(note.status, 202);
   EXPECT_TRUE(note.body.empty()) << note.body;
-  // No server-initiated stream; no key.
+  // A GET without a session opens no stream; no key.
   const HttpReply get = http("GET", c.base + "/mcp", kKeyA, std::nullopt, {kAccept});
-  EXPECT_EQ(get.status, 405);
-  EXPECT_EQ(get.header("allow"), "POST, DELETE");
+  EXPECT_EQ(get.status, 400);
+  EXPECT_EQ(get.json()["error"]["code"], -32000) << get.body;
   const Client keyless{c.base, "", c.session};
   EXPECT_EQ(keyless.post(request(2, "ping")).status, 401);
   // Still serving.
