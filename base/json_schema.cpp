@@ -26,8 +26,8 @@
 // std::regex, hard-wired (the RegexEngine parameter came in later releases). libstdc++'s std::regex
 // backtracks ("^(a+)+$" on 50,000 "a"s and a "!" never ends) and recurses once per character (a
 // 100,000-digit "date" overflowed the stack and ended the process). The three visits that use it are
-// replaced here, for the one adapter skillbox validates through, by the same logic on RE2, which matches
-// in linear time without recursion. (An explicit specialization of a member of a class template: this
+// replaced here, for the adapter skillbox validates through and the one valijson uses for the keys under
+// "propertyNames", by the same logic on RE2, which matches in linear time without recursion. (An explicit specialization of a member of a class template: this
 // must stay the only file that includes valijson, or another file could instantiate the originals.)
 namespace skillbox::base::schema_regex {
 
@@ -66,9 +66,31 @@ const RE2& date_time_re() {
 
 }  // namespace skillbox::base::schema_regex
 
+namespace skillbox::base::schema_regex {
+
+/// True when `day` exists in `month` (any year: 29 February passes), as valijson's own check.
+bool day_in_month(int month, int day) {
+  if (month == 2) return day <= 29;
+  const bool short_month = month <= 7 ? month % 2 == 0 : month % 2 != 0;
+  return day <= (short_month ? 30 : 31);
+}
+
+/// True when `s` is a `format` valijson checks ("date", "time", "date-time"), or the format is another.
+bool format_ok(const std::string& s, const std::string& format) {
+  int month = 0, day = 0;
+  if (format == "date") return RE2::FullMatch(s, date_re(), &month, &day) && day_in_month(month, day);
+  if (format == "time") return RE2::FullMatch(s, time_re());
+  if (format == "date-time") return RE2::FullMatch(s, date_time_re(), &month, &day) && day_in_month(month, day);
+  return true;
+}
+
+}  // namespace skillbox::base::schema_regex
+
 namespace valijson {
 
 using SkillboxVisitor = ValidationVisitor<adapters::NlohmannJsonAdapter>;
+// The visitor valijson uses for each key under "propertyNames": its patterns and formats too.
+using SkillboxKeyVisitor = ValidationVisitor<adapters::StdStringAdapter>;
 
 template <>
 bool SkillboxVisitor::visit(const constraints::PatternConstraint& constraint) {
@@ -81,19 +103,27 @@ bool SkillboxVisitor::visit(const constraints::PatternConstraint& constraint) {
 }
 
 template <>
+bool SkillboxKeyVisitor::visit(const constraints::PatternConstraint& constraint) {
+  if ((m_strictTypes && !m_target.isString()) || !m_target.maybeString()) return true;
+  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
+                                           m_target.asString()))
+    return true;
+  if (m_results) m_results->pushError(m_context, "Failed to match regex specified by 'pattern' constraint.");
+  return false;
+}
+
+template <>
 bool SkillboxVisitor::visit(const constraints::FormatConstraint& constraint) {
-  namespace rx = skillbox::base::schema_regex;
-  const std::string s = m_target.asString();
   const std::string format = constraint.getFormat();
-  int month = 0, day = 0;
-  bool ok = true;
-  if (format == "date") {
-    ok = RE2::FullMatch(s, rx::date_re(), &month, &day) && validate_date_range(month, day);
-  } else if (format == "time") {
-    ok = RE2::FullMatch(s, rx::time_re());
-  } else if (format == "date-time") {
-    ok = RE2::FullMatch(s, rx::date_time_re(), &month, &day) && validate_date_range(month, day);
-  }
+  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
+  if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
+  return ok;
+}
+
+template <>
+bool SkillboxKeyVisitor::visit(const constraints::FormatConstraint& constraint) {
+  const std::string format = constraint.getFormat();
+  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
   if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
   return ok;
 }

@@ -85,6 +85,14 @@ TEST(JsonSchema, ACatastrophicPatternOnALongStringIsAnswered) {
   ASSERT_TRUE(key);
   EXPECT_EQ(key->keyword, "type");
   EXPECT_FALSE(s.validate({{std::string(50000, 'x') + "!", "no pattern matches this key"}}));
+  // Keys under "propertyNames" go through a visitor of their own: its patterns and formats too.
+  const JsonSchema names = compiled({{"propertyNames", {{"pattern", "^(a+)+$"}}}});
+  const auto key_evil = names.validate({{std::string(50000, 'a') + "!", 1}});
+  ASSERT_TRUE(key_evil);
+  EXPECT_FALSE(names.validate({{std::string(50000, 'a'), 1}}));
+  const JsonSchema dated = compiled({{"propertyNames", {{"format", "date"}}}});
+  EXPECT_TRUE(dated.validate({{std::string(1000000, '1') + "-01-01x", 1}}));
+  EXPECT_FALSE(dated.validate({{"2024-01-31", 1}}));
 }
 
 TEST(JsonSchema, ALongDateIsAMismatchNotACrash) {
