@@ -27,8 +27,9 @@
 // backtracks ("^(a+)+$" on 50,000 "a"s and a "!" never ends) and recurses once per character (a
 // 100,000-digit "date" overflowed the stack and ended the process). The three visits that use it are
 // replaced here, for the adapter skillbox validates through and the one valijson uses for the keys under
-// "propertyNames", by the same logic on RE2, which matches in linear time without recursion. (An explicit specialization of a member of a class template: this
-// must stay the only file that includes valijson, or another file could instantiate the originals.)
+// "propertyNames", by the same logic on RE2, which matches in linear time without recursion. (An explicit
+// specialization of a member of a class template: this must stay the only file that includes valijson, or
+// another file could instantiate the originals.)
 namespace skillbox::base::schema_regex {
 
 /// The patterns of one schema, compiled at JsonSchema::compile, keyed by their text.
@@ -80,7 +81,8 @@ bool format_ok(const std::string& s, const std::string& format) {
   int month = 0, day = 0;
   if (format == "date") return RE2::FullMatch(s, date_re(), &month, &day) && day_in_month(month, day);
   if (format == "time") return RE2::FullMatch(s, time_re());
-  if (format == "date-time") return RE2::FullMatch(s, date_time_re(), &month, &day) && day_in_month(month, day);
+  if (format == "date-time")
+    return RE2::FullMatch(s, date_time_re(), &month, &day) && day_in_month(month, day);
   return true;
 }
 

@@ -449,6 +449,40 @@ TEST_P(McpHttp, MetricsCountSessionsAndCalls) {
   EXPECT_NE(m.body.find("skillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n"), std::string::npos) << m.body;
 }
 
+/// One run thread: a second request waits in the queue while the first runs.
+class McpHttpOneThread : public McpHttp {
+  std::string extra_config() const override { return "run_threads = 1\n"; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Isolation, McpHttpOneThread, ::testing::Values("inprocess", "process"));
+
+TEST_P(McpHttpOneThread, ACallsTimeoutCountsFromItsArrivalNotFromItsStart) {
+  write_skill(root() / "a-skills" / "slow", "slow",
+              "export default () => new Promise((done) => setTimeout(() => done('slept'), 600))",
+              R"("limits": {"timeout_ms": 1000})");
+  Client c = client();
+  c.start();
+  ASSERT_NE(c.post(request(2, "tools/list")).body.find(R"("name":"slow")"), std::string::npos);
+  // Alone, it ends well inside its timeout.
+  EXPECT_EQ(c.post(request(3, "tools/call", {{"name", "slow"}})).json()["result"]["content"][0]["text"],
+            "\"slept\"");
+  // Behind nap (1 s) on the only run thread, it waits about 1 s: past its 1,000 ms before it starts.
+  const int fd = connect_raw(c.base);
+  ASSERT_GE(fd, 0);
+  const std::string body = request(4, "tools/call", {{"name", "nap"}}).dump();
+  ASSERT_TRUE(send_all(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                               std::string(kKeyA) + "\r\n" + kAccept + "\r\n" + kJson +
+                               "\r\nMcp-Session-Id: " + c.session +
+                               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_NE(read_until(fd, "napping", 30s).find("napping"), std::string::npos);  // nap runs
+  const HttpReply queued = c.post(request(5, "tools/call", {{"name", "slow"}}));
+  ASSERT_EQ(queued.status, 200) << queued.body;
+  EXPECT_EQ(queued.json()["result"]["isError"], true) << queued.body;
+  EXPECT_TRUE(queued.json()["result"]["content"][0]["text"].get<std::string>().starts_with("timeout"))
+      << queued.body;
+  ::close(fd);
+}
+
 class McpHttpBounds : public McpHttp {
   std::string extra_config() const override {
     return "[mcp]\nmax_sessions_per_tenant = 2\nsession_idle_timeout_ms = 1500\n";
