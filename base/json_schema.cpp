@@ -1,13 +1,17 @@
 // base/json_schema.cpp — JSON Schema draft 7 through valijson (see json_schema.h).
 #include "base/json_schema.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <array>
 #include <exception>
-#include <regex>
+#include <set>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
+#include "base/ecma_regex.h"
 #include "base/quote.h"
 
 // valijson reports a schema it cannot use by throwing; without this it prints and aborts.
@@ -18,10 +22,171 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+// valijson 1.0 (Debian 12) matches "pattern", "patternProperties" and the date and time formats with
+// std::regex, hard-wired (the RegexEngine parameter came in later releases). libstdc++'s std::regex
+// backtracks ("^(a+)+$" on 50,000 "a"s and a "!" never ends) and recurses once per character (a
+// 100,000-digit "date" overflowed the stack and ended the process). The three visits that use it are
+// replaced here, for the adapter skillbox validates through and the one valijson uses for the keys under
+// "propertyNames", by the same logic on RE2, which matches in linear time without recursion. (An explicit
+// specialization of a member of a class template: this must stay the only file that includes valijson, or
+// another file could instantiate the originals.)
+namespace skillbox::base::schema_regex {
+
+/// The patterns of one schema, compiled at JsonSchema::compile, keyed by their text.
+using PatternTable = std::unordered_map<std::string, EcmaRegex>;
+
+/// The table of the schema being validated on this thread (JsonSchema::validate sets it for the call).
+thread_local const PatternTable* t_patterns = nullptr;
+
+/// True when `pattern` (an ECMAScript pattern) matches somewhere in `subject`.
+bool search(const std::string& pattern, std::string_view subject) {
+  if (t_patterns != nullptr)
+    if (const auto it = t_patterns->find(pattern); it != t_patterns->end()) return it->second.search(subject);
+  // Not in the table: the meta-schema check at compile time, which has no patterns. Linear time anyway.
+  const Result<EcmaRegex> re = EcmaRegex::compile(pattern);
+  return re.ok() && re->search(subject);
+}
+
+/// valijson's date, time and date-time expressions, in RE2 syntax; month and day captured.
+const RE2& date_re() {
+  static const RE2 kRe("[0-9]+-(0[1-9]|1[012])-(0[1-9]|[12][0-9]|3[01])");
+  return kRe;
+}
+const RE2& time_re() {
+  static const RE2 kRe(
+      "(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-"
+      "5][0-9])");
+  return kRe;
+}
+const RE2& date_time_re() {
+  static const RE2 kRe(
+      "[0-9]+-(0[1-9]|1[012])-(0[1-9]|[12][0-9]|3[01])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)"
+      "(?:\\.[0-9]+)?(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-5][0-9])");
+  return kRe;
+}
+
+}  // namespace skillbox::base::schema_regex
+
+namespace skillbox::base::schema_regex {
+
+/// True when `day` exists in `month` (any year: 29 February passes), as valijson's own check.
+bool day_in_month(int month, int day) {
+  if (month == 2) return day <= 29;
+  const bool short_month = month <= 7 ? month % 2 == 0 : month % 2 != 0;
+  return day <= (short_month ? 30 : 31);
+}
+
+/// True when `s` is a `format` valijson checks ("date", "time", "date-time"), or the format is another.
+bool format_ok(const std::string& s, const std::string& format) {
+  int month = 0, day = 0;
+  if (format == "date") return RE2::FullMatch(s, date_re(), &month, &day) && day_in_month(month, day);
+  if (format == "time") return RE2::FullMatch(s, time_re());
+  if (format == "date-time")
+    return RE2::FullMatch(s, date_time_re(), &month, &day) && day_in_month(month, day);
+  return true;
+}
+
+}  // namespace skillbox::base::schema_regex
+
+namespace valijson {
+
+using SkillboxVisitor = ValidationVisitor<adapters::NlohmannJsonAdapter>;
+// The visitor valijson uses for each key under "propertyNames": its patterns and formats too.
+using SkillboxKeyVisitor = ValidationVisitor<adapters::StdStringAdapter>;
+
+template <>
+bool SkillboxVisitor::visit(const constraints::PatternConstraint& constraint) {
+  if ((m_strictTypes && !m_target.isString()) || !m_target.maybeString()) return true;
+  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
+                                           m_target.asString()))
+    return true;
+  if (m_results) m_results->pushError(m_context, "Failed to match regex specified by 'pattern' constraint.");
+  return false;
+}
+
+template <>
+bool SkillboxKeyVisitor::visit(const constraints::PatternConstraint& constraint) {
+  if ((m_strictTypes && !m_target.isString()) || !m_target.maybeString()) return true;
+  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
+                                           m_target.asString()))
+    return true;
+  if (m_results) m_results->pushError(m_context, "Failed to match regex specified by 'pattern' constraint.");
+  return false;
+}
+
+template <>
+bool SkillboxVisitor::visit(const constraints::FormatConstraint& constraint) {
+  const std::string format = constraint.getFormat();
+  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
+  if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
+  return ok;
+}
+
+template <>
+bool SkillboxKeyVisitor::visit(const constraints::FormatConstraint& constraint) {
+  const std::string format = constraint.getFormat();
+  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
+  if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
+  return ok;
+}
+
+template <>
+bool SkillboxVisitor::visit(const constraints::PropertiesConstraint& constraint) {
+  if ((m_strictTypes && !m_target.isObject()) || !m_target.maybeObject()) return true;
+  bool validated = true;
+  std::set<std::string> matched;  // the properties some subschema has validated
+  const adapters::NlohmannJsonAdapter::Object object = m_target.asObject();
+  constraint.applyToProperties(ValidatePropertySubschemas(object, m_context, true, m_results != nullptr, true,
+                                                          m_strictTypes, m_results, &matched, &validated,
+                                                          m_regexesCache));
+  if (!validated && !m_results) return false;
+  constraint.applyToPatternProperties([&](const auto& pattern_text, const Subschema* subschema) {
+    const std::string pattern(pattern_text.c_str());
+    for (const adapters::NlohmannJsonAdapter::ObjectMember m : object) {
+      if (!skillbox::base::schema_regex::search(pattern, m.first)) continue;
+      matched.insert(m.first);
+      std::vector<std::string> context = m_context;
+      context.push_back("[" + m.first + "]");
+      SkillboxVisitor member(m.second, context, m_strictTypes, m_results, m_regexesCache);
+      if (member.validateSchema(*subschema)) continue;
+      if (m_results)
+        m_results->pushError(m_context,
+                             "Failed to validate against schema associated with pattern '" + pattern + "'.");
+      validated = false;
+      return false;  // as valijson: the first failing pattern property ends the walk
+    }
+    return true;
+  });
+  const Subschema* additional = constraint.getAdditionalPropertiesSubschema();
+  for (const adapters::NlohmannJsonAdapter::ObjectMember m : object) {
+    if (matched.contains(m.first)) continue;
+    if (additional == nullptr) {
+      if (m_results)
+        m_results->pushError(m_context,
+                             "Object contains a property that could not be validated using 'properties' or "
+                             "'additionalProperties' constraints: '" +
+                                 m.first + "'.");
+      return false;
+    }
+    std::vector<std::string> context = m_context;
+    context.push_back("[" + m.first + "]");
+    SkillboxVisitor member(m.second, context, m_strictTypes, m_results, m_regexesCache);
+    if (!member.validateSchema(*additional)) {
+      if (m_results)
+        m_results->pushError(m_context, "Failed to validate against additional properties schema");
+      validated = false;
+    }
+  }
+  return validated;
+}
+
+}  // namespace valijson
+
 namespace skillbox::base {
 namespace {
 
 using nlohmann::json;
+using schema_regex::PatternTable;
 
 /// The draft 7 meta-schema (json-schema.org/draft-07/schema, the schema every draft 7 schema must
 /// match), without its "$id" and "$schema" so that its "#" references resolve to this copy and nothing
@@ -173,6 +338,7 @@ std::string pointer_of(const std::vector<std::string>& context) {
 /// How much of a failing place and of the validator's sentence an error shows.
 constexpr size_t kMaxShownPathBytes = 256;
 constexpr size_t kMaxShownMessageBytes = 512;
+constexpr size_t kMaxShownPatternBytes = 200;
 
 /// The deepest error of `results` (the first of the deepest): a property's own failure says more than
 /// "failed to validate against schema associated with property name".
@@ -195,81 +361,37 @@ std::optional<SchemaMismatch> deepest(valijson::ValidationResults& results) {
   return best;
 }
 
-/// Checks each "pattern" and "patternProperties" key of `schema` as an ECMAScript regular expression,
-/// the way the validator will compile it. Values that are data ("enum", "const", "default",
-/// "examples") are not schemas and are skipped.
-std::optional<std::string> bad_pattern(const json& schema, const std::string& at) {
+/// Compiles each "pattern" and "patternProperties" key of `schema` (an ECMAScript regular expression)
+/// for RE2 into `out`, keyed by its text. Values that are data ("enum", "const", "default", "examples")
+/// are not schemas and are skipped. The error names the place and the pattern.
+std::optional<std::string> compile_patterns(const json& schema, const std::string& at, PatternTable& out) {
   if (schema.is_array()) {
     for (size_t i = 0; i < schema.size(); ++i)
-      if (auto bad = bad_pattern(schema[i], at + "/" + std::to_string(i))) return bad;
+      if (auto bad = compile_patterns(schema[i], at + "/" + std::to_string(i), out)) return bad;
     return std::nullopt;
   }
   if (!schema.is_object()) return std::nullopt;
-  const auto check = [](const std::string& pattern, const std::string& where) -> std::optional<std::string> {
-    try {
-      std::regex compiled(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return "at " + where + ": \"" + pattern + "\" is not a regular expression this validator accepts (" +
-             e.what() + ")";
-    }
+  const auto add = [&out](const std::string& pattern,
+                          const std::string& where) -> std::optional<std::string> {
+    if (out.contains(pattern)) return std::nullopt;
+    Result<EcmaRegex> re = EcmaRegex::compile(pattern);
+    if (!re)
+      return "at " + where + ": the pattern " + base::quote(pattern, kMaxShownPatternBytes) +
+             " cannot be used: " + re.error().message;
+    out.emplace(pattern, std::move(*re));
     return std::nullopt;
   };
   for (const auto& [key, value] : schema.items()) {
     if (key == "enum" || key == "const" || key == "default" || key == "examples") continue;
     const std::string here = at + "/" + pointer_token(key);
     if (key == "pattern" && value.is_string()) {
-      if (auto bad = check(value.get<std::string>(), here)) return bad;
+      if (auto bad = add(value.get<std::string>(), here)) return bad;
       continue;
     }
     if (key == "patternProperties" && value.is_object())
       for (const auto& [pattern, sub] : value.items())
-        if (auto bad = check(pattern, here + "/" + pointer_token(pattern))) return bad;
-    if (auto bad = bad_pattern(value, here)) return bad;
-  }
-  return std::nullopt;
-}
-
-/// The longest string matched against a "pattern" (or a key against "patternProperties"). libstdc++'s
-/// std::regex, which valijson uses, recurses once per character: "^(a|b)*$" overflowed an 8 MiB stack at
-/// 16 KiB of input (measured), which would end the whole server. 2 KiB keeps an 8x margin on that stack.
-constexpr size_t kMaxPatternSubjectBytes = 2048;
-
-/// True when `schema` has a "pattern" or "patternProperties" anywhere (data under "enum", "const",
-/// "default" and "examples" aside).
-bool has_patterns(const json& schema) {
-  if (schema.is_array())
-    return std::any_of(schema.begin(), schema.end(), [](const json& x) { return has_patterns(x); });
-  if (!schema.is_object()) return false;
-  for (const auto& [key, value] : schema.items()) {
-    if (key == "enum" || key == "const" || key == "default" || key == "examples") continue;
-    if ((key == "pattern" && value.is_string()) || (key == "patternProperties" && value.is_object()))
-      return true;
-    if (has_patterns(value)) return true;
-  }
-  return false;
-}
-
-/// The first string or key of `value` longer than kMaxPatternSubjectBytes, as a mismatch.
-std::optional<SchemaMismatch> too_long_for_patterns(const json& value, const std::string& at) {
-  const auto refuse = [&](size_t bytes, const std::string& where) {
-    return SchemaMismatch{.instance_path = where,
-                          .keyword = "pattern",
-                          .message = "a string of " + std::to_string(bytes) + " bytes is longer than " +
-                                     std::to_string(kMaxPatternSubjectBytes) +
-                                     ", the most this schema's patterns are matched against; shorten it"};
-  };
-  if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxPatternSubjectBytes)
-    return refuse(value.get_ref<const std::string&>().size(), at);
-  if (value.is_array()) {
-    for (size_t i = 0; i < value.size(); ++i)
-      if (auto bad = too_long_for_patterns(value[i], at + "/" + std::to_string(i))) return bad;
-  }
-  if (value.is_object()) {
-    for (const auto& [key, member] : value.items()) {
-      const std::string here = at + "/" + pointer_token(key);
-      if (key.size() > kMaxPatternSubjectBytes) return refuse(key.size(), here);
-      if (auto bad = too_long_for_patterns(member, here)) return bad;
-    }
+        if (auto bad = add(pattern, here + "/" + pointer_token(pattern))) return bad;
+    if (auto bad = compile_patterns(value, here, out)) return bad;
   }
   return std::nullopt;
 }
@@ -291,7 +413,7 @@ const valijson::Schema& meta_schema() {
 struct JsonSchema::Compiled {
   json document;  // the adapter refers into it while parsing; kept for the life of the schema
   valijson::Schema schema;
-  bool patterns = false;  // values are first checked against kMaxPatternSubjectBytes
+  PatternTable patterns;  // every "pattern" and "patternProperties" key, compiled for RE2
 };
 
 std::string SchemaMismatch::text() const {
@@ -319,10 +441,9 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
     const std::optional<SchemaMismatch> why = deepest(results);
     return Error{(why ? why->text() : std::string("it does not match")) + " (the draft 7 meta-schema)"};
   }
-  if (auto bad = bad_pattern(schema, "")) return Error{*bad};
   auto compiled = std::make_shared<Compiled>();
+  if (auto bad = compile_patterns(schema, "", compiled->patterns)) return Error{*bad};
   compiled->document = schema;
-  compiled->patterns = has_patterns(schema);
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
     // The one document a "$ref" may name outside the schema is the draft 7 meta-schema, served from the
@@ -346,15 +467,21 @@ Result<JsonSchema> JsonSchema::compile(const json& schema) {
 }
 
 std::optional<SchemaMismatch> JsonSchema::validate(const json& value) const {
-  if (compiled_->patterns)
-    if (std::optional<SchemaMismatch> bad = too_long_for_patterns(value, "")) return bad;
+  // This schema's compiled patterns, for the visits above, for the length of this call.
+  struct PatternScope {
+    const PatternTable* saved = schema_regex::t_patterns;
+    explicit PatternScope(const PatternTable* table) { schema_regex::t_patterns = table; }
+    ~PatternScope() { schema_regex::t_patterns = saved; }
+    PatternScope(const PatternScope&) = delete;
+    PatternScope& operator=(const PatternScope&) = delete;
+  } scope(&compiled_->patterns);
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
   try {
     if (validator.validate(compiled_->schema, valijson::adapters::NlohmannJsonAdapter(value), &results))
       return std::nullopt;
   } catch (const std::exception& e) {
-    // std::regex can give up on a value (error_complexity, error_stack): the value is not accepted.
+    // valijson refuses what it cannot check (a number too large to convert, ...): not accepted.
     return SchemaMismatch{.instance_path = "",
                           .keyword = "pattern",
                           .message = std::string("the validator could not check the value: ") + e.what()};

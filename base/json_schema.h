@@ -41,9 +41,8 @@ class JsonSchema {
   static Result<JsonSchema> compile(const nlohmann::json& schema);
 
   /// Validates `value`. Returns the deepest mismatch (the one that says most), or nothing when `value`
-  /// matches. When the schema has a "pattern" or "patternProperties" anywhere, any string or key of
-  /// `value` over 2048 bytes is a mismatch first (std::regex recurses per character; see the .cpp).
-  /// A pattern's running time is not bounded: a pattern such as "(a+)+b" backtracks exponentially.
+  /// matches. "pattern", "patternProperties" and the date and time formats are matched by RE2
+  /// (base/ecma_regex.h), in time linear in each string's length: no pattern backtracks or recurses.
   [[nodiscard]] std::optional<SchemaMismatch> validate(const nlohmann::json& value) const;
 
  private:

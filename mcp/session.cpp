@@ -66,8 +66,26 @@ struct Session::Call {
   std::string input_json;
   nlohmann::json progress_token;  // null when the call asked for no progress
   CancelToken cancel;
-  bool cancelled_by_client = false;  // guarded by Session::mu_
+  bool cancelled_by_client = false;    // guarded by Session::mu_
+  Session::Clock::time_point arrived;  // the call's timeout counts from here
 };
+
+namespace {
+
+/// The run of a call whose timeout (`timeout_ms`) passed while it waited `waited_ms`: it never started.
+RunResult expired_before_start(uint64_t timeout_ms, uint64_t waited_ms) {
+  RunResult r;
+  r.outcome = Outcome::timeout;
+  r.error = ErrorInfo{.name = "Timeout",
+                      .message = "the wall-clock deadline passed (limit is " + std::to_string(timeout_ms) +
+                                 " ms) while the call waited " + std::to_string(waited_ms) +
+                                 " ms to start; it did not run",
+                      .stack = {},
+                      .code = "ETIMEDOUT"};
+  return r;
+}
+
+}  // namespace
 
 Session::Session(SessionOptions options, MessageSink send, NoteSink note)
     : Session(
@@ -138,19 +156,19 @@ void Session::refuse(ErrorCode code, std::string_view message) {
   send(error_text(nullptr, code, message), nullptr);
 }
 
-void Session::receive(std::string_view text) {
+void Session::receive(std::string_view text, Clock::time_point arrived) {
   Result<Message, RpcError> message = parse_message(text);
   if (!message) {
     send(error_text(message.error().id, message.error().code, message.error().message), message.error().id);
     return;
   }
-  handle(std::move(*message));
+  handle(std::move(*message), arrived);
 }
 
-void Session::handle(Message message) {
+void Session::handle(Message message, Clock::time_point arrived) {
   switch (message.kind) {
     case Message::Kind::request:
-      handle_request(message);
+      handle_request(message, arrived);
       return;
     case Message::Kind::notification:
       handle_notification(message);
@@ -162,7 +180,7 @@ void Session::handle(Message message) {
   }
 }
 
-void Session::handle_request(Message& m) {
+void Session::handle_request(Message& m, Clock::time_point arrived) {
   const auto fail = [&](ErrorCode code, const std::string& text) {
     send(error_text(m.id, code, text), m.id);
   };
@@ -208,7 +226,7 @@ void Session::handle_request(Message& m) {
     min_log_level_.store(index);
     return send(response_text(m.id, nlohmann::json::object()), m.id);
   }
-  start_call(m);
+  start_call(m, arrived);
 }
 
 void Session::handle_notification(const Message& m) {
@@ -271,7 +289,7 @@ nlohmann::json Session::list_tools(const nlohmann::json& params, std::string& er
   return result;
 }
 
-void Session::start_call(Message& m) {
+void Session::start_call(Message& m, Clock::time_point arrived) {
   const auto fail = [&](ErrorCode code, const std::string& text) {
     send(error_text(m.id, code, text), m.id);
   };
@@ -291,6 +309,7 @@ void Session::start_call(Message& m) {
   call->key = id_key(m.id);
   call->tool = tool->second;
   call->tools = std::move(set);
+  call->arrived = arrived;
   const nlohmann::json no_arguments = nlohmann::json::object();
   const nlohmann::json* arguments = &no_arguments;
   if (params.contains("arguments") && !params["arguments"].is_null()) {
@@ -394,8 +413,18 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
            call->id, /*response=*/false);
     };
   }
+  // The deadline runs from the call's arrival: the run gets what the wait left of the timeout.
+  const Limits effective =
+      options_.overrides.apply(options_.tenant ? options_.tenant->ceilings.apply(tool.skill.manifest().limits)
+                                               : tool.skill.manifest().limits);
+  const auto waited_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - call->arrived).count());
+  if (waited_ms > 0 && waited_ms < effective.timeout_ms)
+    invocation.overrides.timeout_ms = effective.timeout_ms - waited_ms;
   RunResult result;
-  if (call->cancel.cancelled()) {
+  if (waited_ms >= effective.timeout_ms) {
+    result = expired_before_start(effective.timeout_ms, waited_ms);
+  } else if (call->cancel.cancelled()) {
     result.outcome = Outcome::cancelled;
     result.error = ErrorInfo{
         .name = "Cancelled", .message = "the call was cancelled before it started", .stack = {}, .code = {}};

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -95,9 +96,13 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  using Clock = std::chrono::steady_clock;
   /// Handles the text of one message. Requests other than tools/call are answered before it returns;
   /// a tools/call is answered later, from a thread of the session. Any thread, one at a time.
-  void receive(std::string_view text);
+  /// `arrived` is when the message reached the server: a call's timeout counts from then, so the
+  /// time it waited (for a run thread over HTTP, behind the session's running calls) is part of it,
+  /// as for a /v1 run; a call whose timeout passed before it could start ends `timeout` unstarted.
+  void receive(std::string_view text, Clock::time_point arrived = Clock::now());
 
   /// Answers a message that the transport could not deliver (too long, for one) with `code` and
   /// `message`, id null.
@@ -131,12 +136,12 @@ class Session {
   static std::shared_ptr<const ToolSet> tool_set(std::vector<Tool> tools);
   std::shared_ptr<const ToolSet> current_tools() const;
 
-  void handle(Message message);
-  void handle_request(Message& message);
+  void handle(Message message, Clock::time_point arrived);
+  void handle_request(Message& message, Clock::time_point arrived);
   void handle_notification(const Message& message);
   nlohmann::json initialize(const nlohmann::json& params, std::string& error);
   nlohmann::json list_tools(const nlohmann::json& params, std::string& error) const;
-  void start_call(Message& message);
+  void start_call(Message& message, Clock::time_point arrived);
   void cancel_request(const nlohmann::json& params);
   void run_calls();
   void run_call(const std::shared_ptr<Call>& call);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>  // PIPE_BUF
 #include <string_view>
 
 #include "base/unique_fd.h"
@@ -18,10 +19,38 @@ LineWriter::~LineWriter() {
   finish();
 }
 
+namespace {
+
+/// Writes all of `line` to `fd`; false when the descriptor fails (the reader closed its end).
+bool write_line(int fd, const std::string& line) {
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// True when a write of `bytes` to `fd` cannot block: at most PIPE_BUF bytes, and poll finds room.
+bool room_for(int fd, size_t bytes) {
+  if (bytes > PIPE_BUF) return false;
+  pollfd p{.fd = fd, .events = POLLOUT, .revents = 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0;
+}
+
+}  // namespace
+
 void LineWriter::push(std::string text) {
   text += '\n';
   {
     base::MutexLock lock(mu_);
+    if (broken_) return;
+    if (lines_.empty() && !writing_ && room_for(fd_, text.size())) {
+      // In order: nothing is ahead of it, and the thread cannot take a line while mu_ is held.
+      if (!write_line(fd_, text)) broken_ = true;
+      return;
+    }
     lines_.push_back(std::move(text));
   }
   wake_.notify_one();
@@ -42,6 +71,8 @@ void LineWriter::run() {
     std::string line;
     {
       base::MutexLock lock(mu_);
+      writing_ = false;
+      if (broken) broken_ = true;  // the client closed its end: nobody reads what follows
       lock.wait(wake_, [this] {
         mu_.assert_held();
         return finishing_ || !lines_.empty();
@@ -49,16 +80,10 @@ void LineWriter::run() {
       if (lines_.empty()) return;
       line = std::move(lines_.front());
       lines_.pop_front();
+      writing_ = true;
+      broken = broken_;
     }
-    for (size_t done = 0; !broken && done < line.size();) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        broken = true;  // the client closed its end: nobody reads what follows
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
+    if (!broken && !write_line(fd_, line)) broken = true;
   }
 }
 

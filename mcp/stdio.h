@@ -21,7 +21,11 @@ namespace skillbox::mcp {
 /// Invalid Request error (id null) and skipped up to its newline; the session goes on.
 inline constexpr size_t kMaxLineBytes = 4u << 20;
 
-/// Writes lines to a file descriptor, in the order pushed, from a thread of its own.
+/// Writes lines to a file descriptor, in the order pushed. A line goes out at once from the pushing
+/// thread when nothing is queued or being written and the descriptor has room for it (a pipe that is
+/// not full takes up to PIPE_BUF bytes without blocking; poll says so); else it is queued for the
+/// writer thread. Handing every response to another thread cost a wake-up per call (docs/benchmarks.md
+/// "MCP").
 class LineWriter {
  public:
   explicit LineWriter(int fd);
@@ -30,7 +34,7 @@ class LineWriter {
   LineWriter(const LineWriter&) = delete;
   LineWriter& operator=(const LineWriter&) = delete;
 
-  /// Queues `text` and a newline. Never blocks on the descriptor. Any thread.
+  /// Writes or queues `text` and a newline. Never blocks on the descriptor. Any thread.
   void push(std::string text);
   /// Writes everything queued, then stops the thread. Idempotent. A descriptor that fails (the reader
   /// went away) drops what is left.
@@ -43,6 +47,8 @@ class LineWriter {
   base::Mutex mu_;
   std::condition_variable wake_;
   std::deque<std::string> lines_ SKILLBOX_GUARDED_BY(mu_);
+  bool writing_ SKILLBOX_GUARDED_BY(mu_) = false;  // the thread is writing a line it took
+  bool broken_ SKILLBOX_GUARDED_BY(mu_) = false;   // a write failed: the reader is gone
   bool finishing_ SKILLBOX_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

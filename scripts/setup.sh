@@ -17,6 +17,7 @@ packages=(
   zlib1g-dev                       # tests: gzip bodies from the loopback HTTP server
   libvalijson-dev                  # JSON Schema (draft 7) validation of MCP tool arguments and results
   json-schema-test-suite           # tests: the official JSON Schema Test Suite, run against that validator
+  libre2-dev                       # that validator's "pattern" keywords, matched in linear time (RE2)
   openssl python3                  # tests: certificates and loopback servers
   python3-yaml python3-jsonschema  # tests: the server checked against docs/openapi.yaml
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback

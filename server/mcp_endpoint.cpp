@@ -17,6 +17,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/session.h"
 #include "mcp/tools.h"
+#include "mcp/watch.h"
 #include "server/api_key.h"
 #include "server/skill_catalog.h"
 
@@ -36,6 +37,35 @@ constexpr size_t kSessionIdBytes = 24;
 
 /// How often the sweeper looks for idle sessions, at most.
 constexpr std::chrono::milliseconds kSweepPeriod{1000};
+
+/// How often an open GET stream gets an SSE comment when nothing else was sent: well under the 30 to 60
+/// seconds after which common proxies close a quiet connection, and a dead client is noticed by then.
+constexpr Clock::duration kKeepAlivePeriod = std::chrono::seconds(15);
+
+/// How often the sweeper compares each tenant's skills folder with what its sessions were given.
+constexpr Clock::duration kToolsCheckPeriod = std::chrono::seconds(2);
+
+/// The fingerprint of a tenant's skills folder: its path and what mcp::folder_fingerprint sees.
+std::string skills_fingerprint(const std::filesystem::path& dir) {
+  return dir.string() + '\0' + mcp::folder_fingerprint(dir);
+}
+
+/// SSE framing (WHATWG HTML "Server-sent events"): one event of type "message" whose data is the
+/// message's text (one line: the JSON texts the session writes hold no newline).
+std::string sse_event(const std::string& text) {
+  return "event: message\ndata: " + text + "\n\n";
+}
+
+/// The head of an event stream.
+HttpResponse sse_head(const std::string& tenant) {
+  return HttpResponse{.status = 200,
+                      .body = {},
+                      .content_type = "text/event-stream",
+                      .headers = {{"Cache-Control", "no-cache"}},
+                      .tenant = tenant,
+                      .outcome = {},
+                      .facts = {}};
+}
 
 /// A refusal: `status` with a JSON-RPC error for `id` (null when the message had none) as the body.
 HttpResponse rpc_error(unsigned status, const nlohmann::json& id, mcp::ErrorCode code,
@@ -204,20 +234,9 @@ struct McpEndpoint::Route {
   bool done SKILLBOX_GUARDED_BY(mu) = false;
   std::string held SKILLBOX_GUARDED_BY(mu);
 
-  /// SSE framing (WHATWG HTML "Server-sent events"): one event of type "message" whose data is the
-  /// message's text (one line: the JSON texts the session writes hold no newline).
-  static std::string event(const std::string& text) { return "event: message\ndata: " + text + "\n\n"; }
+  static std::string event(const std::string& text) { return sse_event(text); }
 
-  void open_stream() SKILLBOX_REQUIRES(mu) {
-    HttpResponse head{.status = 200,
-                      .body = {},
-                      .content_type = "text/event-stream",
-                      .headers = {{"Cache-Control", "no-cache"}},
-                      .tenant = tenant,
-                      .outcome = {},
-                      .facts = {}};
-    stream = start_stream(std::move(head));
-  }
+  void open_stream() SKILLBOX_REQUIRES(mu) { stream = start_stream(sse_head(tenant)); }
 
   void message(const mcp::Outgoing& m) {
     base::MutexLock lock(mu);
@@ -271,6 +290,12 @@ struct McpEndpoint::Route {
   }
 };
 
+/// A tenant's tools as listed from its skills folder when the folder had `fingerprint`.
+struct McpEndpoint::Listing {
+  std::string fingerprint;
+  std::vector<mcp::Tool> tools;
+};
+
 /// One MCP session over HTTP: the mcp::Session and the requests waiting for its answers.
 struct McpEndpoint::Conversation {
   std::string id;   // Mcp-Session-Id
@@ -283,26 +308,53 @@ struct McpEndpoint::Conversation {
   std::atomic<size_t> active{0};  // requests of the session being served or queued
   std::atomic<int64_t> last_used_ms{0};
   std::atomic<bool> ended{false};
+  /// The fingerprint of the skills folder whose tools the session serves (McpEndpoint::refresh_tools).
+  base::Mutex tools_mu;
+  std::string listed SKILLBOX_GUARDED_BY(tools_mu);
+  /// The session's GET stream, when one is open, and when something was last written on it.
+  base::Mutex listen_mu;
+  std::shared_ptr<ResponseStream> listener SKILLBOX_GUARDED_BY(listen_mu);
+  Clock::time_point listener_written SKILLBOX_GUARDED_BY(listen_mu);
 
   void touch() { last_used_ms = now_ms(); }
 
   /// The session's sink: each message to the request it belongs to. A message whose request has no
-  /// route (its POST was answered already) is dropped.
+  /// route (its POST was answered already) is dropped; one that belongs to no request (list_changed)
+  /// goes to the GET stream, or nowhere when none is open (the client sees the change at tools/list).
   void deliver(const mcp::Outgoing& m) {
     std::shared_ptr<Route> route;
     {
       base::MutexLock lock(routes_mu);
       const auto it = routes.find(id_key(m.request_id));
-      if (it == routes.end()) return;
+      if (it == routes.end()) {
+        if (m.request_id.is_null() && !m.response) write_listener(sse_event(m.text));
+        return;
+      }
       route = it->second;
       if (m.response) routes.erase(it);
     }
     route->message(m);
   }
 
+  /// Writes `bytes` on the GET stream, if one is open and its client still there.
+  void write_listener(std::string bytes) {
+    base::MutexLock lock(listen_mu);
+    if (!listener || listener->gone()) return;
+    listener->write(std::move(bytes));
+    listener_written = Clock::now();
+  }
+
+  /// Ends the GET stream, if one is open.
+  void end_listener() {
+    base::MutexLock lock(listen_mu);
+    if (listener) listener->end();
+    listener.reset();
+  }
+
   /// Ends the session: cancels its calls, waits for them, and answers whatever still waits.
   void close() {
     ended = true;
+    end_listener();
     if (session) session->close(mcp::Session::Close::cancel);
     std::map<std::string, std::shared_ptr<Route>> left;
     {
@@ -383,16 +435,17 @@ std::optional<HttpResponse> McpEndpoint::refuse_origin(const HttpRequest& reques
 
 void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& respond,
                          const RespondStream& stream) {
+  const auto arrived = RunQueue::Clock::now();
   const auto refuse = [&](HttpResponse r) {
     r.tenant = tenant_at(tenant)->id;
     respond(std::move(r));
   };
-  if (request.method != "POST" && request.method != "DELETE") {
+  if (request.method != "POST" && request.method != "DELETE" && request.method != "GET") {
     return refuse(with_header(
         rpc_error(405, nullptr, kTransportError,
-                  "method not allowed: POST a JSON-RPC message, or DELETE to end a session; this server "
-                  "offers no stream of its own (GET)"),
-        "Allow", "POST, DELETE"));
+                  "method not allowed: POST a JSON-RPC message, GET the session's event stream, or DELETE "
+                  "to end a session"),
+        "Allow", "GET, POST, DELETE"));
   }
   if (const std::string* v = request.header("mcp-protocol-version"); v != nullptr && !supported_version(*v)) {
     return refuse(rpc_error(400, nullptr, kTransportError,
@@ -411,6 +464,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
     end(c->key);
     return refuse(empty_response(204));
   }
+  if (request.method == "GET") return listen(tenant, request, respond, stream);
   if (!accepts_json_and_sse(request.header("accept"))) {
     return refuse(
         rpc_error(406, nullptr, kTransportError,
@@ -428,7 +482,8 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   const bool is_request = message->kind == mcp::Message::Kind::request;
   if (session_id == nullptr) {
     if (is_request && message->method == "initialize")
-      return admit(tenant, std::move(request), respond, stream, nullptr, message->id, true);
+      return admit(tenant, std::move(request), respond, stream, nullptr,
+                   Asked{.id = message->id, .initialize = true, .tools_list = false, .arrived = arrived});
     return refuse(rpc_error(400, is_request ? message->id : nlohmann::json(), kTransportError,
                             "bad request: missing the Mcp-Session-Id header; send initialize (without one) "
                             "first, then the id its response carried with every request"));
@@ -448,16 +503,54 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
     return refuse(empty_response(202));
   }
   ++c->active;
-  admit(tenant, std::move(request), respond, stream, c, message->id, false);
+  admit(tenant, std::move(request), respond, stream, c,
+        Asked{.id = message->id,
+              .initialize = false,
+              .tools_list = message->method == "tools/list",
+              .arrived = arrived});
+}
+
+void McpEndpoint::listen(size_t tenant, const HttpRequest& request, const Respond& respond,
+                         const RespondStream& stream) {
+  const std::string tenant_id = tenant_at(tenant)->id;
+  const auto refuse = [&](HttpResponse r) {
+    r.tenant = tenant_id;
+    respond(std::move(r));
+  };
+  const std::string* accept = request.header("accept");
+  if (accept == nullptr || lower(*accept).find("text/event-stream") == std::string::npos)
+    return refuse(
+        rpc_error(406, nullptr, kTransportError,
+                  "not acceptable: GET /mcp opens an event stream; send Accept: text/event-stream"));
+  const std::string* session_id = request.header("mcp-session-id");
+  if (session_id == nullptr)
+    return refuse(rpc_error(400, nullptr, kTransportError,
+                            "bad request: GET /mcp needs the Mcp-Session-Id header of the session whose "
+                            "stream to open"));
+  const std::shared_ptr<Conversation> c = find(tenant, *session_id);
+  if (!c) return refuse(rpc_error(404, nullptr, kSessionNotFound, "session not found (it ended or expired)"));
+  if (queue_.stopped())
+    return refuse(
+        rpc_error(503, nullptr, kTransportError, "the server is shutting down; try another replica"));
+  base::MutexLock lock(c->listen_mu);
+  if (c->listener && !c->listener->gone())
+    return refuse(rpc_error(409, nullptr, kTransportError,
+                            "conflict: this session already has its GET stream open (one per session); "
+                            "close it first, or keep reading it"));
+  c->listener = stream(sse_head(tenant_id));
+  // A first comment, so that the client sees the stream open before anything happens.
+  c->listener->write(": skillbox: the session's stream\n\n");
+  c->listener_written = Clock::now();
 }
 
 void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respond,
                         const RespondStream& stream, const std::shared_ptr<Conversation>& conversation,
-                        const nlohmann::json& id, bool initialize) {
-  auto job = [this, tenant, request = std::move(request), respond, stream, conversation, id,
-              initialize](RunQueue::Clock::duration waited) {
+                        Asked asked) {
+  const nlohmann::json id = asked.id;
+  auto job = [this, tenant, request = std::move(request), respond, stream, conversation,
+              asked = std::move(asked)](RunQueue::Clock::duration waited) {
     metrics_.queue_waited(tenant, seconds(waited));
-    serve(tenant, request, respond, stream, conversation, id, initialize);
+    serve(tenant, request, respond, stream, conversation, asked);
   };
   const RunQueue::Ticket ticket = queue_.submit(tenant, std::move(job));
   if (ticket.admission == RunQueue::Admission::queued) return;
@@ -493,7 +586,9 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
 
 void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond& respond,
                         const RespondStream& stream, std::shared_ptr<Conversation> conversation,
-                        const nlohmann::json& id, bool initialize) {
+                        const Asked& asked) {
+  const nlohmann::json& id = asked.id;
+  const bool initialize = asked.initialize;
   const std::shared_ptr<const McpTenant> held = tenant_at(tenant);
   const McpTenant& t = *held;
   if (initialize) {
@@ -525,8 +620,9 @@ void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond
   } else if (c.ended) {
     route->fail(rpc_error(404, id, kSessionNotFound, "session not found: it ended"));
   } else {
+    if (asked.tools_list) refresh_tools(c);  // the list a client asks for is the folder's of now
     base::MutexLock lock(c.receive_mu);
-    c.session->receive(request.body);
+    c.session->receive(request.body, asked.arrived);
   }
   // A call keeps its run thread until it is answered: the tenant's concurrency bounds MCP calls too.
   route->wait();
@@ -591,12 +687,18 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
   c->active = 1;  // the initialize request itself
   c->touch();
   Conversation* raw = c.get();
+  const std::shared_ptr<const Listing> tools = listing(tenant);
+  {
+    base::MutexLock lock(c->tools_mu);
+    c->listed = tools->fingerprint;
+  }
   c->session = std::make_unique<mcp::Session>(
-      mcp::SessionOptions{.tools = tenant_tools(t, runner_, config_.bare_tool_names),
+      mcp::SessionOptions{.tools = tools->tools,
                           .runner = metered_at(tenant),
                           .overrides = {},
                           .tenant = t.context,
                           .page_size = 100,
+                          .list_changed = true,
                           .max_running_calls = t.max_concurrent_runs,
                           .max_waiting_calls = t.max_queued_runs + t.max_concurrent_runs},
       mcp::RoutedSink([raw](const mcp::Outgoing& m) { raw->deliver(m); }),
@@ -632,7 +734,75 @@ void McpEndpoint::end(const std::string& key) {
   wake_.notify_all();
 }
 
+std::shared_ptr<const McpEndpoint::Listing> McpEndpoint::listing(size_t tenant) {
+  const std::shared_ptr<const McpTenant> t = tenant_at(tenant);
+  std::string fingerprint = skills_fingerprint(t->skills_dir);
+  base::MutexLock lock(listing_mu_);
+  std::shared_ptr<const Listing>& slot = listings_[tenant];
+  if (slot && slot->fingerprint == fingerprint) return slot;
+  slot = std::make_shared<const Listing>(Listing{
+      .fingerprint = std::move(fingerprint), .tools = tenant_tools(*t, runner_, config_.bare_tool_names)});
+  return slot;
+}
+
+void McpEndpoint::refresh_tools(Conversation& c) {
+  const std::shared_ptr<const Listing> now = listing(c.tenant);
+  base::MutexLock lock(c.tools_mu);
+  if (c.listed == now->fingerprint) return;
+  c.listed = now->fingerprint;
+  // Sends notifications/tools/list_changed (to the GET stream) when the tools differ.
+  c.session->replace_tools(now->tools);
+}
+
+void McpEndpoint::check_tools(std::map<size_t, std::string>& pending) {
+  std::map<size_t, std::vector<std::shared_ptr<Conversation>>> by_tenant;
+  {
+    base::MutexLock lock(mu_);
+    for (const auto& [key, c] : sessions_) by_tenant[c->tenant].push_back(c);
+  }
+  for (const auto& [tenant, conversations] : by_tenant) {
+    const std::string now = skills_fingerprint(tenant_at(tenant)->skills_dir);
+    bool listed_now = false;
+    {
+      base::MutexLock lock(listing_mu_);
+      const auto it = listings_.find(tenant);
+      listed_now = it != listings_.end() && it->second->fingerprint == now;
+    }
+    if (listed_now) {
+      pending.erase(tenant);
+    } else if (pending[tenant] != now) {
+      pending[tenant] = now;  // changed: look again next time, when a save in several writes is done
+      continue;
+    }
+    for (const std::shared_ptr<Conversation>& c : conversations)
+      if (!c->ended) refresh_tools(*c);
+  }
+}
+
+void McpEndpoint::keep_alive(bool draining) {
+  std::vector<std::shared_ptr<Conversation>> all;
+  {
+    base::MutexLock lock(mu_);
+    for (const auto& [key, c] : sessions_) all.push_back(c);
+  }
+  const auto now = Clock::now();
+  for (const std::shared_ptr<Conversation>& c : all) {
+    base::MutexLock lock(c->listen_mu);
+    if (!c->listener) continue;
+    if (draining || c->listener->gone()) {
+      // Draining: an open stream would hold the server up until the drain timeout.
+      c->listener->end();
+      c->listener.reset();
+    } else if (now - c->listener_written >= kKeepAlivePeriod) {
+      c->listener->write(": keep-alive\n\n");  // an SSE comment: clients ignore it
+      c->listener_written = now;
+    }
+  }
+}
+
 void McpEndpoint::sweep() {
+  std::map<size_t, std::string> pending;  // per tenant: a changed skills folder's fingerprint
+  auto next_tools_check = Clock::now() + kToolsCheckPeriod;
   for (;;) {
     std::vector<std::shared_ptr<Conversation>> closing;
     bool stop = false;
@@ -665,6 +835,11 @@ void McpEndpoint::sweep() {
       metrics_.mcp_sessions(c->tenant, -1);
     }
     if (stop) return;
+    keep_alive(queue_.stopped());
+    if (Clock::now() >= next_tools_check) {
+      check_tools(pending);
+      next_tools_check = Clock::now() + kToolsCheckPeriod;
+    }
   }
 }
 

@@ -5,8 +5,19 @@
 // notification or a response is accepted with 202 and no body. A request is answered on its own POST:
 // with one `application/json` response when the answer is all there is, or with a `text/event-stream`
 // whose events are the call's notifications (log lines, progress) and then the response, after which the
-// stream ends. Nothing is sent on a stream that does not relate to its request, and there is no
-// server-initiated stream (GET answers 405) and no resumption (no event ids; Last-Event-ID is ignored).
+// stream ends. Nothing is sent on a stream that does not relate to its request. No resumption (no event
+// ids; Last-Event-ID is ignored).
+//
+// GET with `Accept: text/event-stream` and `Mcp-Session-Id` opens the session's server-initiated stream:
+// it carries the messages that belong to no request (notifications/tools/list_changed), and an SSE
+// comment every kKeepAlivePeriod so that proxies and clients see it alive. One per session: a second GET
+// while the first is open gets 409 (as the official TypeScript SDK's server answers); one whose client
+// went away is replaced. The stream ends with its session (DELETE, expiry) and when the server drains.
+//
+// Tools follow the tenant's skills folder: its fingerprint (mcp/watch.h: every file's path, size, inode
+// and mtime) is compared on each initialize and tools/list, and every kToolsCheckPeriod by the sweeper;
+// when it changed (and, for the sweeper, held still for one period), the skills are listed again (once
+// per tenant, shared by its sessions) and each session whose tools differ sends list_changed.
 //
 // Sessions: `initialize` creates one (an mcp::Session serving the tenant's skills as tools, as
 // `skillbox mcp` serves folders) and its response carries `Mcp-Session-Id`, 192 random bits from
@@ -89,10 +100,25 @@ class McpEndpoint {
  private:
   struct Route;
   struct Conversation;
+  struct Listing;
+  void listen(size_t tenant, const HttpRequest& request, const Respond& respond, const RespondStream& stream);
+  /// The tenant's tools as its skills folder holds them now (listed again only when it changed).
+  std::shared_ptr<const Listing> listing(size_t tenant);
+  /// Gives `c` the tenant's current tools when they changed since it was last given them.
+  void refresh_tools(Conversation& c);
+  void check_tools(std::map<size_t, std::string>& pending);
+  void keep_alive(bool draining);
+  /// What admit() and serve() need to know of a request beyond the HTTP request.
+  struct Asked {
+    nlohmann::json id;
+    bool initialize = false;
+    bool tools_list = false;
+    RunQueue::Clock::time_point arrived;  // a call's timeout counts from here
+  };
   void admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,
-             const std::shared_ptr<Conversation>& conversation, const nlohmann::json& id, bool initialize);
+             const std::shared_ptr<Conversation>& conversation, Asked asked);
   void serve(size_t tenant, const HttpRequest& request, const Respond& respond, const RespondStream& stream,
-             std::shared_ptr<Conversation> conversation, const nlohmann::json& id, bool initialize);
+             std::shared_ptr<Conversation> conversation, const Asked& asked);
   std::shared_ptr<Conversation> open(size_t tenant, std::string& error, unsigned& status);
   std::shared_ptr<Conversation> find(size_t tenant, const std::string& session_id);
   void end(const std::string& key);
@@ -109,6 +135,9 @@ class McpEndpoint {
   /// By lane index (McpTenant::index); a tenant removed by a reload stays, unreachable.
   std::vector<std::shared_ptr<const McpTenant>> tenants_ SKILLBOX_GUARDED_BY(tenants_mu_);
   std::vector<std::unique_ptr<Runner>> metered_ SKILLBOX_GUARDED_BY(tenants_mu_);
+  /// The last listing of each tenant's tools, by lane index. Listing runs bundles: one at a time.
+  base::Mutex listing_mu_;
+  std::map<size_t, std::shared_ptr<const Listing>> listings_ SKILLBOX_GUARDED_BY(listing_mu_);
 
   base::Mutex mu_;
   std::condition_variable wake_;

@@ -93,6 +93,11 @@ size_t RunQueue::pending() const {
   return queued_ + running_;
 }
 
+bool RunQueue::stopped() const {
+  base::MutexLock lock(mu_);
+  return stopping_;
+}
+
 std::vector<RunQueue::LaneCounts> RunQueue::counts() const {
   base::MutexLock lock(mu_);
   std::vector<LaneCounts> out;

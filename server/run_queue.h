@@ -93,6 +93,8 @@ class RunQueue {
 
   /// Refuses new jobs from now on; the queued ones still run. Any thread; idempotent.
   void shutdown();
+  /// True once shutdown() was called (the server is draining). Any thread.
+  [[nodiscard]] bool stopped() const;
 
  private:
   struct Entry {

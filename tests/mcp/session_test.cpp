@@ -162,6 +162,73 @@ TEST(McpSession, ACallRunsTheToolsExportWithTheArgumentsAndTheSessionsLimits) {
             json({{"content", {{{"type", "text"}, {"text", "{\"a\":[1,2]}"}}}}, {"isError", false}}));
 }
 
+TEST(McpSession, ACatastrophicPatternIsAnsweredAsInvalidParamsWithoutARun) {
+  // "^(a+)+$" on 50,000 "a"s and a "!" backtracks for ages in a backtracking regex engine; the arguments
+  // are checked with RE2 (base/ecma_regex.h), so the call is answered, and no sandbox starts.
+  Harness h(1);
+  const nlohmann::json schema = {{"type", "object"}, {"properties", {{"id", {{"pattern", "^(a+)+$"}}}}}};
+  Result<base::JsonSchema> validator = base::JsonSchema::compile(schema);
+  ASSERT_TRUE(validator) << validator.error().message;
+  std::vector<Tool> tools;
+  tools.push_back(Tool{.name = "strict",
+                       .title = {},
+                       .description = {},
+                       .input_schema = schema,
+                       .input_validator = std::move(*validator),
+                       .output_schema = nullptr,
+                       .output_validator = {},
+                       .annotations = {},
+                       .skill = *load_skill(kHello),
+                       .export_name = {},
+                       .bundle = false});
+  h.session->replace_tools(std::move(tools));
+  h.session->receive(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  h.session->receive(
+      json({{"jsonrpc", "2.0"},
+            {"id", 7},
+            {"method", "tools/call"},
+            {"params", {{"name", "strict"}, {"arguments", {{"id", std::string(50000, 'a') + "!"}}}}}})
+          .dump());
+  h.session->close(Session::Close::drain);
+  EXPECT_TRUE(h.runner.seen.empty());
+  std::lock_guard<std::mutex> lock(h.mu);
+  ASSERT_FALSE(h.out.empty());
+  const json& answer = h.out.back();
+  EXPECT_EQ(answer["id"], 7);
+  EXPECT_EQ(answer["error"]["code"], -32602) << answer.dump().substr(0, 500);
+  EXPECT_NE(answer["error"]["message"].get<std::string>().find("/id"), std::string::npos)
+      << answer.dump().substr(0, 500);
+}
+
+TEST(McpSession, ACallsTimeoutCountsFromItsArrival) {
+  // As for a /v1 run: the time a call waited before it could start is part of its timeout.
+  Harness h(1);
+  h.runner.result.outcome = Outcome::ok;
+  h.runner.result.value_json = "1";
+  const uint64_t timeout_ms = load_skill(kHello)->manifest().limits.timeout_ms;  // hello: 1000
+  h.session->receive(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  const auto call = [](int id) {
+    return json({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", "t0"}}}})
+        .dump();
+  };
+  const auto now = Session::Clock::now();
+  h.session->receive(call(1), now - std::chrono::milliseconds(timeout_ms + 5000));  // waited past it
+  h.session->receive(call(2), now - std::chrono::milliseconds(timeout_ms / 2));     // waited half of it
+  h.session->close(Session::Close::drain);
+  ASSERT_EQ(h.runner.seen.size(), 1u);  // the first never ran
+  ASSERT_TRUE(h.runner.seen[0].overrides.timeout_ms);
+  EXPECT_LE(*h.runner.seen[0].overrides.timeout_ms, timeout_ms / 2);
+  std::lock_guard<std::mutex> lock(h.mu);
+  bool first_answered = false;
+  for (const json& m : h.out) {
+    if (m.value("id", json()) != 1) continue;
+    first_answered = true;
+    EXPECT_EQ(m["result"]["isError"], true) << m.dump();
+    EXPECT_TRUE(m["result"]["content"][0]["text"].get<std::string>().starts_with("timeout")) << m.dump();
+  }
+  EXPECT_TRUE(first_answered);
+}
+
 TEST(McpSession, CallResultsNameTheOutcomeOfAFailedRun) {
   Result<Skill> skill = load_skill(kHello);
   ASSERT_TRUE(skill);

@@ -1,6 +1,8 @@
 // MCP over Streamable HTTP: `/mcp` of a real `skillbox serve` on 127.0.0.1, seen as a client sees it:
 // statuses, headers, JSON bodies and event streams. Each test runs with both isolation modes.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +296,95 @@ TEST_P(McpHttp, AClientThatDisconnectsDoesNotCancelItsCall) {
   EXPECT_EQ(c.post(request(14, "ping")).status, 200);
 }
 
+/// Reads from `fd` until what was read holds `text`, at most `wait`; returns all that was read.
+std::string read_until(int fd, const std::string& text, std::chrono::milliseconds wait) {
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (got.find(text) == std::string::npos) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+/// Opens the GET stream of `c`'s session on a raw connection; returns its fd (the stream's head read).
+int open_stream(const Client& c) {
+  const int fd = connect_raw(c.base);
+  EXPECT_GE(fd, 0);
+  EXPECT_TRUE(send_all(fd, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + c.key +
+                               "\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + c.session + "\r\n\r\n"));
+  const std::string head = read_until(fd, "skillbox: the session's stream", 20s);
+  EXPECT_NE(head.find("HTTP/1.1 200"), std::string::npos) << head;
+  EXPECT_NE(head.find("text/event-stream"), std::string::npos) << head;
+  return fd;
+}
+
+TEST_P(McpHttp, TheSessionsStreamTellsOfASkillAddedToTheFolder) {
+  Client c = client();
+  c.start();
+  const int fd = open_stream(c);
+  // One stream per session while it is open.
+  const HttpReply second = http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+                                {"Accept: text/event-stream", "Mcp-Session-Id: " + c.session});
+  EXPECT_EQ(second.status, 409) << second.body;
+  write_skill(root() / "a-skills" / "added", "added", "export default () => 'new'");
+  const std::string got = read_until(fd, "notifications/tools/list_changed", 30s);
+  EXPECT_NE(got.find(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}})"),
+            std::string::npos)
+      << got;
+  const HttpReply listed = c.post(request(2, "tools/list"));
+  EXPECT_NE(listed.body.find(R"("name":"added")"), std::string::npos) << listed.body;
+  const HttpReply called = c.post(request(3, "tools/call", {{"name", "added"}}));
+  EXPECT_EQ(called.json()["result"]["content"][0]["text"], "\"new\"") << called.body;
+  // DELETE ends the stream: its last chunk, and the connection is free again.
+  EXPECT_EQ(http("DELETE", c.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + c.session}).status,
+            204);
+  EXPECT_NE(read_until(fd, "0\r\n\r\n", 20s).find("0\r\n\r\n"), std::string::npos);
+  ::close(fd);
+}
+
+TEST_P(McpHttp, ToolsListSeesTheFolderAsItIsNow) {
+  Client c = client();
+  c.start();
+  write_skill(root() / "a-skills" / "fresh", "fresh", "export default () => 1");
+  const HttpReply listed = c.post(request(2, "tools/list"));  // no wait for the sweeper
+  EXPECT_NE(listed.body.find(R"("name":"fresh")"), std::string::npos) << listed.body;
+  fs::remove_all(root() / "a-skills" / "fresh");
+  EXPECT_EQ(c.post(request(4, "tools/list")).body.find(R"("name":"fresh")"), std::string::npos);
+  EXPECT_EQ(c.post(request(5, "tools/call", {{"name", "fresh"}})).json()["error"]["code"], -32602);
+}
+
+TEST_P(McpHttp, TheStreamIsRefusedWithoutASessionAndEndsWhenTheServerDrains) {
+  Client c = client();
+  c.start();
+  EXPECT_EQ(http("GET", c.base + "/mcp", kKeyA, std::nullopt, {"Accept: text/event-stream"}).status, 400);
+  EXPECT_EQ(
+      http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+           {"Accept: text/event-stream", "Mcp-Session-Id: 00112233445566778899aabbccddeeff0011223344556677"})
+          .status,
+      404);
+  EXPECT_EQ(http("GET", c.base + "/mcp", kKeyA, std::nullopt,
+                 {"Accept: application/json", "Mcp-Session-Id: " + c.session})
+                .status,
+            406);
+  const HttpReply put = http("PUT", c.base + "/mcp", kKeyA, std::string("{}"), {kJson});
+  EXPECT_EQ(put.status, 405);
+  EXPECT_EQ(put.header("allow"), "GET, POST, DELETE");
+  const int fd = open_stream(c);
+  // SIGTERM: the open stream ends with the drain, long before drain_timeout_ms (30 s) would pass.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(server_->stop(SIGTERM), 0) << server_->err();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  ::close(fd);
+}
+
 TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   Client c = client();
   c.start();
@@ -322,10 +413,10 @@ TEST_P(McpHttp, TransportRulesAreEnforcedAndBadInputNeverStopsTheServer) {
   const HttpReply note = c.post(json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}});
   EXPECT_EQ(note.status, 202);
   EXPECT_TRUE(note.body.empty()) << note.body;
-  // No server-initiated stream; no key.
+  // A GET without a session opens no stream; no key.
   const HttpReply get = http("GET", c.base + "/mcp", kKeyA, std::nullopt, {kAccept});
-  EXPECT_EQ(get.status, 405);
-  EXPECT_EQ(get.header("allow"), "POST, DELETE");
+  EXPECT_EQ(get.status, 400);
+  EXPECT_EQ(get.json()["error"]["code"], -32000) << get.body;
   const Client keyless{c.base, "", c.session};
   EXPECT_EQ(keyless.post(request(2, "ping")).status, 401);
   // Still serving.
@@ -356,6 +447,40 @@ TEST_P(McpHttp, MetricsCountSessionsAndCalls) {
   EXPECT_NE(m.body.find("skillbox_mcp_sessions{tenant=\"a\"} 1\n"), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("skillbox_mcp_calls_total{tenant=\"a\"} 1\n"), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("skillbox_runs_total{tenant=\"a\",outcome=\"ok\"} 1\n"), std::string::npos) << m.body;
+}
+
+/// One run thread: a second request waits in the queue while the first runs.
+class McpHttpOneThread : public McpHttp {
+  std::string extra_config() const override { return "run_threads = 1\n"; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Isolation, McpHttpOneThread, ::testing::Values("inprocess", "process"));
+
+TEST_P(McpHttpOneThread, ACallsTimeoutCountsFromItsArrivalNotFromItsStart) {
+  write_skill(root() / "a-skills" / "slow", "slow",
+              "export default () => new Promise((done) => setTimeout(() => done('slept'), 600))",
+              R"("limits": {"timeout_ms": 1000})");
+  Client c = client();
+  c.start();
+  ASSERT_NE(c.post(request(2, "tools/list")).body.find(R"("name":"slow")"), std::string::npos);
+  // Alone, it ends well inside its timeout.
+  EXPECT_EQ(c.post(request(3, "tools/call", {{"name", "slow"}})).json()["result"]["content"][0]["text"],
+            "\"slept\"");
+  // Behind nap (1 s) on the only run thread, it waits about 1 s: past its 1,000 ms before it starts.
+  const int fd = connect_raw(c.base);
+  ASSERT_GE(fd, 0);
+  const std::string body = request(4, "tools/call", {{"name", "nap"}}).dump();
+  ASSERT_TRUE(send_all(fd, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                               std::string(kKeyA) + "\r\n" + kAccept + "\r\n" + kJson +
+                               "\r\nMcp-Session-Id: " + c.session +
+                               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_NE(read_until(fd, "napping", 30s).find("napping"), std::string::npos);  // nap runs
+  const HttpReply queued = c.post(request(5, "tools/call", {{"name", "slow"}}));
+  ASSERT_EQ(queued.status, 200) << queued.body;
+  EXPECT_EQ(queued.json()["result"]["isError"], true) << queued.body;
+  EXPECT_TRUE(queued.json()["result"]["content"][0]["text"].get<std::string>().starts_with("timeout"))
+      << queued.body;
+  ::close(fd);
 }
 
 class McpHttpBounds : public McpHttp {

@@ -56,3 +56,26 @@ test('the SDK client over Streamable HTTP lists, calls, hears progress and logs,
     await server.stop();
   }
 });
+
+test('the SDK client hears list_changed on its GET stream when a skill is added to the folder', async () => {
+  const root = tempDir('http-changed');
+  const skills = path.join(root, 'skills');
+  fs.mkdirSync(skills);
+  fs.cpSync(path.join(sourceDir, 'examples', 'skills', 'hello'), path.join(skills, 'hello'), { recursive: true });
+  const server = await serveMcp(skills, root);
+  const client = await connectHttp(server.url);
+  let changes = 0;
+  client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => changes++);
+  try {
+    assert.equal(client.getServerCapabilities().tools.listChanged, true);
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['hello']);
+    writeSkill(path.join(skills, 'added'), { id: 'added' }, { 'index.js': "export default () => 'new'" });
+    // The SDK opened the session's GET stream after initialize; the server looks at the folder every 2 s.
+    await waitFor(() => changes >= 1, 20000, 'notifications/tools/list_changed');
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(), ['added', 'hello']);
+    assert.equal(textOf(await client.callTool({ name: 'added', arguments: {} })), '"new"');
+  } finally {
+    await client.close();
+    await server.stop();
+  }
+});
