@@ -25,8 +25,7 @@ size_t round_to_pages(size_t n) {
 
 }  // namespace
 
-PristineRealm::PristineRealm()
-    : limiter_(Limits{}, Clock::time_point::max(), flag_), heap_(limiter_) {}
+PristineRealm::PristineRealm() : limiter_(Limits{}, Clock::time_point::max(), flag_), heap_(limiter_) {}
 
 PristineRealm::~PristineRealm() {
   // The runtime is not freed value by value: all its memory is the arena's, which heap_ unmaps.

@@ -91,7 +91,8 @@ TEST(Pristine, ARunThatChangesEveryIntrinsicLeavesTheNextRunsWorldPristine) {
   TestRunner runner;
   const RunResult before = run(runner, skill, "null", "print");
   ASSERT_EQ(before.outcome, Outcome::ok) << describe(before);
-  ASSERT_NE(before.value_json.find("globalThis.Math.random function"), std::string::npos) << before.value_json;
+  ASSERT_NE(before.value_json.find("globalThis.Math.random function"), std::string::npos)
+      << before.value_json;
   // Several rounds, so that every thread of an in-process pool has run a changed world before.
   for (int round = 0; round < 6; ++round) {
     const RunResult changed = run(runner, skill, "null", "change");
@@ -123,7 +124,8 @@ class NoHost final : public bus::Endpoint {
   void cancel_all() override {}
 };
 
-engine::SessionResult run_here(const std::string& source, const std::string& export_name, bool pristine = true) {
+engine::SessionResult run_here(const std::string& source, const std::string& export_name,
+                               bool pristine = true) {
   engine::DeadlineFlag flag;
   engine::SessionParams p;
   p.call = engine::Call{.skill_id = "test", .export_name = export_name, .input_json = "null"};
@@ -141,7 +143,8 @@ TEST(Pristine, OnOneThreadTheNextRunIsPristineAfterEveryChange) {
   const std::string source = skill_source(true);
   const engine::SessionResult before = run_here(source, "print");
   ASSERT_EQ(before.outcome, Outcome::ok);
-  ASSERT_NE(engine::thread_realm(false), nullptr) << "this thread has no pristine realm: nothing was restored";
+  ASSERT_NE(engine::thread_realm(false), nullptr)
+      << "this thread has no pristine realm: nothing was restored";
   ASSERT_EQ(run_here(source, "change").outcome, Outcome::ok);
   const engine::SessionResult after = run_here(source, "print");
   ASSERT_EQ(after.outcome, Outcome::ok);
