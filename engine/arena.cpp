@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace skillbox::engine {
 namespace {
@@ -57,13 +58,17 @@ BlockArena::BlockArena() {
 }
 
 BlockArena::~BlockArena() {
-  drop_run_memory();
-  for (unsigned char* c = last_chunk_; c != nullptr;) {
-    auto* next = const_cast<unsigned char*>(chunk_next(c));
-    if (!in_region(c)) std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
-    c = next;
+  if (region_ == nullptr) {
+    drop_run_memory();
+    for (unsigned char* c = last_chunk_; c != nullptr;) {
+      auto* next = const_cast<unsigned char*>(chunk_next(c));
+      std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+      c = next;
+    }
+    return;
   }
-  if (region_ != nullptr) munmap(region_, region_bytes_);
+  drop_run_memory();
+  munmap(region_, region_bytes_);
 }
 
 // Frees what a restore cannot bring back: every outside block, and the chunks carved from malloc after
@@ -77,11 +82,12 @@ void BlockArena::drop_run_memory() {
   outside_ = nullptr;
   outside_bytes_ = 0;
   if (region_ == nullptr) return;
-  while (last_chunk_ != nullptr && !in_region(last_chunk_)) {
-    auto* next = const_cast<unsigned char*>(chunk_next(last_chunk_));
-    std::free(last_chunk_);  // NOLINT(cppcoreguidelines-no-malloc)
-    last_chunk_ = next;
-  }
+  // Listed apart, not found by walking the chunk list: that list runs through the region, which a
+  // corrupted heap may have overwritten.
+  for (unsigned char* c : overflow_chunks_) std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+  overflow_chunks_.clear();
+  last_chunk_ = nullptr;
+  bump_ = bump_end_ = nullptr;
 }
 
 bool BlockArena::reserve_region(size_t bytes) {
@@ -117,10 +123,7 @@ unsigned char* BlockArena::carve_region(size_t bytes) {
 }
 
 bool BlockArena::self_contained() const {
-  if (outside_ != nullptr) return false;
-  for (const unsigned char* c = last_chunk_; c != nullptr; c = chunk_next(c))
-    if (!in_region(c)) return false;
-  return true;
+  return outside_ == nullptr && overflow_chunks_.empty();
 }
 
 BlockArena::Bookkeeping BlockArena::save() const {
@@ -137,8 +140,19 @@ BlockArena::Bookkeeping BlockArena::save() const {
   return b;
 }
 
-void BlockArena::restore(const Bookkeeping& saved, const unsigned char* image) {
+void BlockArena::restore(const Bookkeeping& saved, const unsigned char* image, size_t keep_bytes) {
   drop_run_memory();
+  // Pages past what is kept go back to the system: one large run does not pin its memory.
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t keep =
+      (std::max(keep_bytes, static_cast<size_t>(saved.region_next - region_)) + page - 1) / page * page;
+  const size_t used = (region_used() + page - 1) / page * page;
+  if (used > keep) madvise(region_ + keep, used - keep, MADV_DONTNEED);
+  // What the run carved past the image is cleared: the next run's blocks hold nothing of this one's,
+  // even in bytes the engine has not written yet.
+  unsigned char* image_end = saved.region_next;
+  unsigned char* dirty_end = std::min(region_next_, region_ + keep);
+  if (dirty_end > image_end) std::memset(image_end, 0, static_cast<size_t>(dirty_end - image_end));
   std::memcpy(region_, image, static_cast<size_t>(saved.region_next - region_));
   carved_ = saved.carved;
   outside_bytes_ = saved.outside_bytes;
@@ -190,9 +204,18 @@ size_t BlockArena::outside_bytes(const Outside* o) {
 
 bool BlockArena::carve_chunk() {
   unsigned char* c = carve_region(kChunkBytes);
-  if (c == nullptr)
+  if (c == nullptr) {
     c = static_cast<unsigned char*>(std::malloc(kChunkBytes));  // NOLINT(cppcoreguidelines-no-malloc)
-  if (c == nullptr) return false;
+    if (c == nullptr) return false;
+    if (region_ != nullptr) {  // a full region: the chunk is freed at the next restore
+      try {
+        overflow_chunks_.push_back(c);
+      } catch (const std::bad_alloc&) {
+        std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+        return false;
+      }
+    }
+  }
   if (last_chunk_ != nullptr) *reinterpret_cast<unsigned char**>(last_chunk_ + sizeof(void*)) = bump_;
   *reinterpret_cast<unsigned char**>(c) = last_chunk_;
   last_chunk_ = c;

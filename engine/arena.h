@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
+#include <vector>
 
 #include "base/sanitizer.h"
 
@@ -92,11 +93,14 @@ class BlockArena {
   /// The start of the region and the bytes of it in use now (its carved chunks and region blocks).
   [[nodiscard]] unsigned char* region_base() const { return region_; }
   [[nodiscard]] size_t region_used() const { return static_cast<size_t>(region_next_ - region_); }
+  /// The bytes of the region that are mapped read-write (committed as carving needed them).
+  [[nodiscard]] size_t region_committed() const { return static_cast<size_t>(region_committed_ - region_); }
   /// Puts the arena back to a saved moment: frees every outside block and every chunk outside the
   /// region, copies `image` (what region_used() covered when `saved` was taken) to the start of the
-  /// region and takes `saved` as its bookkeeping. Region memory past the image keeps its pages
-  /// (mapped, reused by the next carvings) and its old bytes, which nothing reachable points to.
-  void restore(const Bookkeeping& saved, const unsigned char* image);
+  /// region and takes `saved` as its bookkeeping. Region memory past the image is cleared and keeps
+  /// its pages up to `keep_bytes` from the start (mapped, reused by the next carvings without a page
+  /// fault); pages beyond are returned (MADV_DONTNEED).
+  void restore(const Bookkeeping& saved, const unsigned char* image, size_t keep_bytes);
 
   /// Why allocate/resize returned null.
   enum class Refusal { none, limit, host_out_of_memory };
@@ -271,6 +275,7 @@ class BlockArena {
   unsigned char* region_committed_ = nullptr;
   unsigned char* region_blocks_ = nullptr;  // region blocks (an Outside prefix each), linked by `next`
   bool large_in_region_ = false;
+  std::vector<unsigned char*> overflow_chunks_;  // chunks from malloc once the region was full
   static_assert(std::tuple_size_v<decltype(Bookkeeping::free)> == kClasses);
   static_assert(std::tuple_size_v<decltype(Bookkeeping::nonempty)> == (kClasses + 63) / 64);
 };

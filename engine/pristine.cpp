@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -79,13 +80,15 @@ bool PristineRealm::acquire() {
 }
 
 void PristineRealm::release() {
-  BlockArena& arena = heap_.arena();
-  // Pages of the region past what is kept are returned: one large run does not pin its memory.
-  const size_t keep = round_to_pages(std::max(image_bytes_, kKeptBytes));
-  const size_t used = round_to_pages(arena.region_used());
-  if (used > keep) madvise(arena.region_base() + keep, used - keep, MADV_DONTNEED);
-  arena.restore(*saved_, image_);
+  heap_.arena().restore(*saved_, image_, kKeptBytes);
   in_use_ = false;
+}
+
+void PristineRealm::prefault(size_t extra) {
+  BlockArena& arena = heap_.arena();
+  const size_t end = std::min(round_to_pages(image_bytes_ + extra), arena.region_committed());
+  volatile unsigned char* base = arena.region_base();
+  for (size_t at = 0; at < end; at += page_size()) base[at] = base[at];
 }
 
 uint64_t PristineRealm::image_checksum() const {
@@ -97,13 +100,27 @@ uint64_t PristineRealm::image_checksum() const {
   return h;
 }
 
-PristineRealm* thread_realm(bool fetch, size_t region_bytes) {
-  struct Slot {
-    std::unique_ptr<PristineRealm> realm;
-    bool tried = false;
-  };
+namespace {
+
+struct Slot {
+  std::unique_ptr<PristineRealm> realm;
+  bool tried = false;
+};
+
+std::array<Slot, 2>& thread_slots() {
   thread_local std::array<Slot, 2> slots;
-  Slot& slot = slots[fetch ? 1 : 0];
+  return slots;
+}
+
+}  // namespace
+
+void prefault_thread_realms(size_t extra) {
+  for (Slot& slot : thread_slots())
+    if (slot.realm) slot.realm->prefault(extra);
+}
+
+PristineRealm* thread_realm(bool fetch, size_t region_bytes) {
+  Slot& slot = thread_slots()[fetch ? 1 : 0];
   if (!slot.tried) {
     slot.tried = true;
     slot.realm = PristineRealm::build(fetch, region_bytes);

@@ -152,7 +152,8 @@ echo "versions: skillbox $(git -C "$src" describe --always --dirty 2>/dev/null |
   "node $(node --version 2>/dev/null || echo -), quickjs-emscripten $(version_of quickjs-emscripten)," \
   "isolated-vm $(version_of isolated-vm)"
 echo
-# table COLUMN UNIT: one table of the samples' COLUMN (3 wall-clock, 4 process CPU time); W4 has one value.
+# table COLUMN UNIT: one table of the samples' COLUMN (3 wall-clock, 4 process CPU time, 5 minor page
+# faults where the peer reports them); W4 has one value.
 table() {
   awk -v col="$1" '$2 == "W4" || NF >= col { print $1, $2, ($2 == "W4" ? $3 : $col) }' "$out/samples" |
     sort -k1,1 -k2,2 -k3,3g | awk -v order="$peers" -v what="$2" '
@@ -191,6 +192,25 @@ echo
 echo "Process CPU time per iteration (all threads; steadier than wall-clock on a loaded machine):"
 echo
 table 4 "CPU"
+# faults: the mean minor page faults per iteration (column 5; peers that do not report it show -). A
+# figure that does not depend on the machine's speed: each fresh page costs a fault, 0.5-15 µs by machine.
+faults() {
+  awk 'NF >= 5 && $2 != "W4" { k = $1 " " $2; s[k] += $5; n[k]++ }
+  END {
+    print "| peer | W1 faults/iteration | W2 | W3 |"
+    print "|---|---:|---:|---:|"
+    np = split(order, peers, " ")
+    for (i = 1; i <= np; i++) {
+      p = peers[i]; line = "| " p
+      for (w = 1; w <= 3; w++) { k = p " W" w; line = line ((k in n) ? sprintf(" | %.1f", s[k] / n[k]) : " | -") }
+      print line " |"
+    }
+  }' order="$peers" "$out/samples"
+}
+echo
+echo "Minor page faults per iteration (mean after warm-up; the process and, for skillbox-worker, its zygote and workers):"
+echo
+faults
 if [ -s "$out/skips" ]; then
   echo
   echo "skipped:"

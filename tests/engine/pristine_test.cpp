@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "bus/endpoint.h"
 #include "engine/reply_inbox.h"
@@ -125,7 +126,8 @@ class NoHost final : public bus::Endpoint {
 };
 
 engine::SessionResult run_here(const std::string& source, const std::string& export_name,
-                               bool pristine = true) {
+                               bool pristine = true,
+                               size_t region_bytes = engine::PristineRealm::kRegionBytes) {
   engine::DeadlineFlag flag;
   engine::SessionParams p;
   p.call = engine::Call{.skill_id = "test", .export_name = export_name, .input_json = "null"};
@@ -134,6 +136,7 @@ engine::SessionResult run_here(const std::string& source, const std::string& exp
   p.deadline_flag = &flag;
   p.sources = bus::SkillSources{.entry = "index.js", .files = {{"index.js", source}}, .refused = {}};
   p.pristine = pristine;
+  p.pristine_region_bytes = region_bytes;
   engine::ReplyInbox inbox;
   NoHost endpoint;
   return engine::run_session(std::move(p), endpoint, inbox);
@@ -198,6 +201,31 @@ TEST(Pristine, TheHeapLimitAppliesToARestoredRuntime) {
   r = run_here("export default () => 'fine';", "");
   ASSERT_EQ(r.outcome, Outcome::ok);
   EXPECT_EQ(r.value_json, R"("fine")");
+}
+
+TEST(Pristine, ARunLargerThanTheRegionTakesMallocChunksAndTheNextRunIsPristine) {
+  // On a thread of its own, whose realm has a region of 1 MiB: the run's 4 MB of objects spill over.
+  const std::string source =
+      skill_source(false) +
+      "export function big() { const a = []; for (let i = 0; i < 100000; i++) a.push({i, s: 'v' + i});"
+      " return a.length; }\n";
+  std::string before;
+  std::string after;
+  Outcome big = Outcome::internal;
+  std::thread([&] {
+    constexpr size_t kSmallRegion = 1024 * 1024;
+    before = run_here(source, "print", true, kSmallRegion).value_json;
+    const engine::SessionResult r = run_here(source, "big", true, kSmallRegion);
+    big = r.outcome;
+    EXPECT_GT(r.usage.heap_peak_bytes, 2 * kSmallRegion);
+    after = run_here(source, "print", true, kSmallRegion).value_json;
+    engine::PristineRealm* realm = engine::thread_realm(false);
+    ASSERT_NE(realm, nullptr);
+    EXPECT_LT(realm->image().size(), kSmallRegion);
+  }).join();
+  EXPECT_EQ(big, Outcome::ok);
+  EXPECT_FALSE(before.empty());
+  EXPECT_EQ(after, before);
 }
 
 }  // namespace
