@@ -84,13 +84,6 @@ void PristineRealm::release() {
   in_use_ = false;
 }
 
-void PristineRealm::prefault(size_t extra) {
-  BlockArena& arena = heap_.arena();
-  const size_t end = std::min(round_to_pages(image_bytes_ + extra), arena.region_committed());
-  volatile unsigned char* base = arena.region_base();
-  for (size_t at = 0; at < end; at += page_size()) base[at] = base[at];
-}
-
 uint64_t PristineRealm::image_checksum() const {
   uint64_t h = 0xcbf2'9ce4'8422'2325ULL;
   for (size_t i = 0; i < image_bytes_ + sizeof(BlockArena::Bookkeeping); ++i) {
@@ -113,11 +106,6 @@ std::array<Slot, 2>& thread_slots() {
 }
 
 }  // namespace
-
-void prefault_thread_realms(size_t extra) {
-  for (Slot& slot : thread_slots())
-    if (slot.realm) slot.realm->prefault(extra);
-}
 
 PristineRealm* thread_realm(bool fetch, size_t region_bytes) {
   Slot& slot = thread_slots()[fetch ? 1 : 0];

@@ -54,11 +54,6 @@ class PristineRealm {
   /// Ends the run: frees its memory outside the region and restores the image.
   void release();
 
-  /// Writes to every page of the live region's image and `extra` bytes past it (as far as committed),
-  /// so that a process forked from the builder (a worker child) takes its copy-on-write and first-touch
-  /// faults now, while it waits for work, rather than on the caller's path.
-  void prefault(size_t extra);
-
   [[nodiscard]] JSRuntime* runtime() const { return rt_; }
   [[nodiscard]] JSContext* context() const { return ctx_; }
   HeapAccount& heap() { return heap_; }
@@ -86,9 +81,6 @@ class PristineRealm {
   const BlockArena::Bookkeeping* saved_ = nullptr;
   bool in_use_ = false;
 };
-
-/// PristineRealm::prefault(extra) of each realm this thread has built.
-void prefault_thread_realms(size_t extra);
 
 /// This thread's realm for `fetch`, built on first use; null if one cannot be made (each thread tries
 /// once per variant). `region_bytes` applies to the build only.

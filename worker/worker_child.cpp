@@ -25,7 +25,6 @@
 #include "compat/bundle_flavor.h"
 #include "engine/module_graph.h"
 #include "engine/module_requests.h"
-#include "engine/pristine.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
 #include "isolation/rlimits.h"
@@ -212,9 +211,6 @@ class WorkerEndpoint final : public bus::Endpoint {
 // unchanged (docs/benchmarks.md, worker mode); more than this costs more CPU than it saves.
 constexpr size_t kPrefaultHeapBytes = 96 * 1024;
 
-// Region bytes past a pristine image a worker faults in while it waits: where a small run carves.
-constexpr size_t kPrefaultPastImageBytes = 64 * 1024;
-
 void prefault_heap() {
   mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
   constexpr size_t kPiece = 16 * 1024;  // under malloc's mmap threshold: from the heap
@@ -269,10 +265,9 @@ bus::ResultFrame result_of(engine::SessionResult r, WorkerEndpoint& endpoint) {
 
 int run_invocation(int fd, const isolation::MemoryBaseline& baseline,
                    const std::function<void(JSContext*)>& extra_api) {
+  // The pristine runtimes inherited from the zygote (engine/pristine.h) are not prefaulted: copying
+  // all their pages here cost about 115 more faults per invocation than the pages a run writes.
   prefault_heap();
-  // The pristine runtimes inherited from the zygote: their pages are copied now, not when the skill
-  // first writes to them (engine/pristine.h).
-  engine::prefault_thread_realms(kPrefaultPastImageBytes);
   Result<bus::Bytes, Error> bytes = read_frame_blocking(fd, bus::kMaxFrameBytes);
   if (!bytes) return kWorkerExitBadFrame;
   Result<bus::ToWorker> decoded = bus::decode_to_worker(*bytes);

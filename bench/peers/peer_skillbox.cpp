@@ -82,12 +82,18 @@ long stat_field(const std::string& pid, int index) {
   return 0;
 }
 
-// Minor page faults of this process and of its children, with the children's reaped children (a
-// worker runner's zygote counts its workers once it has waited for them: cminflt).
-long minor_faults() {
+// Minor page faults of this process so far (a system call: cheap enough to take per iteration).
+long own_minor_faults() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  long total = ru.ru_minflt;
+  return ru.ru_minflt;
+}
+
+// Minor page faults of this process's children, with their reaped children (a worker runner's zygote
+// counts its workers once it has waited for them: cminflt). Reads /proc: taken only twice per loop,
+// so that it does not slow the iterations it measures.
+long children_minor_faults() {
+  long total = 0;
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     std::ifstream children(task.path() / "children");
@@ -148,18 +154,29 @@ int run(const std::string& mode, const std::filesystem::path& root, const std::f
     return false;
   };
   if (!hold) {
+    // Children's faults (worker mode) are counted from the end of the warm-up that run.sh drops
+    // (PEERS_WARM iterations) to the end, and printed as one line: "children-faults FAULTS ITERATIONS".
+    const char* warm_env = std::getenv("PEERS_WARM");
+    const int warm = std::clamp(warm_env != nullptr ? std::atoi(warm_env) : 0, 0, count);
+    long children_start = children_minor_faults();
     for (int i = 0; i < count; i++) {
-      const long f0 = minor_faults();
+      if (i == warm && warm > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the zygote reaps the warm-up's workers
+        children_start = children_minor_faults();
+      }
+      const long f0 = own_minor_faults();
       const auto t0 = std::chrono::steady_clock::now();
       const double c0 = process_cpu_us();
       const skillbox::RunResult r = runner->run(inv);
       const auto t1 = std::chrono::steady_clock::now();
       const double c1 = process_cpu_us();
-      const long f1 = minor_faults();
+      const long f1 = own_minor_faults();
       if (!check(r)) return 1;
       std::printf("%.1f %.1f %ld\n", std::chrono::duration<double, std::micro>(t1 - t0).count(), c1 - c0,
                   f1 - f0);
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::printf("children-faults %ld %d\n", children_minor_faults() - children_start, count - warm);
     return 0;
   }
   // W4: `count` invocations alive at once, each parked on a timer; resident memory is read while all are
