@@ -1,11 +1,15 @@
 #include "engine/arena.h"
 
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace skillbox::engine {
 namespace {
@@ -54,16 +58,128 @@ BlockArena::BlockArena() {
 }
 
 BlockArena::~BlockArena() {
+  if (region_ == nullptr) {
+    drop_run_memory();
+    for (unsigned char* c = last_chunk_; c != nullptr;) {
+      auto* next = const_cast<unsigned char*>(chunk_next(c));
+      std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+      c = next;
+    }
+    return;
+  }
+  drop_run_memory();
+  munmap(region_, region_bytes_);
+}
+
+// Frees what a restore cannot bring back: every outside block, and the chunks carved from malloc after
+// the region filled up (always the newest ones, so they head the chunk list).
+void BlockArena::drop_run_memory() {
   for (Outside* o = outside_; o != nullptr;) {
     Outside* next = o->next;
     std::free(o);  // NOLINT(cppcoreguidelines-no-malloc): the arena's own memory
     o = next;
   }
-  for (unsigned char* c = last_chunk_; c != nullptr;) {
-    auto* next = const_cast<unsigned char*>(chunk_next(c));
-    std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
-    c = next;
+  outside_ = nullptr;
+  outside_bytes_ = 0;
+  if (region_ == nullptr) return;
+  // Listed apart, not found by walking the chunk list: that list runs through the region, which a
+  // corrupted heap may have overwritten.
+  for (unsigned char* c : overflow_chunks_) std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+  overflow_chunks_.clear();
+  last_chunk_ = nullptr;
+  bump_ = bump_end_ = nullptr;
+}
+
+bool BlockArena::reserve_region(size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  bytes = (bytes + kCommitStep - 1) / kCommitStep * kCommitStep;
+  if (region_ != nullptr || last_chunk_ != nullptr || outside_ != nullptr || kCommitStep % page != 0)
+    return false;
+  // PROT_NONE until committed: reserved address space costs no memory and counts against no RLIMIT_DATA.
+  void* r = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return false;
+  region_ = static_cast<unsigned char*>(r);
+  region_bytes_ = bytes;
+  region_next_ = region_;
+  region_committed_ = region_;
+  return true;
+}
+
+// `bytes` (a multiple of kUnit) from the region, committing more of it if needed; null when full.
+unsigned char* BlockArena::carve_region(size_t bytes) {
+  if (region_ == nullptr || bytes > static_cast<size_t>(region_ + region_bytes_ - region_next_))
+    return nullptr;
+  unsigned char* end = region_next_ + bytes;
+  if (end > region_committed_) {
+    const size_t more =
+        (static_cast<size_t>(end - region_committed_) + kCommitStep - 1) / kCommitStep * kCommitStep;
+    const size_t grant = std::min(more, static_cast<size_t>(region_ + region_bytes_ - region_committed_));
+    if (mprotect(region_committed_, grant, PROT_READ | PROT_WRITE) != 0) return nullptr;
+    region_committed_ += grant;
   }
+  unsigned char* p = region_next_;
+  region_next_ = end;
+  return p;
+}
+
+bool BlockArena::self_contained() const {
+  return outside_ == nullptr && overflow_chunks_.empty();
+}
+
+BlockArena::Bookkeeping BlockArena::save() const {
+  Bookkeeping b;
+  b.carved = carved_;
+  b.outside_bytes = outside_bytes_;
+  b.bump = bump_;
+  b.bump_end = bump_end_;
+  b.last_chunk = last_chunk_;
+  b.region_next = region_next_;
+  b.region_blocks = region_blocks_;
+  b.free = free_;
+  b.nonempty = nonempty_;
+  return b;
+}
+
+void BlockArena::restore(const Bookkeeping& saved, const unsigned char* image, size_t keep_bytes) {
+  drop_run_memory();
+  // Pages past what is kept go back to the system: one large run does not pin its memory.
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t keep =
+      (std::max(keep_bytes, static_cast<size_t>(saved.region_next - region_)) + page - 1) / page * page;
+  const size_t used = (region_used() + page - 1) / page * page;
+  if (used > keep) madvise(region_ + keep, used - keep, MADV_DONTNEED);
+  // What the run carved past the image is cleared: the next run's blocks hold nothing of this one's,
+  // even in bytes the engine has not written yet.
+  unsigned char* image_end = saved.region_next;
+  unsigned char* dirty_end = std::min(region_next_, region_ + keep);
+  if (dirty_end > image_end) std::memset(image_end, 0, static_cast<size_t>(dirty_end - image_end));
+  std::memcpy(region_, image, static_cast<size_t>(saved.region_next - region_));
+  carved_ = saved.carved;
+  outside_bytes_ = saved.outside_bytes;
+  bump_ = saved.bump;
+  bump_end_ = saved.bump_end;
+  last_chunk_ = saved.last_chunk;
+  region_next_ = saved.region_next;
+  region_blocks_ = saved.region_blocks;
+  free_ = saved.free;
+  nonempty_ = saved.nonempty;
+}
+
+void* BlockArena::take_region_block(size_t size, uint64_t room, Refusal& why) {
+  if (size > region_bytes_) return take_outside(size, room, why);
+  const size_t bytes = (size + kOutsidePrefixBytes + kUnit - 1) / kUnit * kUnit;
+  if (bytes > room) {
+    why = Refusal::limit;
+    return nullptr;
+  }
+  unsigned char* at = carve_region(bytes);
+  if (at == nullptr) return take_outside(size, room, why);
+  auto* o = reinterpret_cast<Outside*>(at);
+  *o = Outside{nullptr, reinterpret_cast<Outside*>(region_blocks_), bytes - kOutsidePrefixBytes,
+               header_word(kRegionUnits, false)};
+  region_blocks_ = at;
+  carved_ += bytes;
+  return o + 1;
 }
 
 const unsigned char* BlockArena::chunk_next(const unsigned char* c) {
@@ -87,8 +203,19 @@ size_t BlockArena::outside_bytes(const Outside* o) {
 }
 
 bool BlockArena::carve_chunk() {
-  auto* c = static_cast<unsigned char*>(std::malloc(kChunkBytes));  // NOLINT(cppcoreguidelines-no-malloc)
-  if (c == nullptr) return false;
+  unsigned char* c = carve_region(kChunkBytes);
+  if (c == nullptr) {
+    c = static_cast<unsigned char*>(std::malloc(kChunkBytes));  // NOLINT(cppcoreguidelines-no-malloc)
+    if (c == nullptr) return false;
+    if (region_ != nullptr) {  // a full region: the chunk is freed at the next restore
+      try {
+        overflow_chunks_.push_back(c);
+      } catch (const std::bad_alloc&) {
+        std::free(c);  // NOLINT(cppcoreguidelines-no-malloc)
+        return false;
+      }
+    }
+  }
   if (last_chunk_ != nullptr) *reinterpret_cast<unsigned char**>(last_chunk_ + sizeof(void*)) = bump_;
   *reinterpret_cast<unsigned char**>(c) = last_chunk_;
   last_chunk_ = c;
@@ -168,8 +295,18 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
   if (p == nullptr) return allocate(size, room, why);
   const uint64_t h = header_of(p);
   const unsigned units = units_in(h);
-  if (h != header_word(units, false) || units == 0 || (units > kMaxUnits && units != kOutsideUnits))
+  if (h != header_word(units, false) || units == 0 ||
+      (units > kMaxUnits && units != kOutsideUnits && units != kRegionUnits))
     corrupted("a resized block has no valid header");
+  if (units == kRegionUnits) {  // keeps its place while the size fits, like a small block
+    const size_t capacity = outside_size(p);
+    if (size <= capacity) return p;
+    void* q = allocate(size, room, why);
+    if (q == nullptr) return nullptr;
+    std::memcpy(q, p, capacity);
+    release(p);
+    return q;
+  }
   if (units == kOutsideUnits) {
     Outside* o = static_cast<Outside*>(p) - 1;
     const size_t old = o->size;

@@ -18,6 +18,14 @@
 // a runtime past its memory limit. Before anything new is carved, the smallest free block of a larger
 // class is split and its front serves the request, so memory freed in one size serves others.
 //
+// Region mode (reserve_region). The arena can instead carve its chunks from one reserved virtual region
+// of its own (mapped PROT_NONE, committed as it is used and never returned), so that a runtime's small
+// blocks, and while large_blocks_in_region() is on its large blocks too, live at known addresses. The
+// region's used bytes together with the arena's bookkeeping (save()) are then a complete copy of the
+// runtime, which restore() puts back at the same address: no pointer needs fixing (engine/pristine.h).
+// Large blocks made in the region are "region blocks": they keep their capacity when freed, counted
+// like a free small block, until the next restore. When the region is full, chunks come from malloc.
+//
 // Hardening against a corrupted heap (an engine bug a skill could reach): free-list links are stored
 // mangled with a per-process secret and their own address, every block handed out or taken back has
 // its header checked (magic, class, free flag: a double free or a foreign pointer is caught), and any
@@ -29,6 +37,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
+#include <vector>
 
 #include "base/sanitizer.h"
 
@@ -46,9 +56,51 @@ class BlockArena {
   static constexpr size_t kOutsidePrefixBytes = 32;
 
   BlockArena();
-  ~BlockArena();  // returns every chunk and every outside block still allocated to malloc
+  ~BlockArena();  // returns every chunk and every outside block still allocated to malloc, unmaps the region
   BlockArena(const BlockArena&) = delete;
   BlockArena& operator=(const BlockArena&) = delete;
+
+  /// Maps a region of `bytes` (rounded up to pages) to carve chunks from (see the file comment).
+  /// Call before the first allocation. False if the region cannot be mapped: the arena then uses
+  /// malloc as usual.
+  bool reserve_region(size_t bytes);
+  /// Whether `p` is inside the region (false without one).
+  [[nodiscard]] bool in_region(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    return b >= region_ && b < region_ + region_bytes_;
+  }
+  /// While on, large blocks are carved from the region too (region blocks, see the file comment).
+  void large_blocks_in_region(bool on) { large_in_region_ = on && region_ != nullptr; }
+
+  /// The arena's own bookkeeping: with the bytes region_used() names, everything needed to put the
+  /// arena back to this moment (restore()). Plain data.
+  struct Bookkeeping {
+    uint64_t carved = 0;
+    uint64_t outside_bytes = 0;
+    unsigned char* bump = nullptr;
+    unsigned char* bump_end = nullptr;
+    unsigned char* last_chunk = nullptr;
+    unsigned char* region_next = nullptr;
+    unsigned char* region_blocks = nullptr;
+    std::array<uintptr_t, 1 + 64 + 12> free{};
+    std::array<uint64_t, 2> nonempty{};
+  };
+  /// The bookkeeping now. Precondition: no outside block and no chunk outside the region is live
+  /// (a restore could not bring them back): true after building with large_blocks_in_region(true)
+  /// in a region that did not overflow; check with self_contained().
+  [[nodiscard]] Bookkeeping save() const;
+  [[nodiscard]] bool self_contained() const;
+  /// The start of the region and the bytes of it in use now (its carved chunks and region blocks).
+  [[nodiscard]] unsigned char* region_base() const { return region_; }
+  [[nodiscard]] size_t region_used() const { return static_cast<size_t>(region_next_ - region_); }
+  /// The bytes of the region that are mapped read-write (committed as carving needed them).
+  [[nodiscard]] size_t region_committed() const { return static_cast<size_t>(region_committed_ - region_); }
+  /// Puts the arena back to a saved moment: frees every outside block and every chunk outside the
+  /// region, copies `image` (what region_used() covered when `saved` was taken) to the start of the
+  /// region and takes `saved` as its bookkeeping. Region memory past the image is cleared and keeps
+  /// its pages up to `keep_bytes` from the start (mapped, reused by the next carvings without a page
+  /// fault); pages beyond are returned (MADV_DONTNEED).
+  void restore(const Bookkeeping& saved, const unsigned char* image, size_t keep_bytes);
 
   /// Why allocate/resize returned null.
   enum class Refusal { none, limit, host_out_of_memory };
@@ -65,6 +117,7 @@ class BlockArena {
       if (free_[cls] != 0) return pop(cls);
       return take_small(cls, room, why);
     }
+    if (large_in_region_) return take_region_block(size, room, why);
     return take_outside(size, room, why);
   }
 
@@ -74,10 +127,15 @@ class BlockArena {
     if (p == nullptr) return;
     uint64_t& h = header_of(p);
     const unsigned units = units_in(h);
-    if (h != header_word(units, false) || units == 0 || (units > kMaxUnits && units != kOutsideUnits))
+    if (h != header_word(units, false) || units == 0 ||
+        (units > kMaxUnits && units != kOutsideUnits && units != kRegionUnits))
       bad_release(h);
     if (units == kOutsideUnits) {
       release_outside(p);
+      return;
+    }
+    if (units == kRegionUnits) {  // keeps its bytes, counted, until the region is restored
+      h = header_word(units, true);
       return;
     }
     h = header_word(units, true);
@@ -92,7 +150,7 @@ class BlockArena {
   static size_t usable_size(const void* p) {
     if (p == nullptr) return 0;
     const unsigned units = units_in(header_of(p));
-    return units == kOutsideUnits ? outside_size(p) : units * kUnit - kHeaderBytes;
+    return units >= kRegionUnits ? outside_size(p) : units * kUnit - kHeaderBytes;
   }
   /// Bytes this arena holds against the limit (see the file comment).
   [[nodiscard]] uint64_t footprint() const { return carved_ + outside_bytes_; }
@@ -111,6 +169,9 @@ class BlockArena {
     }
     for (const Outside* o = outside_; o != nullptr; o = outside_next(o))
       f(reinterpret_cast<const unsigned char*>(o), outside_bytes(o));
+    for (const Outside* o = reinterpret_cast<const Outside*>(region_blocks_); o != nullptr;
+         o = outside_next(o))
+      f(reinterpret_cast<const unsigned char*>(o), outside_bytes(o));
   }
 
  private:
@@ -128,6 +189,9 @@ class BlockArena {
   static constexpr size_t kClasses = 1 + kFineClasses + (kMaxSmallBlockBytes - kFineLimit) / kCoarseStep;
   static constexpr unsigned kMaxUnits = kMaxSmallBlockBytes / kUnit;
   static constexpr unsigned kOutsideUnits = 0xffff;
+  static constexpr unsigned kRegionUnits = 0xfffe;  // a large block carved from the region
+  // Bytes the region is committed by at a time (mprotect), so a run rarely needs a system call.
+  static constexpr size_t kCommitStep = 1024 * 1024;
   static constexpr uint64_t kMagic = 0x5b0c'a7e1;
   static constexpr uint64_t kFreeFlag = 1;
   // A chunk starts with the previous chunk's address and, once it is full, where its carving ended;
@@ -188,6 +252,9 @@ class BlockArena {
   void release_outside(void* p);
   static size_t outside_size(const void* p);
   bool carve_chunk();
+  unsigned char* carve_region(size_t bytes);
+  void* take_region_block(size_t size, uint64_t room, Refusal& why);
+  void drop_run_memory();
   static const unsigned char* chunk_next(const unsigned char* c);
   static const unsigned char* chunk_end(const unsigned char* c);
   static size_t block_bytes_at(const unsigned char* header);
@@ -202,6 +269,15 @@ class BlockArena {
   Outside* outside_ = nullptr;              // doubly linked list of live outside blocks
   std::array<uintptr_t, kClasses> free_{};  // per class: the first free payload (plain address)
   std::array<uint64_t, (kClasses + 63) / 64> nonempty_{};  // bit c: free_[c] != 0
+  unsigned char* region_ = nullptr;  // reserve_region(): the region, its size, how much is in use/committed
+  size_t region_bytes_ = 0;
+  unsigned char* region_next_ = nullptr;
+  unsigned char* region_committed_ = nullptr;
+  unsigned char* region_blocks_ = nullptr;  // region blocks (an Outside prefix each), linked by `next`
+  bool large_in_region_ = false;
+  std::vector<unsigned char*> overflow_chunks_;  // chunks from malloc once the region was full
+  static_assert(std::tuple_size_v<decltype(Bookkeeping::free)> == kClasses);
+  static_assert(std::tuple_size_v<decltype(Bookkeeping::nonempty)> == (kClasses + 63) / 64);
 };
 
 }  // namespace skillbox::engine

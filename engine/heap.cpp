@@ -13,7 +13,17 @@ HeapAccount& account(JSMallocState* s) {
 
 }  // namespace
 
-HeapAccount::HeapAccount(Limiter& limiter, bus::MemoryBudget* budget) : limiter_(limiter), budget_(budget) {}
+HeapAccount::HeapAccount(Limiter& limiter, bus::MemoryBudget* budget) : limiter_(&limiter), budget_(budget) {}
+
+void HeapAccount::rebind(Limiter& limiter, bus::MemoryBudget* budget) {
+  limiter_ = &limiter;
+  budget_ = budget;
+  enforcing_ = false;
+  suspended_ = false;
+  current_ = arena_.footprint();
+  peak_ = current_;
+  if (budget_ != nullptr) budget_->set_engine_bytes(current_);
+}
 
 size_t HeapAccount::js_usable_size(const void* ptr) {
   return BlockArena::usable_size(ptr);
@@ -29,15 +39,15 @@ const JSMallocFunctions HeapAccount::kFunctions = {
 void HeapAccount::resume_enforcement() {
   suspended_ = false;
   const uint64_t host = budget_ == nullptr ? 0 : budget_->host_bytes();
-  if (enforcing_ && current_ + host > limiter_.limits().memory_bytes) limiter_.trip(LimitKind::memory);
+  if (enforcing_ && current_ + host > limiter_->limits().memory_bytes) limiter_->trip(LimitKind::memory);
 }
 
 inline bool HeapAccount::admit_now() {
   if (!enforcing_ || suspended_) return true;
   // After the deadline nothing more is allocated: a native loop that builds a string or an array
   // fails at its next allocation even though it never reaches the interrupt handler.
-  if (limiter_.deadline_flagged()) {
-    limiter_.trip(LimitKind::timeout);
+  if (limiter_->deadline_flagged()) {
+    limiter_->trip(LimitKind::timeout);
     return false;
   }
   return true;
@@ -77,7 +87,7 @@ void* HeapAccount::js_malloc(JSMallocState* s, size_t size) {
   BlockArena::Refusal why{};
   void* p = h.arena_.allocate(size, h.room(s), why);
   if (p == nullptr) {
-    h.limiter_.trip(LimitKind::memory);  // over the limit, or the host itself out of memory
+    h.limiter_->trip(LimitKind::memory);  // over the limit, or the host itself out of memory
     return nullptr;
   }
   h.added(s, BlockArena::usable_size(p));
@@ -105,7 +115,7 @@ void* HeapAccount::js_realloc(JSMallocState* s, void* ptr, size_t size) {
   BlockArena::Refusal why{};
   void* p = h.arena_.resize(ptr, size, h.room(s), why);
   if (p == nullptr) {
-    h.limiter_.trip(LimitKind::memory);
+    h.limiter_->trip(LimitKind::memory);
     return nullptr;  // the old block is untouched and still counted
   }
   h.removed(s, old_size);

@@ -35,6 +35,11 @@ class HeapAccount {
   HeapAccount(const HeapAccount&) = delete;
   HeapAccount& operator=(const HeapAccount&) = delete;
 
+  /// Makes the account count for another invocation (a runtime restored from an image, engine/pristine.h):
+  /// its limiter and budget from now on, enforcement off until enforce(), and current and peak bytes
+  /// starting at the arena's footprint now, the restored runtime's, which counts as a fresh build does.
+  void rebind(Limiter& limiter, bus::MemoryBudget* budget);
+
   /// The allocator functions to pass to JS_NewRuntime2 together with a HeapAccount* as opaque.
   static const JSMallocFunctions kFunctions;
 
@@ -54,6 +59,9 @@ class HeapAccount {
   [[nodiscard]] uint64_t current_bytes() const { return current_; }
   [[nodiscard]] uint64_t peak_bytes() const { return peak_; }
 
+  /// The arena behind the runtime (engine/pristine.cpp reserves its region and saves and restores it).
+  BlockArena& arena() { return arena_; }
+
   /// Tests only: calls `f(region, bytes)` for every block the runtime holds, in use or free, headers
   /// included (BlockArena::for_each_block), so a test can scan all the memory of a runtime.
   template <class F>
@@ -72,7 +80,7 @@ class HeapAccount {
   void removed(JSMallocState* s, size_t bytes);
   void count_footprint();
 
-  Limiter& limiter_;
+  Limiter* limiter_;
   bus::MemoryBudget* budget_;
   BlockArena arena_;
   bool enforcing_ = false;

@@ -1,5 +1,6 @@
 #include "engine/session.h"
 
+#include <sys/random.h>
 #include <time.h>
 
 #include <algorithm>
@@ -62,7 +63,7 @@ SessionResult run_session(SessionParams params, bus::Endpoint& endpoint, ReplyIn
 Session::Session(SessionParams params, bus::Endpoint& endpoint, ReplyInbox& inbox)
     : params_(std::move(params)),
       limiter_(params_.limits, params_.deadline, *params_.deadline_flag, params_.stop_token),
-      heap_(limiter_, params_.memory_budget),
+      own_heap_(limiter_, params_.memory_budget),
       endpoint_(endpoint),
       inbox_(inbox) {}
 
@@ -92,49 +93,40 @@ SessionResult Session::run() {
   if (limiter_.tripped() != LimitKind::none) limit_result();
   result_.usage.steps = limiter_.steps();
   teardown();
-  result_.usage.heap_peak_bytes = heap_.peak_bytes();
+  result_.usage.heap_peak_bytes = heap_->peak_bytes();
   result_.usage.wall_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - wall_start).count());
   result_.usage.cpu_ms = (thread_cpu_ns() - cpu_start) / 1'000'000;
   return std::move(result_);
 }
 
+// A seed for Math.random from the OS CSPRNG: each run draws its own numbers, a restored realm
+// included (its image holds the state it was saved with).
+namespace {
+uint64_t random_seed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != static_cast<ssize_t>(sizeof seed))
+    seed =
+        static_cast<uint64_t>(Clock::now().time_since_epoch().count()) ^ reinterpret_cast<uintptr_t>(&seed);
+  return seed;
+}
+}  // namespace
+
 bool Session::start_runtime() {
-  rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, &heap_));
-  if (!rt_) {
-    finish(Outcome::internal,
-           host_error("InternalError", "could not create a JS runtime (host out of memory)"));
-    return false;
-  }
-  JSRuntime* rt = rt_.get();
-  // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
-  JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
-  JS_SetRuntimeOpaque(rt, this);
-  JS_SetModuleLoaderFunc(rt, &Session::normalize_module, &Session::load_module, this);
-  JS_SetHostPromiseRejectionTracker(rt, &Session::track_rejection, this);
-
-  ctx_.reset(new_skill_context(rt, heap_));
-  if (!ctx_) {
-    if (limiter_.tripped() == LimitKind::none)
-      finish(Outcome::internal, host_error("InternalError", "could not create the JS context"));
-    return false;
-  }
+  if (!restore_runtime() && !build_runtime()) return false;
   JSContext* ctx = ctx_.get();
-  JS_SetContextOpaque(ctx, static_cast<bindings::Bridge*>(this));
-  limiter_.attach(rt, ctx);
+  JS_SetRandomSeed(ctx, random_seed());
   timers_ = std::make_unique<TimerQueue>(ctx);
-
-  bool timers_ok = bindings::install_host_api(ctx) && install_timers(ctx);
-  if (timers_ok && params_.fetch) timers_ok = bindings::install_fetch(ctx);
-  if (timers_ok && params_.flavor) timers_ok = params_.flavor->install(ctx, params_.call, flavor_state_);
-  if (timers_ok && params_.install_extra_api) params_.install_extra_api(ctx);
+  bool ok = true;
+  if (params_.flavor) ok = params_.flavor->install(ctx, params_.call, flavor_state_);
+  if (ok && params_.install_extra_api) params_.install_extra_api(ctx);
   // From here on the heap limit and the deadline apply (see HeapAccount::enforce). The realm and the
   // host API take a fixed ~70 KB, far below Limits::kMinMemoryBytes.
-  JS_SetMemoryLimit(rt, static_cast<size_t>(params_.limits.memory_bytes));
-  heap_.enforce();
-  if (heap_.current_bytes() > params_.limits.memory_bytes) limiter_.trip(LimitKind::memory);
+  JS_SetMemoryLimit(rt_.get(), static_cast<size_t>(params_.limits.memory_bytes));
+  heap_->enforce();
+  if (heap_->current_bytes() > params_.limits.memory_bytes) limiter_.trip(LimitKind::memory);
   Value exc(ctx, JS_GetException(ctx));
-  if (!timers_ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
+  if (!ok || !JS_IsNull(exc.get()) || limiter_.tripped() != LimitKind::none) {
     if (limiter_.tripped() == LimitKind::none) {
       ErrorInfo e = describe_error(ctx, exc.get());
       finish(Outcome::internal, host_error("InternalError", "installing the host API failed: " + e.message));
@@ -142,6 +134,65 @@ bool Session::start_runtime() {
     return false;
   }
   return true;
+}
+
+// The runtime of this thread's pristine realm, restored (engine/pristine.h). False when there is none
+// to take (no image could be made, the run asked for a fresh build, or a nested run holds it).
+bool Session::restore_runtime() {
+  if (!params_.pristine) return false;
+  PristineRealm* realm = thread_realm(params_.fetch, params_.pristine_region_bytes);
+  if (realm == nullptr || !realm->acquire()) return false;
+  pristine_ = realm;
+  heap_ = &realm->heap();
+  heap_->rebind(limiter_, params_.memory_budget);
+  rt_.reset(realm->runtime());
+  ctx_.reset(realm->context());
+  // The stack limit is measured from here, as JS_NewRuntime2 would.
+  JS_UpdateStackTop(rt_.get());
+  bind_runtime();
+  return true;
+}
+
+// A new runtime and context with the host API installed: the path without a pristine realm.
+bool Session::build_runtime() {
+  rt_.reset(JS_NewRuntime2(&HeapAccount::kFunctions, heap_));
+  if (!rt_) {
+    finish(Outcome::internal,
+           host_error("InternalError", "could not create a JS runtime (host out of memory)"));
+    return false;
+  }
+  ctx_.reset(new_skill_context(rt_.get(), *heap_));
+  if (!ctx_) {
+    if (limiter_.tripped() == LimitKind::none)
+      finish(Outcome::internal, host_error("InternalError", "could not create the JS context"));
+    return false;
+  }
+  // The stack limit is measured from here (JS_NewRuntime2 recorded this thread's stack position).
+  bind_runtime();
+  JSContext* ctx = ctx_.get();
+  bool ok = bindings::install_host_api(ctx) && install_timers(ctx);
+  if (ok && params_.fetch) ok = bindings::install_fetch(ctx);
+  Value exc(ctx, JS_GetException(ctx));
+  if (!ok || !JS_IsNull(exc.get())) {
+    if (limiter_.tripped() == LimitKind::none) {
+      ErrorInfo e = describe_error(ctx, exc.get());
+      finish(Outcome::internal, host_error("InternalError", "installing the host API failed: " + e.message));
+    }
+    return false;
+  }
+  return true;
+}
+
+// What differs between runs of one runtime: this run's stack limit, hooks and opaques.
+void Session::bind_runtime() {
+  JSRuntime* rt = rt_.get();
+  JSContext* ctx = ctx_.get();
+  JS_SetMaxStackSize(rt, static_cast<size_t>(params_.limits.stack_bytes));
+  JS_SetRuntimeOpaque(rt, this);
+  JS_SetModuleLoaderFunc(rt, &Session::normalize_module, &Session::load_module, this);
+  JS_SetHostPromiseRejectionTracker(rt, &Session::track_rejection, this);
+  JS_SetContextOpaque(ctx, static_cast<bindings::Bridge*>(this));
+  limiter_.attach(rt, ctx);
 }
 
 bool Session::load_entry(Value& exports, bool& is_module) {
@@ -593,7 +644,7 @@ std::optional<bus::Reply> Session::dispatch(uint64_t id, bus::Request request) {
   // Called from JS (through a binding): a C++ exception must not unwind through QuickJS's C frames.
   try {
     if (params_.report_progress)
-      params_.report_progress(limiter_.steps(), heap_.current_bytes(), heap_.peak_bytes());
+      params_.report_progress(limiter_.steps(), heap_->current_bytes(), heap_->peak_bytes());
     return endpoint_.send(id, std::move(request));
   } catch (const std::exception& e) {
     return bus::ErrorReply{bus::ErrorCode::IoError,
@@ -759,10 +810,13 @@ void Session::teardown() {
     timers_.reset();
   }
   limiter_.detach();
-  if (params_.leave_runtime_to_process_exit) {
-    // Nothing touches them again; their memory is the arena's, which heap_ frees with the Session.
+  if (params_.leave_runtime_to_process_exit || pristine_ != nullptr) {
+    // Nothing touches them again: their memory is the arena's, which heap_ frees with the Session,
+    // or the realm's, which restores its image now for the thread's next run.
     (void)ctx_.release();
     (void)rt_.release();
+    if (pristine_ != nullptr && !params_.leave_runtime_to_process_exit) pristine_->release();
+    pristine_ = nullptr;
     return;
   }
   ctx_.reset();

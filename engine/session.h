@@ -38,6 +38,7 @@
 #include "engine/handles.h"
 #include "engine/heap.h"
 #include "engine/limiter.h"
+#include "engine/pristine.h"
 #include "engine/reply_inbox.h"
 #include "engine/timers.h"
 #include "skillbox/skillbox.h"
@@ -72,6 +73,12 @@ struct SessionParams {
   /// everything else is torn down as usual and the runtime's arena is returned to malloc whole.
   bool leave_runtime_to_process_exit = false;
 
+  /// Start from this thread's pristine realm (engine/pristine.h) rather than building a runtime; the
+  /// fresh build remains for when no image can be made. Off only for tests that compare the two.
+  bool pristine = true;
+  /// Address space of the pristine realm's region when this run builds it (the zygote's is smaller).
+  size_t pristine_region_bytes = PristineRealm::kRegionBytes;
+
   // Testing hooks (not used by the runners).
   /// Called after the host API is installed, to add test-only globals.
   std::function<void(JSContext*)> install_extra_api;
@@ -103,7 +110,7 @@ class Session final : public bindings::Bridge {
 
   TimerQueue& timers() { return *timers_; }
   /// The runtime's allocator account (tests scan the live heap through it, HeapAccount).
-  [[nodiscard]] const HeapAccount& heap() const { return heap_; }
+  [[nodiscard]] const HeapAccount& heap() const { return *heap_; }
 
  private:
   struct PendingCall {
@@ -124,6 +131,9 @@ class Session final : public bindings::Bridge {
   enum class Stage : uint8_t { running, settled, failed };
 
   bool start_runtime();
+  bool build_runtime();
+  bool restore_runtime();
+  void bind_runtime();
   bool load_entry(Value& exports_holder, bool& is_module);
   bool parse_input(Value& input);
   [[nodiscard]] std::vector<std::string> export_candidates() const;
@@ -159,7 +169,9 @@ class Session final : public bindings::Bridge {
 
   SessionParams params_;
   Limiter limiter_;
-  HeapAccount heap_;
+  HeapAccount own_heap_;  // the fresh build's; a restored runtime counts on its realm's
+  HeapAccount* heap_ = &own_heap_;
+  PristineRealm* pristine_ = nullptr;  // the realm this run borrowed, if any
   RuntimePtr rt_;
   ContextPtr ctx_;
   bus::Endpoint& endpoint_;

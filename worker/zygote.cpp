@@ -21,6 +21,7 @@
 #include "base/unique_fd.h"
 #include "bundle_db/db_engine.h"
 #include "bus/worker_transport.h"
+#include "engine/pristine.h"
 #include "engine/session.h"
 #include "isolation/fd_hygiene.h"
 #include "isolation/rlimits.h"
@@ -30,6 +31,11 @@
 
 namespace skillbox::worker {
 namespace {
+
+// Address space of each pristine realm the zygote keeps: the image (~100 KB) and the heap of a typical
+// run; a worker that needs more takes malloc'd chunks past it. Kept small because every worker's
+// RLIMIT_AS baseline includes it.
+constexpr size_t kZygoteRegionBytes = 8ull * 1024 * 1024;
 
 using bus::ControlMessage;
 using bus::ControlType;
@@ -188,6 +194,12 @@ int zygote_main(int control_fd, const std::function<void(JSContext*)>& extra_api
   // SQLite is set up once here, before any fork: every worker inherits it ready, and seeds random()
   // from getrandom(2) through the bundle database's private VFS (the sandbox opens no /dev/urandom).
   bundle_db::DbEngine::prefer_private_vfs();
+
+  // The pristine runtimes (engine/pristine.h), one per variant, built once here: every worker inherits
+  // them through fork and runs on its copy-on-write pages, building nothing. A zygote that cannot make
+  // one still works; its workers build their runtime.
+  (void)engine::thread_realm(false, kZygoteRegionBytes);
+  (void)engine::thread_realm(true, kZygoteRegionBytes);
 
   isolation::Result<isolation::PreparedSandbox> prepared = isolation::prepare_sandbox();
   ControlMessage hello;

@@ -3,7 +3,7 @@
  * context with every standard intrinsic (JS_NewContext), one JS_Eval, everything freed. No limits.
  *
  *   peer_raw WORKLOAD_FILE W1|W2|W3 ITERATIONS   one line per timed iteration: wall-clock and process
- *                                                CPU microseconds
+ *                                                CPU microseconds, minor page faults
  *   peer_raw WORKLOAD_FILE W4 SANDBOXES          one line: resident bytes added per live sandbox
  *
  * The protocol is the same for every peer (bench/peers/run.sh reads it). */
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,13 @@ static double now_us(clockid_t clock) {
   struct timespec ts;
   clock_gettime(clock, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Minor page faults of this process so far: every fresh page the allocator touches is one. */
+static long minor_faults(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
 }
 
 static long resident_bytes(void) {
@@ -95,15 +103,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < count; i++) {
+    const long f0 = minor_faults();
     const double t0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
     const int ok = open_sandbox(src, expect, &rt, &ctx);
     close_sandbox(rt, ctx);
     const double t1 = now_us(CLOCK_MONOTONIC), c1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+    const long f1 = minor_faults();
     if (!ok) {
       fprintf(stderr, "peer_raw: %s gave an unexpected result\n", argv[1]);
       return 1;
     }
-    printf("%.1f %.1f\n", t1 - t0, c1 - c0);
+    printf("%.1f %.1f %ld\n", t1 - t0, c1 - c0, f1 - f0);
   }
   free(src);
   return 0;

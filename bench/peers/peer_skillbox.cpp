@@ -3,13 +3,17 @@
 // of a manifest (32 MiB heap, 10 M steps, 512 KiB stack, 5 s deadline) and the whole host API.
 //
 //   peer_skillbox in-process|worker WORKLOAD_FILE W1|W2|W3 ITERATIONS   wall-clock and process CPU
-//                                                                       microseconds per iteration
+//                                                                       microseconds per iteration, and
+//                                                                       minor page faults (this process's,
+//                                                                       and its descendants': worker mode's
+//                                                                       zygote and its reaped workers)
 //   peer_skillbox in-process|worker WORKLOAD_FILE W4 SANDBOXES          resident bytes per live sandbox
 //
 // Exit status 3 means "skipped" (the mode is not available here), with the reason on stderr.
 //
 // Worker mode needs WorkerRunner in the public API. CMake defines SKILLBOX_PEERS_HAVE_WORKER_RUNNER when
 // include/skillbox/skillbox.h declares it (bench/peers/CMakeLists.txt); without it this mode is skipped.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +68,41 @@ double process_cpu_us() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
+// Field `index` (1-based, as in proc(5)) of /proc/PID/stat; 0 if it cannot be read.
+long stat_field(const std::string& pid, int index) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text;
+  std::getline(in, text);
+  const auto close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= index && rest >> field; ++i)
+    if (i == index) return std::atol(field.c_str());
+  return 0;
+}
+
+// Minor page faults of this process so far (a system call: cheap enough to take per iteration).
+long own_minor_faults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
+// Minor page faults of this process's children, with their reaped children (a worker runner's zygote
+// counts its workers once it has waited for them: cminflt). Reads /proc: taken only twice per loop,
+// so that it does not slow the iterations it measures.
+long children_minor_faults() {
+  long total = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    std::string pid;
+    while (children >> pid) total += stat_field(pid, 10) + stat_field(pid, 11);
+  }
+  return total;
+}
+
 long resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   long size = 0, resident = 0;
@@ -115,15 +154,29 @@ int run(const std::string& mode, const std::filesystem::path& root, const std::f
     return false;
   };
   if (!hold) {
+    // Children's faults (worker mode) are counted from the end of the warm-up that run.sh drops
+    // (PEERS_WARM iterations) to the end, and printed as one line: "children-faults FAULTS ITERATIONS".
+    const char* warm_env = std::getenv("PEERS_WARM");
+    const int warm = std::clamp(warm_env != nullptr ? std::atoi(warm_env) : 0, 0, count);
+    long children_start = children_minor_faults();
     for (int i = 0; i < count; i++) {
+      if (i == warm && warm > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the zygote reaps the warm-up's workers
+        children_start = children_minor_faults();
+      }
+      const long f0 = own_minor_faults();
       const auto t0 = std::chrono::steady_clock::now();
       const double c0 = process_cpu_us();
       const skillbox::RunResult r = runner->run(inv);
       const auto t1 = std::chrono::steady_clock::now();
       const double c1 = process_cpu_us();
+      const long f1 = own_minor_faults();
       if (!check(r)) return 1;
-      std::printf("%.1f %.1f\n", std::chrono::duration<double, std::micro>(t1 - t0).count(), c1 - c0);
+      std::printf("%.1f %.1f %ld\n", std::chrono::duration<double, std::micro>(t1 - t0).count(), c1 - c0,
+                  f1 - f0);
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::printf("children-faults %ld %d\n", children_minor_faults() - children_start, count - warm);
     return 0;
   }
   // W4: `count` invocations alive at once, each parked on a timer; resident memory is read while all are

@@ -75,6 +75,7 @@ trap 'rm -rf "$out"' EXIT
 : >"$out/samples"
 : >"$out/skips"
 : >"$out/notes"
+: >"$out/children"
 
 # peer_command PEER: the command line prefix of a peer, or nothing with a reason in $reason.
 peer_command() {
@@ -125,7 +126,7 @@ for round in $(seq 1 "$rounds"); do
       fi
       say "== round $round/$rounds $w $peer"
       set +e
-      timeout 600 "${cmd[@]}" "$file" $w "$n" >"$out/stdout" 2>"$out/stderr"
+      PEERS_WARM=$warm timeout 600 "${cmd[@]}" "$file" $w "$n" >"$out/stdout" 2>"$out/stderr"
       rc=$?
       set -e
       if [ $rc = 3 ]; then
@@ -137,7 +138,8 @@ for round in $(seq 1 "$rounds"); do
         continue
       fi
       grep '^heap ' "$out/stdout" | sed "s/^/$peer $w /" >>"$out/notes" || true
-      grep -v '^heap ' "$out/stdout" | tail -n +$((warm + 1)) | sed "s/^/$peer $w /" >>"$out/samples"
+      grep '^children-faults ' "$out/stdout" | sed "s/^/$peer $w /" >>"$out/children" || true
+      grep -v '^heap \|^children-faults ' "$out/stdout" | tail -n +$((warm + 1)) | sed "s/^/$peer $w /" >>"$out/samples"
     done
   done
 done
@@ -152,7 +154,8 @@ echo "versions: skillbox $(git -C "$src" describe --always --dirty 2>/dev/null |
   "node $(node --version 2>/dev/null || echo -), quickjs-emscripten $(version_of quickjs-emscripten)," \
   "isolated-vm $(version_of isolated-vm)"
 echo
-# table COLUMN UNIT: one table of the samples' COLUMN (3 wall-clock, 4 process CPU time); W4 has one value.
+# table COLUMN UNIT: one table of the samples' COLUMN (3 wall-clock, 4 process CPU time, 5 minor page
+# faults where the peer reports them); W4 has one value.
 table() {
   awk -v col="$1" '$2 == "W4" || NF >= col { print $1, $2, ($2 == "W4" ? $3 : $col) }' "$out/samples" |
     sort -k1,1 -k2,2 -k3,3g | awk -v order="$peers" -v what="$2" '
@@ -191,6 +194,26 @@ echo
 echo "Process CPU time per iteration (all threads; steadier than wall-clock on a loaded machine):"
 echo
 table 4 "CPU"
+# faults: the mean minor page faults per iteration (column 5; peers that do not report it show -). A
+# figure that does not depend on the machine's speed: each fresh page costs a fault, 0.5-15 µs by machine.
+faults() {
+  awk 'FILENAME ~ /children$/ { s[$1 " " $2] += $4; next }  # the same iterations as the samples
+  NF >= 5 && $2 != "W4" { k = $1 " " $2; s[k] += $5; n[k]++ }
+  END {
+    print "| peer | W1 faults/iteration | W2 | W3 |"
+    print "|---|---:|---:|---:|"
+    np = split(order, peers, " ")
+    for (i = 1; i <= np; i++) {
+      p = peers[i]; line = "| " p
+      for (w = 1; w <= 3; w++) { k = p " W" w; line = line ((k in n) ? sprintf(" | %.1f", s[k] / n[k]) : " | -") }
+      print line " |"
+    }
+  }' order="$peers" "$out/samples" "$out/children"
+}
+echo
+echo "Minor page faults per iteration (mean after warm-up; the process and, for skillbox-worker, its zygote and workers):"
+echo
+faults
 if [ -s "$out/skips" ]; then
   echo
   echo "skipped:"
