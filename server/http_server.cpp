@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -45,6 +46,9 @@ struct Shared {
   std::atomic<bool> closing{false};  // draining: no keep-alive, no new connection
   base::Mutex address_mu;            // a Session may die on a run thread (the last Respond let go)
   std::map<std::string, size_t> per_address SKILLBOX_GUARDED_BY(address_mu);
+  /// Where closing connections read the bytes they discard (Session::linger): one for all, since only
+  /// the I/O thread reads, and nothing reads what is in it.
+  std::array<char, 16384> discard{};
 
   /// Counts a new connection from `address` ("" for a UNIX socket: not counted); false when that
   /// address is at max_connections_per_address already (nothing counted then).
@@ -190,6 +194,12 @@ constexpr unsigned char kTlsHandshakeRecord = 0x16;
 /// How long a closing TLS connection waits for the client's close_notify after sending its own. A
 /// client that never answers holds its connection slot this long.
 constexpr std::chrono::milliseconds kTlsCloseTimeout{1000};
+/// A connection closed by the server while the client may still be sending (a 413 before the body
+/// was read, a refused request, the end of keep-alive) reads and discards what comes for this long, at
+/// most kLingerBytes, before the socket closes: closing with unread bytes makes the kernel send a reset,
+/// which can destroy the answer in flight before the client reads it (RFC 9112, 9.6).
+constexpr std::chrono::milliseconds kLingerTimeout{2000};
+constexpr size_t kLingerBytes = size_t{8} << 20;
 
 /// One connection: wait for a request, read its headers, then its body, each phase under its own
 /// deadline; hand it to the handler, write the response, repeat while kept alive. With `kTls`, the
@@ -574,9 +584,22 @@ class Session : public std::enable_shared_from_this<Session<Protocol, kTls>> {
     close_socket();
   }
 
+  /// Sends end of file, then lingers: the socket closes when the client closes its side, or after
+  /// kLingerTimeout or kLingerBytes.
   void close_socket() {
     beast::error_code ignored;
     lowest().socket().shutdown(asio::socket_base::shutdown_send, ignored);
+    lowest().expires_after(kLingerTimeout);
+    linger(kLingerBytes);
+  }
+
+  /// Reads and discards up to `budget` more bytes; the session (and its socket) ends with the read.
+  void linger(size_t budget) {
+    lowest().async_read_some(asio::buffer(shared_->discard),
+                             [self = this->shared_from_this(), budget](beast::error_code ec, size_t n) {
+                               if (ec || n >= budget) return;
+                               self->linger(budget - n);
+                             });
   }
 
   /// Bytes read while waiting for a request: enough for most requests whole, so that the header phase
