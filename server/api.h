@@ -10,9 +10,14 @@
 //   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome;
 //                                 with Accept: application/x-ndjson, the `--json-stream` lines as they come
 //   POST /v1/run                  one run of a skill sent with the request (inline code)
-//   GET  /v1/skills/{id}/tools, POST .../tools/{tool}/call, POST .../hooks/{hook}: OpenHuman bundles
-//   GET  /v1/skills/{id}/store[/{key}], GET /v1/skills/{id}/workspace[/{path}]: read-only views
-//   POST|DELETE /mcp              MCP over Streamable HTTP: the tenant's skills as tools
+//   GET  /v1/skills/{id}/tools    an OpenHuman bundle's tools
+//   POST /v1/skills/{id}/tools/{tool}/call   one of its tools (as `skillbox call`)
+//   POST /v1/skills/{id}/hooks/{hook}        one of its hooks (as `skillbox hook`)
+//   GET  /v1/skills/{id}/store    the skill's store keys, read-only (server/data_view.h)
+//   GET  /v1/skills/{id}/store/{key}         one stored value
+//   GET  /v1/skills/{id}/workspace           the workspace's top folder, read-only
+//   GET  /v1/skills/{id}/workspace/{path}    a workspace folder's listing or a file's bytes
+//   GET|POST|DELETE /mcp          MCP over Streamable HTTP: the tenant's skills as tools
 //   (server/mcp_endpoint.h)
 //
 // The key (Authorization: Bearer KEY) alone names the tenant; nothing else a client sends (the query

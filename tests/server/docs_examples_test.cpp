@@ -61,6 +61,10 @@ bool tls_examples_seen(const std::vector<std::string>& examples) {
   return false;
 }
 
+bool in_text(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
     text.replace(at, from.size(), to);
@@ -68,21 +72,52 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+/// What an NDJSON run answer must hold: JSON lines, the last one the result.
+std::string ndjson_problem(const std::string& out) {
+  std::istringstream lines(out);
+  nlohmann::json last;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    last = nlohmann::json::parse(line, nullptr, false);
+    if (last.is_discarded()) return "a line that is not JSON: " + line;
+  }
+  return last.is_object() && last.value("type", "") == "result" && last.contains("outcome")
+             ? ""
+             : "not NDJSON ending in the result line ({\"type\":\"result\", ...})";
+}
+
 /// What the answer of `example` must hold, by the route it calls: "" when it does, else what is wrong.
-/// A route without a rule here fails, so that a new example gets one.
+/// A route without a rule here fails, so that a new example gets one. The more specific rules first.
 std::string shape_problem(const std::string& example, const std::string& out) {
   const nlohmann::json json = nlohmann::json::parse(out, nullptr, false);
   const auto has = [&](const char* key) { return json.is_object() && json.contains(key); };
-  if (example.find("/metrics") != std::string::npos)
-    return out.find("# TYPE skillbox_runs_total counter") != std::string::npos ? "" : "no Prometheus series";
-  if (example.find("/run") != std::string::npos)
+  const auto in = [&](const char* part) { return example.find(part) != std::string::npos; };
+  const std::string url = example.substr(example.rfind(' ') + 1);  // the examples end with their URL
+  const auto ends = [&](const char* tail) {
+    return url.ends_with(tail) || url.ends_with(std::string(tail) + "'");
+  };
+  if (in("/metrics")) return in_text(out, "# TYPE skillbox_runs_total counter") ? "" : "no Prometheus series";
+  if (in("application/x-ndjson")) return ndjson_problem(out);
+  if (in("-X PUT"))
+    return has("id") && has("digest") && has("version") && has("created")
+               ? ""
+               : "not an upload's answer (id, digest, version, created)";
+  if (in("/run") || in("/call") || in("/hooks/"))
     return has("outcome") && has("usage") && has("logs") ? "" : "not a run result (outcome, logs, usage)";
-  if (example.ends_with("/v1/skills"))
+  if (ends("/tools"))
+    return has("tools") && json["tools"].is_array() ? "" : "not a tool list ({\"tools\": [...]})";
+  if (in("/store?") || ends("/store"))
+    return has("keys") && has("next") ? "" : "not a page of keys (keys, next)";
+  if (in("/store/")) return has("key") && has("value") ? "" : "not a stored value (key, value)";
+  if (ends("/workspace")) return has("path") && has("entries") ? "" : "not a folder listing (path, entries)";
+  if (in("/workspace/")) return !out.empty() && !json.is_object() ? "" : "not a file's bytes";
+  if (ends("/v1/skills"))
     return has("skills") && json["skills"].is_array() ? "" : "not a skill list ({\"skills\": [...]})";
-  if (example.find("/v1/skills/") != std::string::npos)
-    return has("id") && has("limits") && has("permissions") ? "" : "not a skill (id, limits, permissions)";
-  if (example.find("/healthz") != std::string::npos || example.find("/readyz") != std::string::npos)
-    return has("status") ? "" : "not a probe answer ({\"status\": ...})";
+  if (in("/v1/skills/"))
+    return has("id") && has("limits") && has("permissions") && has("digest") && has("source")
+               ? ""
+               : "not a skill (id, limits, permissions, digest, source)";
+  if (in("/healthz") || in("/readyz")) return has("status") ? "" : "not a probe answer ({\"status\": ...})";
   return "no shape rule for this route in docs_examples_test.cpp: add one";
 }
 

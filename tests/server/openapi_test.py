@@ -19,6 +19,7 @@ import argparse
 import copy
 import hashlib
 import http.client
+import io
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import select
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -37,8 +39,10 @@ METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"]
 KEY_A = "openapi-tenant-a-key-0123456789"
 KEY_BUSY = "openapi-tenant-busy-key-012345"
 KEY_BUSY2 = "openapi-tenant-busy2-key-01234"
+KEY_QUOTA = "openapi-tenant-quota-key-01234"
 OPERATOR_KEY = "openapi-operator-key-012345678"
-# Routes issue 27 plans and this server may not have yet: each answers 404 until the spec documents it.
+# Routes issue 27 plans and this server may not have yet: each answers 404 until the spec documents it
+# (those documented already are checked against the spec like any other answer).
 PLANNED = ["/v1/run", "/v1/skills/hello/tools", "/v1/skills/hello/tools/t/call", "/v1/skills/hello/hooks/h",
            "/v1/skills/hello/store", "/v1/skills/hello/workspace", "/v1/store", "/v1/workspace"]
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -199,16 +203,35 @@ def skill(root, sid, js, manifest=None):
     write(os.path.join(root, sid, "index.js"), js)
 
 
+# A minimal OpenHuman bundle (docs/openhuman.md): one tool, one hook; `tools-broken` cannot list its tools.
+TINY_BUNDLE = """globalThis.__skill = { default: {
+  tools: [{ name: "echo", description: "Echoes its arguments", input_schema: { type: "object" },
+            execute(args) { return { echoed: args }; } }],
+  onPing(input) { return { pong: input }; },
+} };"""
+
+
+def bundle(root, bid, js):
+    write(os.path.join(root, bid, "manifest.json"),
+          json.dumps({"id": bid, "name": bid, "version": "1.0.0", "runtime": "quickjs", "entry": "index.js"}))
+    write(os.path.join(root, bid, "index.js"), js)
+
+
 def make_config(tmp):
-    for tenant in ["a", "busy", "busy2"]:
+    for tenant in ["a", "busy", "busy2", "quota"]:
         root = os.path.join(tmp, "skills-" + tenant)
         skill(root, "hello", "export default (input) => { console.log('hi'); return `hello ${input?.name ?? 'world'}` }")
         skill(root, "thrower", "export default () => { throw new TypeError('no') }")
         skill(root, "slow", "export default () => new Promise((r) => setTimeout(() => r('done'), 4000))")
         write(os.path.join(root, "broken", "skill.json"), "{not json")
+        bundle(root, "tiny", TINY_BUNDLE)
+        bundle(root, "tools-broken", "throw new Error('no tools today')")
     tenants = ""
-    for tenant, key, extra in [("a", KEY_A, ""), ("busy", KEY_BUSY, "max_concurrent_runs = 1\nmax_queued_runs = 0\n"),
-                               ("busy2", KEY_BUSY2, "")]:
+    code = "[tenants.a.code]\nallow_upload = true\nallow_inline = true\nmax_files = 4\n"
+    for tenant, key, extra in [("a", KEY_A, code),
+                               ("busy", KEY_BUSY, "max_concurrent_runs = 1\nmax_queued_runs = 0\n"),
+                               ("busy2", KEY_BUSY2, ""), ("quota", KEY_QUOTA, "runs_per_minute = 1\n")]:
+        # `extra` last: a [tenants.NAME.code] table ends the tenant's own keys.
         tenants += (f'[tenants.{tenant}]\nkey_sha256 = ["{sha256(key)}"]\nskills = "skills-{tenant}"\n'
                     f'data_dir = "data-{tenant}"\n{extra}')
     write(os.path.join(tmp, "serve.toml"),
@@ -312,15 +335,178 @@ def mcp_routes(spec, port):
     rpc(init, 415, headers={"Content-Type": "text/plain"})
     rpc(init, 403, headers={"Origin": "http://evil.example"})
     call(spec, port, "POST", "/mcp", 401, body=json.dumps(init), headers=MCP_HEADERS)
-    call(spec, port, "GET", "/mcp", 405, key=KEY_A)
+    mcp_stream(spec, port, session)
     call(spec, port, "DELETE", "/mcp", 204, key=KEY_A, headers={"Mcp-Session-Id": session})
     call(spec, port, "DELETE", "/mcp", 404, key=KEY_A, headers={"Mcp-Session-Id": session})
     call(spec, port, "DELETE", "/mcp", 400, key=KEY_A)
 
 
+def mcp_stream(spec, port, session):
+    """GET /mcp: the session's own event stream, one at a time; the refusals before it opens."""
+    sse = {"Accept": "text/event-stream"}
+    call(spec, port, "GET", "/mcp", 406, key=KEY_A, headers={"Mcp-Session-Id": session})
+    call(spec, port, "GET", "/mcp", 400, key=KEY_A, headers=sse)
+    call(spec, port, "GET", "/mcp", 404, key=KEY_A, headers=dict(sse, **{"Mcp-Session-Id": "0" * 48}))
+    call(spec, port, "GET", "/mcp", 401, headers=dict(sse, **{"Mcp-Session-Id": session}))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", "/mcp", headers=dict(sse, **{"Mcp-Session-Id": session, "Authorization": "Bearer " + KEY_A}))
+        r = conn.getresponse()  # the head only: the stream stays open
+        headers = {k.lower(): v for k, v in r.getheaders()}
+        check_answer(spec, "GET", "/mcp", r.status, headers, b"")
+        if r.status != 200:
+            fail(f"GET /mcp with a session: expected 200, got {r.status}")
+        first = r.fp.readline()  # the chunk size line, then the stream's first comment
+        first += r.fp.readline()
+        if b": skillbox" not in first:
+            fail(f"GET /mcp: the stream did not start with its comment: {first!r}")
+        call(spec, port, "GET", "/mcp", 409, key=KEY_A, headers=dict(sse, **{"Mcp-Session-Id": session}))
+    finally:
+        conn.close()
+
+
+def code_routes(spec, port):
+    """Uploads (JSON and tar), inline runs, and their refusals."""
+    greet = {"skill.json": json.dumps({"id": "greet", "entry": "index.js", "permissions": {"fs": {"mode": "readwrite"}}}),
+             "index.js": "export default async (i) => { store.set('last', i); "
+                         "await openhuman.fs.writeFile('greeting.txt', `Hello, ${i.name}!`); return `Hello, ${i.name}!`; }"}
+    put = lambda sid, body, expect, key=KEY_A, ctype="application/json": call(
+        spec, port, "PUT", "/v1/skills/" + sid, expect, key=key, body=body, headers={"Content-Type": ctype})
+    _, _, made = put("greet", json.dumps({"files": greet}), 201)
+    _, _, same = put("greet", json.dumps({"files": greet}), 200)
+    if made and same and (made.get("created"), same.get("created"), made.get("digest")) != (True, False, same["digest"]):
+        fail(f"PUT /v1/skills/greet twice: expected created true then false, one digest: {made} {same}")
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, text in greet.items():
+            info = tarfile.TarInfo("./" + name)
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    _, _, tarred = put("greet", tar.getvalue(), 200, ctype="application/x-tar")
+    if made and tarred and tarred.get("digest") != made.get("digest"):
+        fail(f"the tar of the same files has another digest: {tarred} vs {made}")
+    _, _, detail = call(spec, port, "GET", "/v1/skills/greet", 200, key=KEY_A)
+    if detail and (detail.get("source"), detail.get("digest")) != ("upload", made and made.get("digest")):
+        fail(f"GET /v1/skills/greet: expected the upload's source and digest, got {detail}")
+    manifest = lambda sid, extra=None: json.dumps(dict({"id": sid, "entry": "index.js"}, **(extra or {})))
+    one = lambda m: json.dumps({"files": {"skill.json": m, "index.js": "export default () => 1"}})
+    put("hello", one(manifest("hello")), 409)
+    put("greet", json.dumps({"files": greet}), 403, key=KEY_BUSY2)
+    put("UPPER", one(manifest("UPPER")), 400)
+    put("greet", '{"file": {}}', 400)
+    put("greet", json.dumps({"files": {"../skill.json": "{}"}}), 400)
+    put("greet", json.dumps({"files": {f"f{i}.js": "" for i in range(5)}}), 413)
+    put("greet", one(manifest("greet")), 415, ctype="text/plain")
+    put("greet", one(manifest("other")), 422)
+    put("greet", json.dumps({"files": {"skill.json": manifest("greet")}}), 422)  # no entry file
+    put("greet", one(manifest("greet", {"permissions": {"http": {"allow": ["http://10.0.0.1/"],
+                                                                 "allow_private_addresses": True}}})), 422)
+    inline = {"manifest": {"id": "adder", "entry": "index.js"}, "files": {"index.js": "export default (i) => i.a + i.b"},
+              "input": {"a": 1, "b": 2}}
+    _, _, added = call(spec, port, "POST", "/v1/run", 200, key=KEY_A, body=json.dumps(inline))
+    if added and (added.get("outcome"), added.get("value")) != ("ok", 3):
+        fail(f"POST /v1/run: expected 3, got {added}")
+    call(spec, port, "POST", "/v1/run", 403, key=KEY_BUSY2, body=json.dumps(inline))
+    call(spec, port, "POST", "/v1/run", 400, key=KEY_A, body='{"manifest": {"id": "x", "entry": "index.js"}}')
+    call(spec, port, "POST", "/v1/run", 413, key=KEY_A,
+         body=json.dumps({"files": {f"f{i}.js": "" for i in range(5)}}))
+    call(spec, port, "POST", "/v1/run", 422, key=KEY_A, body=json.dumps(dict(inline, files={"other.js": ""})))
+    call(spec, port, "GET", "/v1/run", 405, key=KEY_A)
+    return made
+
+
+def data_routes(spec, port, tmp):
+    """The store and workspace of `greet` (uploaded by code_routes) after one run, read-only."""
+    call(spec, port, "POST", "/v1/skills/greet/run", 200, key=KEY_A, body='{"input": {"name": "Ada"}}')
+    base = "/v1/skills/greet/"
+    _, _, keys = call(spec, port, "GET", base + "store?limit=100", 200, key=KEY_A)
+    if keys and keys.get("keys") != ["last"]:
+        fail(f"GET {base}store: expected the key last, got {keys}")
+    _, _, value = call(spec, port, "GET", base + "store/last", 200, key=KEY_A)
+    if value and value.get("value") != {"name": "Ada"}:
+        fail(f"GET {base}store/last: expected the run's input, got {value}")
+    call(spec, port, "GET", base + "store?limit=0", 400, key=KEY_A)
+    call(spec, port, "GET", base + "store/%FF", 400, key=KEY_A)
+    call(spec, port, "GET", base + "store/missing", 404, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/nope/store", 404, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/broken/store", 422, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/broken/store/k", 422, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/UPPER/store/k", 400, key=KEY_A)
+    _, _, top = call(spec, port, "GET", base + "workspace", 200, key=KEY_A)
+    if top and {"name": "greeting.txt", "type": "file"} not in top.get("entries", []):
+        fail(f"GET {base}workspace: greeting.txt is not listed: {top}")
+    status, headers, body = request(port, "GET", base + "workspace/greeting.txt", key=KEY_A)
+    check_answer(spec, "GET", base + "workspace/greeting.txt", status, headers, body)
+    if (status, body) != (200, b"Hello, Ada!"):
+        fail(f"GET {base}workspace/greeting.txt: expected 200 Hello, Ada!, got {status} {body[:200]!r}")
+    call(spec, port, "GET", base + "workspace/nope.txt", 404, key=KEY_A)
+    call(spec, port, "GET", base + "workspace/%2e%2e", 400, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/broken/workspace", 422, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/nope/workspace", 404, key=KEY_A)
+    folder = None
+    for root, _, files in os.walk(os.path.join(tmp, "data-a")):
+        if "greeting.txt" in files:
+            folder = root
+    if folder is None:
+        fail("the run's greeting.txt is nowhere under the tenant's data directory")
+        return
+    os.symlink("/etc/passwd", os.path.join(folder, "link"))
+    call(spec, port, "GET", base + "workspace/link", 403, key=KEY_A)
+    with open(os.path.join(folder, "big.bin"), "wb") as f:
+        f.truncate(17 << 20)  # sparse: above the 16 MiB a read may return
+    call(spec, port, "GET", base + "workspace/big.bin", 422, key=KEY_A)
+
+
+def bundle_routes(spec, port):
+    _, _, tools = call(spec, port, "GET", "/v1/skills/tiny/tools", 200, key=KEY_A)
+    if tools and [t.get("name") for t in tools.get("tools", [])] != ["echo"]:
+        fail(f"GET /v1/skills/tiny/tools: expected the tool echo, got {tools}")
+    call(spec, port, "GET", "/v1/skills/hello/tools", 422, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/tools-broken/tools", 422, key=KEY_A)
+    call(spec, port, "GET", "/v1/skills/nope/tools", 404, key=KEY_A)
+    _, _, echoed = call(spec, port, "POST", "/v1/skills/tiny/tools/echo/call", 200, key=KEY_A,
+                        body='{"arguments": {"q": 1}}')
+    if echoed and echoed.get("outcome") != "ok":
+        fail(f"POST /v1/skills/tiny/tools/echo/call: expected outcome ok, got {echoed}")
+    call(spec, port, "POST", "/v1/skills/tiny/tools/missing/call", 200, key=KEY_A, body="{}")
+    call(spec, port, "POST", "/v1/skills/tiny/tools/no!pe/call", 400, key=KEY_A, body="{}")
+    call(spec, port, "POST", "/v1/skills/tiny/tools/echo/call", 400, key=KEY_A, body='{"arguments": 3}')
+    call(spec, port, "POST", "/v1/skills/hello/tools/echo/call", 422, key=KEY_A, body="{}")
+    call(spec, port, "POST", "/v1/skills/nope/tools/echo/call", 404, key=KEY_A, body="{}")
+    _, _, pong = call(spec, port, "POST", "/v1/skills/tiny/hooks/onPing", 200, key=KEY_A, body='{"input": 7}')
+    if pong and pong.get("outcome") != "ok":
+        fail(f"POST /v1/skills/tiny/hooks/onPing: expected outcome ok, got {pong}")
+    call(spec, port, "POST", "/v1/skills/tiny/hooks/no!pe", 400, key=KEY_A, body="{}")
+    call(spec, port, "POST", "/v1/skills/hello/hooks/onPing", 422, key=KEY_A, body="{}")
+    call(spec, port, "POST", "/v1/skills/nope/hooks/onPing", 404, key=KEY_A, body="{}")
+
+
+def run_variants(spec, port):
+    """Narrowing, the NDJSON stream, and the per-minute quota."""
+    run = "/v1/skills/hello/run"
+    call(spec, port, "POST", run, 200, key=KEY_A,
+         body='{"input": {"name": "Ada"}, "narrowing": {"deny_net": true, "fs_mode": "none", "deny_env": true}}')
+    call(spec, port, "POST", run, 400, key=KEY_A, body='{"narrowing": {"fs_mode": "all"}}')
+    status, headers, body = request(port, "POST", run, key=KEY_A, body='{"input": {"name": "Ada"}}',
+                                    headers={"Accept": "application/x-ndjson"})
+    check_answer(spec, "POST", run, status, headers, body)
+    lines = [json.loads(line) for line in body.decode().splitlines() if line]
+    if status != 200 or not lines or lines[-1].get("type") != "result" or lines[-1].get("value") != "hello Ada":
+        fail(f"POST {run} as NDJSON: expected lines ending in the result, got {status} {body[:300]!r}")
+    if not any(line.get("type") == "log" for line in lines):
+        fail(f"POST {run} as NDJSON: the run's log line is not among the lines: {body[:300]!r}")
+    call(spec, port, "POST", run, 200, key=KEY_QUOTA, body="{}")
+    _, headers, refused = call(spec, port, "POST", run, 429, key=KEY_QUOTA, body="{}")
+    if refused and refused["error"]["code"] != "quota_exceeded":
+        fail(f"the second run of a tenant with runs_per_minute = 1: expected quota_exceeded, got {refused}")
+
+
 def undocumented_routes(spec, port):
+    names = {"{id}": "hello", "{tool}": "t", "{hook}": "h", "{key}": "k", "{path}": "p"}
     for template, item in spec.paths.items():
-        path = template.replace("{id}", "hello")
+        path = template
+        for name, value in names.items():
+            path = path.replace(name, value)
         for method in METHODS:
             if method.lower() not in item:
                 call(spec, port, method, path, key=KEY_A, body="{}" if method != "GET" else None,
@@ -393,6 +579,10 @@ def main():
             probes_and_errors(spec, port)
             skills_routes(spec, port)
             mcp_routes(spec, port)
+            code_routes(spec, port)
+            data_routes(spec, port, tmp)
+            bundle_routes(spec, port)
+            run_variants(spec, port)
             undocumented_routes(spec, port)
             saturation_and_drain(spec, port, proc)
             if proc.wait(60) != 0:
