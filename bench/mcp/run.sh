@@ -75,8 +75,9 @@ background=()
 trap 'for p in "${background[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 url_of() {  # FILE PID: the "url: " line a server printed, waiting for it
   for _ in $(seq 1 300); do
-    local url
-    url=$(sed -n 's/^url: //p' "$1" | head -1)
+    local url=""
+    # The file may not exist yet: the shell of `&` opens it only when that job starts.
+    [[ -f "$1" ]] && url=$(sed -n 's/^url: //p' "$1" | head -1)
     if [[ -n "$url" ]]; then echo "$url"; return; fi
     kill -0 "$2" 2>/dev/null || break
     sleep 0.1

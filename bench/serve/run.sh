@@ -84,6 +84,7 @@ TOML
 start() {
   local name=$1
   shift
+  : >"$out/$name.out"  # exists before the loop reads it (the job opens it only when it starts)
   "$@" >"$out/$name.out" 2>"$out/$name.err" &
   server_pid=$!
   url=""

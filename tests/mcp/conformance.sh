@@ -31,6 +31,8 @@ tool_names = "bare"
 skills = "$work/skills"
 data_dir = "$work/data"
 TOML
+# The file exists before the loop reads it (the shell of `&` opens it only when that job starts).
+: >"$work/serve.out"
 SKILLBOX_HOME=$work/home "$skillbox" serve --config "$work/serve.toml" >"$work/serve.out" 2>"$work/serve.err" &
 server=$!
 url=""
