@@ -114,20 +114,24 @@ bool SkillboxKeyVisitor::visit(const constraints::PatternConstraint& constraint)
   return false;
 }
 
+namespace {
+/// The "format" check of both visitors: `value` against `format`, an error pushed when it fails.
+bool check_format(const std::string& value, const std::string& format, ValidationResults* results,
+                  const std::vector<std::string>& context) {
+  const bool ok = skillbox::base::schema_regex::format_ok(value, format);
+  if (!ok && results != nullptr) results->pushError(context, "String should be a valid " + format);
+  return ok;
+}
+}  // namespace
+
 template <>
 bool SkillboxVisitor::visit(const constraints::FormatConstraint& constraint) {
-  const std::string format = constraint.getFormat();
-  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
-  if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
-  return ok;
+  return check_format(m_target.asString(), constraint.getFormat(), m_results, m_context);
 }
 
 template <>
 bool SkillboxKeyVisitor::visit(const constraints::FormatConstraint& constraint) {
-  const std::string format = constraint.getFormat();
-  const bool ok = skillbox::base::schema_regex::format_ok(m_target.asString(), format);
-  if (!ok && m_results) m_results->pushError(m_context, "String should be a valid " + format);
-  return ok;
+  return check_format(m_target.asString(), constraint.getFormat(), m_results, m_context);
 }
 
 template <>

@@ -298,15 +298,17 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
   if (h != header_word(units, false) || units == 0 ||
       (units > kMaxUnits && units != kOutsideUnits && units != kRegionUnits))
     corrupted("a resized block has no valid header");
-  if (units == kRegionUnits) {  // keeps its place while the size fits, like a small block
-    const size_t capacity = outside_size(p);
+  // A block that keeps its place whenever the new size fits (shrinking included: moving it would free
+  // nothing, the old block staying carved, and could carve another), else moves to a new one.
+  const auto in_place_or_moved = [&](size_t capacity) -> void* {
     if (size <= capacity) return p;
     void* q = allocate(size, room, why);
     if (q == nullptr) return nullptr;
     std::memcpy(q, p, capacity);
     release(p);
     return q;
-  }
+  };
+  if (units == kRegionUnits) return in_place_or_moved(outside_size(p));
   if (units == kOutsideUnits) {
     Outside* o = static_cast<Outside*>(p) - 1;
     const size_t old = o->size;
@@ -331,15 +333,7 @@ void* BlockArena::resize(void* p, size_t size, uint64_t room, Refusal& why) {
     n->size = size;
     return n + 1;
   }
-  // A small block keeps its place whenever the new size fits, shrinking included: moving it would free
-  // nothing (the old block stays carved) and could carve another.
-  const size_t capacity = units * kUnit - kHeaderBytes;
-  if (size <= capacity) return p;
-  void* q = allocate(size, room, why);
-  if (q == nullptr) return nullptr;
-  std::memcpy(q, p, capacity);
-  release(p);
-  return q;
+  return in_place_or_moved(units * kUnit - kHeaderBytes);  // a small block
 }
 
 }  // namespace skillbox::engine

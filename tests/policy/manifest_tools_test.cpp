@@ -87,8 +87,7 @@ TEST(ManifestTools, EachBadValueNamesItsKeyPath) {
             std::string::npos)
       << bad_type;
   const std::string bad_regex = with("input_schema", {{"type", "object"}, {"pattern", "(["}});
-  EXPECT_NE(bad_regex.find("at /pattern: the pattern \"([\" cannot be used"), std::string::npos)
-      << bad_regex;
+  EXPECT_NE(bad_regex.find("at /pattern: the pattern \"([\" cannot be used"), std::string::npos) << bad_regex;
   const std::string remote =
       with("input_schema", {{"type", "object"}, {"$ref", "https://example.com/s.json"}});
   EXPECT_NE(remote.find("tools[0].input_schema: not a valid JSON Schema (draft 7)"), std::string::npos)
