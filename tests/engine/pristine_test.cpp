@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "base/sanitizer.h"
 #include "bus/endpoint.h"
 #include "engine/reply_inbox.h"
 #include "engine/session.h"
@@ -190,8 +191,13 @@ TEST(Pristine, HeapPeakCountsTheRestoredRuntimeAsTheBuiltOneIsCounted) {
   ASSERT_EQ(restored.outcome, Outcome::ok);
   ASSERT_EQ(built.outcome, Outcome::ok);
   // Both count the runtime, realm and host API (~70 KB): the image is the build, collected once.
+  // Under AddressSanitizer every block is a block of its own (engine/arena.h), and in the region a
+  // freed one stays carved and counted until the restore, so the build's garbage counts there: up to
+  // twice the built runtime, as measured (132 against 109 KB).
+  const uint64_t most =
+      base::kAddressSanitizer ? built.usage.heap_peak_bytes * 2 : built.usage.heap_peak_bytes * 3 / 2;
   EXPECT_GT(restored.usage.heap_peak_bytes, built.usage.heap_peak_bytes / 2);
-  EXPECT_LT(restored.usage.heap_peak_bytes, built.usage.heap_peak_bytes * 3 / 2);
+  EXPECT_LT(restored.usage.heap_peak_bytes, most);
 }
 
 TEST(Pristine, TheHeapLimitAppliesToARestoredRuntime) {
