@@ -94,24 +94,30 @@ using SkillboxVisitor = ValidationVisitor<adapters::NlohmannJsonAdapter>;
 // The visitor valijson uses for each key under "propertyNames": its patterns and formats too.
 using SkillboxKeyVisitor = ValidationVisitor<adapters::StdStringAdapter>;
 
+namespace {
+/// The "pattern" check of both visitors: a string `target` against the pattern, matched by RE2, an error
+/// pushed when it does not match. Other types pass (the keyword applies to strings only).
+template <typename Adapter>
+bool check_pattern(const Adapter& target, bool strict_types, const constraints::PatternConstraint& constraint,
+                   ValidationResults* results, const std::vector<std::string>& context) {
+  if ((strict_types && !target.isString()) || !target.maybeString()) return true;
+  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
+                                           target.asString()))
+    return true;
+  if (results != nullptr)
+    results->pushError(context, "Failed to match regex specified by 'pattern' constraint.");
+  return false;
+}
+}  // namespace
+
 template <>
 bool SkillboxVisitor::visit(const constraints::PatternConstraint& constraint) {
-  if ((m_strictTypes && !m_target.isString()) || !m_target.maybeString()) return true;
-  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
-                                           m_target.asString()))
-    return true;
-  if (m_results) m_results->pushError(m_context, "Failed to match regex specified by 'pattern' constraint.");
-  return false;
+  return check_pattern(m_target, m_strictTypes, constraint, m_results, m_context);
 }
 
 template <>
 bool SkillboxKeyVisitor::visit(const constraints::PatternConstraint& constraint) {
-  if ((m_strictTypes && !m_target.isString()) || !m_target.maybeString()) return true;
-  if (skillbox::base::schema_regex::search(constraint.getPattern<std::string::allocator_type>(),
-                                           m_target.asString()))
-    return true;
-  if (m_results) m_results->pushError(m_context, "Failed to match regex specified by 'pattern' constraint.");
-  return false;
+  return check_pattern(m_target, m_strictTypes, constraint, m_results, m_context);
 }
 
 namespace {

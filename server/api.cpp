@@ -68,6 +68,18 @@ struct Api::Route {
 
 namespace {
 
+/// The error answer of a problem the catalog, the uploads or the request checks found.
+HttpResponse problem_response(const SkillProblem& p) {
+  return error_response(p.status, p.code, p.message);
+}
+
+/// 403 for code the tenant may not send: `what` it tried, `key` the [tenants.NAME] code setting.
+HttpResponse code_not_allowed(std::string_view code, std::string_view what, std::string_view key) {
+  return error_response(403, code,
+                        "this tenant may not " + std::string(what) + "; the operator sets code." +
+                            std::string(key) + " = true in its [tenants.NAME] table (docs/server.md)");
+}
+
 /// The path of a request target: everything before '?'. The query string is never read: no key,
 /// tenant or id can arrive through it.
 std::string_view path_of(std::string_view target) {
@@ -616,7 +628,7 @@ std::optional<HttpResponse> Api::serve(const Tenant& tenant, const Route& route,
   if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel, stream);
   if (route.kind == Route::Kind::upload) return upload(tenant, route, request);
   Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, route.id);
-  if (!found) return error_response(found.error().status, found.error().code, found.error().message);
+  if (!found) return problem_response(found.error());
   // A run keeps the version it started with: pruning by a later upload leaves its folder.
   const VersionPins::Pin pin = found->uploaded ? pins_.pin(found->skill.dir()) : VersionPins::Pin();
   std::optional<HttpResponse> r = serve_skill(tenant, route, *found, request, waited, cancel, stream);
@@ -717,10 +729,7 @@ std::optional<HttpResponse> Api::serve_skill(const Tenant& tenant, const Route& 
 HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const {
   const CodeConfig& code = tenant.config.code;
   if (!code.allow_upload) {
-    return error_response(
-        403, "upload_not_allowed",
-        "this tenant may not upload skills; the operator sets code.allow_upload = true in its "
-        "[tenants.NAME] table (docs/server.md)");
+    return code_not_allowed("upload_not_allowed", "upload skills", "allow_upload");
   }
   if (!base::is_valid_skill_id(route.id)) {
     return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
@@ -733,10 +742,10 @@ HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpReq
   }
   const UploadBounds bounds{.max_files = code.max_files, .max_bytes = code.max_bytes};
   Result<SkillFiles, SkillProblem> files = upload_files(request, bounds);
-  if (!files) return error_response(files.error().status, files.error().code, files.error().message);
+  if (!files) return problem_response(files.error());
   Result<StoredUpload, SkillProblem> stored =
       store_upload(tenant.config.data_dir, route.id, *files, code.keep_versions, pins_);
-  if (!stored) return error_response(stored.error().status, stored.error().code, stored.error().message);
+  if (!stored) return problem_response(stored.error());
   nlohmann::ordered_json body{{"id", route.id},
                               {"digest", stored->digest},
                               {"version", stored->version},
@@ -752,14 +761,11 @@ std::optional<HttpResponse> Api::inline_run(const Tenant& tenant, const HttpRequ
                                             const RespondStream& stream) const {
   const CodeConfig& code = tenant.config.code;
   if (!code.allow_inline) {
-    return error_response(
-        403, "inline_not_allowed",
-        "this tenant may not run code it sends; the operator sets code.allow_inline = true in "
-        "its [tenants.NAME] table (docs/server.md)");
+    return code_not_allowed("inline_not_allowed", "run code it sends", "allow_inline");
   }
   Result<InlineSkill, SkillProblem> sent =
       inline_skill(request.body, UploadBounds{.max_files = code.max_files, .max_bytes = code.max_bytes});
-  if (!sent) return error_response(sent.error().status, sent.error().code, sent.error().message);
+  if (!sent) return problem_response(sent.error());
   // A private folder per request (0700), removed with everything in it when the run ends.
   const base::ScratchDir scratch("skillbox-inline-");
   const std::filesystem::path dir = scratch.path() / "skill";
@@ -769,9 +775,9 @@ std::optional<HttpResponse> Api::inline_run(const Tenant& tenant, const HttpRequ
     return error_response(500, "internal", "could not write the inline skill to a temporary folder");
   }
   Result<Skill, SkillProblem> skill = load_skill_folder(dir, "");
-  if (!skill) return error_response(skill.error().status, skill.error().code, skill.error().message);
+  if (!skill) return problem_response(skill.error());
   if (std::optional<SkillProblem> refused = sent_skill_problem(*skill)) {
-    return error_response(refused->status, refused->code, refused->message);
+    return problem_response(*refused);
   }
   HttpRequest as_run = request;
   as_run.body = sent->run_body;
@@ -820,7 +826,7 @@ std::optional<HttpResponse> Api::bundle(const Tenant& tenant, const Route& route
   const bool call = route.kind == Route::Kind::call;
   Result<std::string, SkillProblem> body =
       bundle_run_body(request.body, (call ? "tool:" : "hook:") + route.arg, call ? "arguments" : "input");
-  if (!body) return error_response(body.error().status, body.error().code, body.error().message);
+  if (!body) return problem_response(body.error());
   as_run.body = std::move(*body);
   return run(tenant, found.skill, as_run, waited, cancel, stream, found.digest);
 }
