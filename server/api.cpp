@@ -287,6 +287,7 @@ std::vector<McpTenant> Api::mcp_tenants(const Tenancy& tenancy) {
     out.push_back(McpTenant{.index = t->index,
                             .id = t->config.id,
                             .skills_dir = t->config.skills_dir,
+                            .data_dir = t->config.data_dir,
                             .context = t->context,
                             .max_concurrent_runs = t->config.max_concurrent_runs,
                             .max_queued_runs = t->config.max_queued_runs});

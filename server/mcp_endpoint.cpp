@@ -20,6 +20,7 @@
 #include "mcp/watch.h"
 #include "server/api_key.h"
 #include "server/skill_catalog.h"
+#include "server/skill_uploads.h"
 
 namespace skillbox::server {
 namespace {
@@ -45,9 +46,15 @@ constexpr Clock::duration kKeepAlivePeriod = std::chrono::seconds(15);
 /// How often the sweeper compares each tenant's skills folder with what its sessions were given.
 constexpr Clock::duration kToolsCheckPeriod = std::chrono::seconds(2);
 
-/// The fingerprint of a tenant's skills folder: its path and what mcp::folder_fingerprint sees.
-std::string skills_fingerprint(const std::filesystem::path& dir) {
-  return dir.string() + '\0' + mcp::folder_fingerprint(dir);
+/// The fingerprint of a tenant's skills: its skills folder's path and what mcp::folder_fingerprint sees
+/// there, then the current digest of each skill it uploaded (an upload changes it, a repeated one not).
+std::string skills_fingerprint(const McpTenant& tenant) {
+  std::string out = tenant.skills_dir.string() + '\0' + mcp::folder_fingerprint(tenant.skills_dir);
+  for (const std::string& id : uploaded_ids(tenant.data_dir, kMaxListedSkills)) {
+    const std::optional<UploadedVersion> v = current_upload(tenant.data_dir, id);
+    out += '\0' + id + '=' + (v ? v->digest : std::string());
+  }
+  return out;
 }
 
 /// SSE framing (WHATWG HTML "Server-sent events"): one event of type "message" whose data is the
@@ -181,7 +188,8 @@ class MeteredRunner final : public Runner {
   size_t tenant_;
 };
 
-/// The tools of a tenant's skills (its /v1/skills catalog). A skill that does not load, or a bundle
+/// The tools of a tenant's skills (its /v1/skills catalog: the folder's and the uploaded ones, an upload
+/// shadowing a folder of the same id). A skill that does not load, or a bundle
 /// whose tools cannot be listed, is left out with a log line; it does not stop the others. Bundles are
 /// evaluated in a throwaway data directory under the tenant's ceilings.
 std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, bool bare_names) {
@@ -190,16 +198,18 @@ std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, boo
   base::ScratchDir scratch("skillbox-mcp-");
   std::shared_ptr<TenantContext> lister = local_tenant(tenant.id, scratch.path());
   lister->ceilings = tenant.context->ceilings;
-  for (const std::string& id : skill_ids(tenant.skills_dir)) {
-    Result<Skill, SkillProblem> skill = find_skill(tenant.skills_dir, id);
-    if (!skill) {
+  const SkillSources sources{.skills_dir = tenant.skills_dir, .data_dir = tenant.data_dir};
+  for (const std::string& id : tenant_skill_ids(sources)) {
+    Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, id);
+    if (!found) {
       log_line("tenant=" + tenant.id + ": skill " + id +
-               " is not served as a tool: " + skill.error().message);
+               " is not served as a tool: " + found.error().message);
       continue;
     }
     std::vector<std::string> warnings;
-    Result<std::vector<mcp::Tool>> listed = mcp::tools_of(
-        {*skill}, runner, lister, warnings, bare_names ? mcp::ToolNaming::bare : mcp::ToolNaming::prefixed);
+    Result<std::vector<mcp::Tool>> listed =
+        mcp::tools_of({found->skill}, runner, lister, warnings,
+                      bare_names ? mcp::ToolNaming::bare : mcp::ToolNaming::prefixed);
     for (const std::string& w : warnings) log_line("tenant=" + tenant.id + ": warning: " + w);
     if (!listed) {
       log_line("tenant=" + tenant.id + ": skill " + id +
@@ -483,7 +493,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   if (session_id == nullptr) {
     if (is_request && message->method == "initialize")
       return admit(tenant, std::move(request), respond, stream, nullptr,
-                   Asked{.id = message->id, .initialize = true, .tools_list = false, .arrived = arrived});
+                   Asked{.id = message->id, .initialize = true, .refresh_tools = false, .arrived = arrived});
     return refuse(rpc_error(400, is_request ? message->id : nlohmann::json(), kTransportError,
                             "bad request: missing the Mcp-Session-Id header; send initialize (without one) "
                             "first, then the id its response carried with every request"));
@@ -506,7 +516,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   admit(tenant, std::move(request), respond, stream, c,
         Asked{.id = message->id,
               .initialize = false,
-              .tools_list = message->method == "tools/list",
+              .refresh_tools = message->method == "tools/list" || message->method == "tools/call",
               .arrived = arrived});
 }
 
@@ -620,7 +630,9 @@ void McpEndpoint::serve(size_t tenant, const HttpRequest& request, const Respond
   } else if (c.ended) {
     route->fail(rpc_error(404, id, kSessionNotFound, "session not found: it ended"));
   } else {
-    if (asked.tools_list) refresh_tools(c);  // the list a client asks for is the folder's of now
+    // The list a client asks for, and the tool it calls, are those of the tenant's skills of now (an
+    // upload makes a new version folder: the call runs it at once, as /v1 would).
+    if (asked.refresh_tools) refresh_tools(c);
     base::MutexLock lock(c.receive_mu);
     c.session->receive(request.body, asked.arrived);
   }
@@ -736,7 +748,7 @@ void McpEndpoint::end(const std::string& key) {
 
 std::shared_ptr<const McpEndpoint::Listing> McpEndpoint::listing(size_t tenant) {
   const std::shared_ptr<const McpTenant> t = tenant_at(tenant);
-  std::string fingerprint = skills_fingerprint(t->skills_dir);
+  std::string fingerprint = skills_fingerprint(*t);
   base::MutexLock lock(listing_mu_);
   std::shared_ptr<const Listing>& slot = listings_[tenant];
   if (slot && slot->fingerprint == fingerprint) return slot;
@@ -761,7 +773,7 @@ void McpEndpoint::check_tools(std::map<size_t, std::string>& pending) {
     for (const auto& [key, c] : sessions_) by_tenant[c->tenant].push_back(c);
   }
   for (const auto& [tenant, conversations] : by_tenant) {
-    const std::string now = skills_fingerprint(tenant_at(tenant)->skills_dir);
+    const std::string now = skills_fingerprint(*tenant_at(tenant));
     bool listed_now = false;
     {
       base::MutexLock lock(listing_mu_);

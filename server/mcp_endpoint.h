@@ -63,6 +63,7 @@ struct McpTenant {
   size_t index = 0;
   std::string id;
   std::filesystem::path skills_dir;
+  std::filesystem::path data_dir;                // its uploaded skills (server/skill_uploads.h) are tools too
   std::shared_ptr<const TenantContext> context;  // its data directory and ceilings
   size_t max_concurrent_runs = 4;
   size_t max_queued_runs = 8;
@@ -112,7 +113,7 @@ class McpEndpoint {
   struct Asked {
     nlohmann::json id;
     bool initialize = false;
-    bool tools_list = false;
+    bool refresh_tools = false;           // tools/list and tools/call: served with the tenant's skills of now
     RunQueue::Clock::time_point arrived;  // a call's timeout counts from here
   };
   void admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,

@@ -15,9 +15,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-/// Most skills a listing loads: a listing compiles each skill, so it is bounded like any request.
-constexpr size_t kMaxListed = 1000;
-
 /// `text` with every occurrence of the host path `dir` replaced by `id`: load errors name the folder,
 /// and a client must not learn where the operator keeps it.
 std::string without_path(std::string text, const std::string& dir, std::string_view id) {
@@ -110,7 +107,7 @@ std::vector<std::string> skill_ids(const std::filesystem::path& skills_dir) {
   for (std::filesystem::directory_iterator it(skills_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (base::is_valid_skill_id(name) && it->is_directory(ec)) ids.push_back(name);
-    if (ids.size() >= kMaxListed) break;
+    if (ids.size() >= kMaxListedSkills) break;
   }
   std::sort(ids.begin(), ids.end());
   return ids;
@@ -131,14 +128,18 @@ std::string skill_list_json(const std::filesystem::path& skills_dir) {
   return base::json_text::write(ojson{{"skills", std::move(list)}});
 }
 
-std::string tenant_skill_list_json(const SkillSources& sources) {
-  std::vector<std::string> ids = uploaded_ids(sources.data_dir, kMaxListed);
+std::vector<std::string> tenant_skill_ids(const SkillSources& sources) {
+  std::vector<std::string> ids = uploaded_ids(sources.data_dir, kMaxListedSkills);
   for (std::string& id : skill_ids(sources.skills_dir)) ids.push_back(std::move(id));
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  if (ids.size() > kMaxListed) ids.resize(kMaxListed);
+  if (ids.size() > kMaxListedSkills) ids.resize(kMaxListedSkills);
+  return ids;
+}
+
+std::string tenant_skill_list_json(const SkillSources& sources) {
   ojson list = ojson::array();
-  for (const std::string& id : ids) {
+  for (const std::string& id : tenant_skill_ids(sources)) {
     Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, id);
     if (!found) {
       list.push_back(ojson{{"id", id}, {"error", found.error().message}});

@@ -6,6 +6,7 @@
 // The folder's name is the id: a skill runs under the id the tenant addressed it by.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct SkillProblem {
 /// 404 when there is no such folder, 422 when the folder holds no valid skill (the message says why).
 [[nodiscard]] Result<Skill, SkillProblem> find_skill(const std::filesystem::path& skills_dir,
                                                      std::string_view id);
+
+/// Most skills a listing loads: a listing compiles each skill, so it is bounded like any request.
+inline constexpr size_t kMaxListedSkills = 1000;
 
 /// The ids of the folders in `skills_dir` that follow the id rule, sorted.
 [[nodiscard]] std::vector<std::string> skill_ids(const std::filesystem::path& skills_dir);
@@ -60,6 +64,9 @@ struct FoundSkill {
 /// (find_skill's problems).
 [[nodiscard]] Result<FoundSkill, SkillProblem> find_tenant_skill(const SkillSources& sources,
                                                                  std::string_view id);
+
+/// The ids of a tenant's skills, from both sources (an id in both once), sorted; at most kMaxListedSkills.
+[[nodiscard]] std::vector<std::string> tenant_skill_ids(const SkillSources& sources);
 
 /// `{"skills":[...]}` as skill_list_json, over both sources, each entry with "digest" and "source"
 /// ("upload" or "folder").

@@ -119,7 +119,9 @@ class McpHttp : public ::testing::TestWithParam<std::string> {
            "[tenants.a]\nkey_sha256 = [\"" + hash(kKeyA) +
            "\"]\nskills = \"a-skills\"\ndata_dir = \"a-data\"\n"
            "[tenants.b]\nkey_sha256 = [\"" +
-           hash(kKeyB) + "\"]\nskills = \"b-skills\"\ndata_dir = \"b-data\"\n";
+           hash(kKeyB) +
+           "\"]\nskills = \"b-skills\"\ndata_dir = \"b-data\"\n"
+           "[tenants.a.code]\nallow_upload = true\n";
   }
 
   fs::path root() const { return tmp_.path(); }
@@ -347,6 +349,40 @@ TEST_P(McpHttp, TheSessionsStreamTellsOfASkillAddedToTheFolder) {
   EXPECT_EQ(http("DELETE", c.base + "/mcp", kKeyA, std::nullopt, {"Mcp-Session-Id: " + c.session}).status,
             204);
   EXPECT_NE(read_until(fd, "0\r\n\r\n", 20s).find("0\r\n\r\n"), std::string::npos);
+  ::close(fd);
+}
+
+TEST_P(McpHttp, AnUploadedSkillIsAToolAndEachNewVersionIsTold) {
+  Client c = client();
+  c.start();
+  const int fd = open_stream(c);
+  const auto upload = [&c](const std::string& js) {
+    const json files = {{"skill.json", R"({"id": "sent", "entry": "index.js"})"}, {"index.js", js}};
+    return http("PUT", c.base + "/v1/skills/sent", kKeyA, json{{"files", files}}.dump(), {kJson});
+  };
+  const std::string changed = R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}})";
+  ASSERT_EQ(upload("export default () => 'first'").status, 201);
+  std::string got = read_until(fd, changed, 30s);
+  EXPECT_NE(got.find(changed), std::string::npos) << got;
+  HttpReply called = c.post(request(2, "tools/call", {{"name", "sent"}}));
+  EXPECT_EQ(called.json()["result"]["content"][0]["text"], "\"first\"") << called.body;
+  // A new version with the same tool: the next call runs it at once (nothing to tell: the list is the same).
+  ASSERT_EQ(upload("export default () => 'second'").status, 201);
+  called = c.post(request(3, "tools/call", {{"name", "sent"}}));
+  EXPECT_EQ(called.json()["result"]["content"][0]["text"], "\"second\"") << called.body;
+  // One whose manifest names the skill: the tool has a new title, a new list told on the stream.
+  const json described = {{"skill.json", R"({"id": "sent", "entry": "index.js", "name": "Sent Three"})"},
+                          {"index.js", "export default () => 'third'"}};
+  ASSERT_EQ(http("PUT", c.base + "/v1/skills/sent", kKeyA, json{{"files", described}}.dump(), {kJson}).status,
+            201);
+  got = read_until(fd, changed, 30s);
+  EXPECT_NE(got.find(changed), std::string::npos) << got;
+  EXPECT_NE(c.post(request(4, "tools/list")).body.find(R"("title":"Sent Three")"), std::string::npos);
+  // Another tenant's session neither lists nor calls it.
+  Client b = client(kKeyB);
+  b.start();
+  EXPECT_EQ(b.post(request(2, "tools/list")).body.find(R"("name":"sent")"), std::string::npos);
+  EXPECT_EQ(b.post(request(3, "tools/call", {{"name", "sent"}})).json()["error"]["code"], -32602);
   ::close(fd);
 }
 
