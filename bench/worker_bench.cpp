@@ -5,13 +5,19 @@
 //
 // Latency: sequential invocations from one thread (p50, p99). Throughput: two caller threads for a
 // fixed number of invocations (invocations per second). Targets (issue 10): worker p50 <= in-process
-// p50 + 250 us, and >= 2,000 worker invocations per second on two cores.
+// p50 + 250 us, and >= 2,000 worker invocations per second on two cores; issue 30: + 150 us and 5,000.
+// The machine's own price of a process, measured first in the same run: the p50 of fork(), _exit(0)
+// in the child and waitpid() by this (still small) process. Every worker invocation pays at least one;
+// on a guest whose page tables the hypervisor maintains it is hundreds of microseconds.
 //
 //   ./build/bench/skillbox_bench --benchmark_filter=WorkerMixedLimits
 //
 // Mixed traffic: p50 of invocations alternating between two limit sets against one limit set (issue
 // 26: within 10 %).
 #include <benchmark/benchmark.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -71,11 +77,30 @@ Figures measure(Runner& runner, const TempSkill& skill, int latency_runs, int th
   return f;
 }
 
+/// p50 of fork() + _exit(0) + waitpid() of this process, in microseconds.
+double bare_process_p50_us(int runs) {
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    if (pid < 0) continue;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  if (us.empty()) return 0;
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
 void BM_WorkerVsInProcess(benchmark::State& state) {
   TempSkill skill({{"index.js", "export default (x) => x + 1"}});
   Figures in_process;
   Figures worker;
+  double bare_process_us = 0;
   for (auto _ : state) {
+    bare_process_us = bare_process_p50_us(200);
     {
       skillbox::InProcessRunner runner;
       in_process = measure(runner, skill, 2000, 4000);
@@ -99,11 +124,14 @@ void BM_WorkerVsInProcess(benchmark::State& state) {
   state.counters["p50_extra_us"] = worker.p50_us - in_process.p50_us;
   state.counters["throughput_ratio"] = worker.per_second / in_process.per_second;
   state.counters["failures"] = in_process.failures + worker.failures;
+  state.counters["bare_process_p50_us"] = bare_process_us;
   std::printf(
-      "worker vs in-process: p50 %.0f vs %.0f us (+%.0f us, target +250), p99 %.0f vs %.0f us, %.0f vs %.0f "
-      "inv/s (ratio %.2f, target >= 2000 inv/s)\n",
+      "worker vs in-process: p50 %.0f vs %.0f us (+%.0f us, target +150), p99 %.0f vs %.0f us, %.0f vs %.0f "
+      "inv/s (ratio %.2f, target >= 5000 inv/s)\n"
+      "a bare fork + exit + wait on this machine: p50 %.0f us; worker p50 %.2fx that\n",
       worker.p50_us, in_process.p50_us, worker.p50_us - in_process.p50_us, worker.p99_us, in_process.p99_us,
-      worker.per_second, in_process.per_second, worker.per_second / in_process.per_second);
+      worker.per_second, in_process.per_second, worker.per_second / in_process.per_second, bare_process_us,
+      bare_process_us > 0 ? worker.p50_us / bare_process_us : 0.0);
 }
 BENCHMARK(BM_WorkerVsInProcess)->Iterations(1)->Unit(benchmark::kMillisecond);
 
