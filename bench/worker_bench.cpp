@@ -15,7 +15,6 @@
 // Mixed traffic: p50 of invocations alternating between two limit sets against one limit set (issue
 // 26: within 10 %).
 #include <benchmark/benchmark.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
