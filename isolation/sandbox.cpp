@@ -45,7 +45,10 @@ constexpr uid_t kUnprivilegedId = 65534;
 // (CAP_SYS_RAWIO bypasses mmap_min_addr). A root worker drops its supplementary groups, empties the
 // bounding set while it may, then takes the unprivileged uid and gid: the kernel clears the
 // permitted, effective and ambient sets on that change. A non-root worker with capabilities (file
-// capabilities on the executable) clears its sets with capset(2). Never allocates.
+// capabilities on the executable) clears its sets with capset(2). Changing the uid also clears the
+// parent-death signal (prctl(2)), which a worker relies on to die with its zygote: it is armed again
+// afterwards, and a parent that died in between is a failure (the signal would never come). Never
+// allocates.
 Status drop_privileges() {
   const auto failed = [](const char* what) {
     return Status(Error{Step::drop_privileges, errno, what, false});
@@ -53,6 +56,9 @@ Status drop_privileges() {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     return failed("prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
   if (geteuid() == 0 || getuid() == 0) {
+    const pid_t parent = getppid();
+    int death_signal = 0;
+    if (prctl(PR_GET_PDEATHSIG, &death_signal, 0, 0, 0) != 0) return failed("prctl(PR_GET_PDEATHSIG)");
     for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
       if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
         return failed("prctl(PR_CAPBSET_DROP)");
@@ -60,6 +66,13 @@ Status drop_privileges() {
     if (setgroups(0, nullptr) != 0) return failed("setgroups");
     if (setresgid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) != 0) return failed("setresgid");
     if (setresuid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) != 0) return failed("setresuid");
+    if (death_signal != 0) {
+      if (prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0) != 0) return failed("prctl(PR_SET_PDEATHSIG)");
+      if (getppid() != parent) {
+        errno = ESRCH;
+        return failed("the parent died while privileges were dropped");
+      }
+    }
   }
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};

@@ -216,5 +216,23 @@ TEST(WorkerRunner, ZygoteDeathIsSurvived) {
   EXPECT_EQ(zombie_children(), 0);
 }
 
+// A worker dies with its zygote, also after a root supervisor's worker took the unprivileged uid (which
+// clears the parent-death signal; the sandbox arms it again): the run it held ends `crashed`.
+TEST(WorkerRunner, ARunWhoseZygoteDiesEndsCrashed) {
+  WorkerRunner runner(worker_options());
+  TempSkill slow(
+      {{"index.js", "export default () => new Promise((done) => setTimeout(() => done('late'), 3000))"}});
+  TempSkill quick({{"index.js", "export default () => 7"}});
+  ASSERT_EQ(run(runner, quick).outcome, Outcome::ok);
+  const int zygote = runner.zygote_pid();
+  ASSERT_GT(zygote, 0);
+  RunResult held;
+  std::thread caller([&] { held = run(runner, slow); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the run is in its worker
+  ASSERT_EQ(kill(zygote, SIGKILL), 0);
+  caller.join();
+  EXPECT_EQ(held.outcome, Outcome::crashed) << describe(held);
+}
+
 }  // namespace
 }  // namespace skillbox::testing
