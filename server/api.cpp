@@ -46,6 +46,7 @@ struct Api::Route {
     detail,
     run,
     upload,
+    remove,
     inline_run,
     tools,
     call,
@@ -92,9 +93,10 @@ template <class Route>
 std::optional<Route> match_skill_route(std::string id, std::string_view rest, std::string_view method) {
   using K = typename Route::Kind;
   if (rest.empty()) {
-    const bool put = method == "PUT";
-    return Route{
-        put ? K::upload : K::detail, put ? "PUT" : "GET", std::move(id), "/v1/skills/{id}", {}, "GET, PUT"};
+    constexpr std::string_view kAllow = "GET, PUT, DELETE";
+    if (method == "PUT") return Route{K::upload, "PUT", std::move(id), "/v1/skills/{id}", {}, kAllow};
+    if (method == "DELETE") return Route{K::remove, "DELETE", std::move(id), "/v1/skills/{id}", {}, kAllow};
+    return Route{K::detail, "GET", std::move(id), "/v1/skills/{id}", {}, kAllow};
   }
   if (rest == "/run") return Route{K::run, "POST", std::move(id), "/v1/skills/{id}/run"};
   if (rest == "/tools") return Route{K::tools, "GET", std::move(id), "/v1/skills/{id}/tools"};
@@ -628,6 +630,7 @@ std::optional<HttpResponse> Api::serve(const Tenant& tenant, const Route& route,
   if (route.kind == Route::Kind::list) return json_ok(tenant_skill_list_json(sources));
   if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel, stream);
   if (route.kind == Route::Kind::upload) return upload(tenant, route, request);
+  if (route.kind == Route::Kind::remove) return remove_upload(tenant, route);
   Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, route.id);
   if (!found) return problem_response(found.error());
   // A run keeps the version it started with: pruning by a later upload leaves its folder.
@@ -754,6 +757,29 @@ HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpReq
   HttpResponse r = json_ok(base::json_text::write(body));
   r.status = stored->changed ? 201 : 200;
   r.facts.digest = stored->digest;
+  return r;
+}
+
+HttpResponse Api::remove_upload(const Tenant& tenant, const Route& route) const {
+  if (!tenant.config.code.allow_upload) {
+    return code_not_allowed("upload_not_allowed", "upload or delete skills", "allow_upload");
+  }
+  if (!base::is_valid_skill_id(route.id)) {
+    return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
+  }
+  std::error_code ec;
+  if (!current_upload(tenant.config.data_dir, route.id) &&
+      std::filesystem::is_directory(tenant.config.skills_dir / route.id, ec)) {
+    return error_response(
+        409, "skill_id_taken",
+        "\"" + route.id +
+            "\" is a skill of the operator's skills folder, which only the operator changes; "
+            "only uploaded skills can be deleted");
+  }
+  Result<std::string, SkillProblem> deleted = delete_upload(tenant.config.data_dir, route.id, pins_);
+  if (!deleted) return problem_response(deleted.error());
+  HttpResponse r = empty_response(204);
+  r.facts.digest = *deleted;
   return r;
 }
 

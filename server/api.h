@@ -125,6 +125,8 @@ class Api {
                                           const HttpRequest& request, RunQueue::Clock::duration waited,
                                           const CancelToken& cancel, const RespondStream& stream) const;
   HttpResponse upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
+  /// DELETE /v1/skills/{id}: the tenant's uploaded skill (delete_upload); 204.
+  HttpResponse remove_upload(const Tenant& tenant, const Route& route) const;
   std::optional<HttpResponse> inline_run(const Tenant& tenant, const HttpRequest& request,
                                          RunQueue::Clock::duration waited, const CancelToken& cancel,
                                          const RespondStream& stream) const;

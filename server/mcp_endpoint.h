@@ -14,8 +14,9 @@
 // while the first is open gets 409 (as the official TypeScript SDK's server answers); one whose client
 // went away is replaced. The stream ends with its session (DELETE, expiry) and when the server drains.
 //
-// Tools follow the tenant's skills folder: its fingerprint (mcp/watch.h: every file's path, size, inode
-// and mtime) is compared on each initialize and tools/list, and every kToolsCheckPeriod by the sweeper;
+// Tools follow the tenant's skills folder and its uploads (PUT and DELETE /v1/skills/{id}): their
+// fingerprint (mcp/watch.h: every file's path, size, inode and mtime; each upload's current digest) is
+// compared on each initialize, tools/list and tools/call, and every kToolsCheckPeriod by the sweeper;
 // when it changed (and, for the sweeper, held still for one period), the skills are listed again (once
 // per tenant, shared by its sessions) and each session whose tools differ sends list_changed.
 //

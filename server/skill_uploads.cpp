@@ -85,7 +85,7 @@ bool set_current(const fs::path& dir, const std::string& digest) {
 }
 
 /// Removes the versions of `versions` beyond the newest `keep` (by the time each was last made
-/// current), never `current` and never one a run holds.
+/// current; 0: all), never `current` and never one a run holds.
 void prune(const fs::path& versions, const std::string& current, size_t keep, const VersionPins& pins) {
   std::vector<std::pair<fs::file_time_type, fs::path>> all;
   std::error_code ec;
@@ -93,7 +93,7 @@ void prune(const fs::path& versions, const std::string& current, size_t keep, co
     if (is_digest(it->path().filename().string())) all.emplace_back(it->last_write_time(ec), it->path());
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = std::max<size_t>(keep, 1); i < all.size(); ++i) {
+  for (size_t i = keep; i < all.size(); ++i) {
     const fs::path& dir = all[i].second;
     // Runs pin the folder as Skill::dir() names it: canonical.
     if (dir.filename() == current || pins.pinned(fs::weakly_canonical(dir, ec))) continue;
@@ -241,9 +241,32 @@ Result<StoredUpload, SkillProblem> store_upload(const fs::path& data_dir, std::s
   if (out.changed) {
     fs::last_write_time(target, fs::file_time_type::clock::now(), ec);  // the pruning order
     if (!set_current(dir, out.digest)) return disk_problem("cannot switch the current version");
-    prune(versions, out.digest, keep_versions, pins);
+    prune(versions, out.digest, std::max<size_t>(keep_versions, 1), pins);
   }
   return out;
+}
+
+Result<std::string, SkillProblem> delete_upload(const fs::path& data_dir, std::string_view id,
+                                                const VersionPins& pins) {
+  const SkillProblem not_found{404, "skill_not_found", "no uploaded skill \"" + std::string(id) + "\""};
+  const fs::path dir = state::DataLayout(data_dir).upload_dir(id);
+  std::error_code ec;
+  if (!current_upload(data_dir, id) || !fs::is_directory(dir, ec)) return not_found;
+  const UploadLock lock(dir);
+  if (!lock.held()) {
+    return SkillProblem{500, "internal",
+                        "could not delete the upload: cannot lock its folder; nothing changed"};
+  }
+  const std::optional<UploadedVersion> current = current_upload(data_dir, id);  // under the lock
+  if (!current) return not_found;
+  if (::unlink((dir / state::DataLayout::kCurrentVersion).c_str()) != 0) {
+    return SkillProblem{500, "internal",
+                        "could not delete the upload: cannot remove its current version; "
+                        "nothing changed"};
+  }
+  sync_dir(dir);
+  prune(versions_dir(data_dir, id), "", 0, pins);
+  return current->digest;
 }
 
 namespace {

@@ -88,6 +88,15 @@ struct StoredUpload {
                                                               std::string_view id, const SkillFiles& files,
                                                               size_t keep_versions, const VersionPins& pins);
 
+/// Deletes the uploaded skill `id` of `data_dir` (under the id's lock, as an upload): first its `current`
+/// file — from then on the id is not served (GET and runs answer 404, MCP lists it no more) — then every
+/// version folder no run holds (one a run holds is removed by the id's next upload or delete). The id's
+/// store and workspace stay: they belong to the tenant's id, and a new upload of it finds them. Returns
+/// the digest that was current. Problems: 404 `skill_not_found` (no current version of `id`), 500
+/// `internal` (the disk failed; nothing changed). `id` must follow the id rule.
+[[nodiscard]] Result<std::string, SkillProblem> delete_upload(const std::filesystem::path& data_dir,
+                                                              std::string_view id, const VersionPins& pins);
+
 /// Why a skill a tenant sent (an upload or an inline skill) may not run with the permissions its own
 /// manifest grants, or std::nullopt. Only the operator may open the private network to a skill: a
 /// tenant's code asking for permissions.http.allow_private_addresses is 422 `permission_not_allowed`

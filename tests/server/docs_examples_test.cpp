@@ -98,6 +98,7 @@ std::string shape_problem(const std::string& example, const std::string& out) {
   };
   if (in("/metrics")) return in_text(out, "# TYPE skillbox_runs_total counter") ? "" : "no Prometheus series";
   if (in("application/x-ndjson")) return ndjson_problem(out);
+  if (in("-X DELETE")) return out.empty() ? "" : "not an empty answer (204 No Content)";
   if (in("-X PUT"))
     return has("id") && has("digest") && has("version") && has("created")
                ? ""

@@ -378,6 +378,11 @@ TEST_P(McpHttp, AnUploadedSkillIsAToolAndEachNewVersionIsTold) {
   got = read_until(fd, changed, 30s);
   EXPECT_NE(got.find(changed), std::string::npos) << got;
   EXPECT_NE(c.post(request(4, "tools/list")).body.find(R"("title":"Sent Three")"), std::string::npos);
+  // Deleted: told, and no longer called.
+  ASSERT_EQ(http("DELETE", c.base + "/v1/skills/sent", kKeyA, std::nullopt, {}).status, 204);
+  got = read_until(fd, changed, 30s);
+  EXPECT_NE(got.find(changed), std::string::npos) << got;
+  EXPECT_EQ(c.post(request(5, "tools/call", {{"name", "sent"}})).json()["error"]["code"], -32602);
   // Another tenant's session neither lists nor calls it.
   Client b = client(kKeyB);
   b.start();

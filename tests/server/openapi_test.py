@@ -412,6 +412,12 @@ def code_routes(spec, port):
          body=json.dumps({"files": {f"f{i}.js": "" for i in range(5)}}))
     call(spec, port, "POST", "/v1/run", 422, key=KEY_A, body=json.dumps(dict(inline, files={"other.js": ""})))
     call(spec, port, "GET", "/v1/run", 405, key=KEY_A)
+    put("dropme", one(manifest("dropme")), 201)
+    call(spec, port, "DELETE", "/v1/skills/dropme", 204, key=KEY_A)
+    call(spec, port, "DELETE", "/v1/skills/dropme", 404, key=KEY_A)
+    call(spec, port, "DELETE", "/v1/skills/hello", 409, key=KEY_A)
+    call(spec, port, "DELETE", "/v1/skills/greet", 403, key=KEY_BUSY2)
+    call(spec, port, "DELETE", "/v1/skills/UPPER", 400, key=KEY_A)
     return made
 
 

@@ -60,6 +60,8 @@ class ServeProcess {
   [[nodiscard]] bool wait_for_err(const std::string& text) const;
   /// What the server wrote on stderr so far.
   [[nodiscard]] std::string err() const;
+  /// The server's process id.
+  [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

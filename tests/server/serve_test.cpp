@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <future>
 #include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "serve_support.h"
 #include "support/cli_exec.h"
@@ -191,7 +194,9 @@ TEST_F(ServeFolder, UnknownRoutesAre404AndWrongMethods405) {
   const HttpReply wrong = http("GET", server->url + "/v1/skills/greet/run", server->key);
   EXPECT_EQ(wrong.status, 405);
   EXPECT_EQ(wrong.header("allow"), "POST");
-  EXPECT_EQ(http("DELETE", server->url + "/v1/skills/greet", server->key).status, 405);
+  const HttpReply patch = http("PATCH", server->url + "/v1/skills/greet", server->key);
+  EXPECT_EQ(patch.status, 405);
+  EXPECT_EQ(patch.header("allow"), "GET, PUT, DELETE");
   const HttpReply long_target =
       http("GET", server->url + "/v1/skills/" + std::string(5000, 'a'), server->key);
   EXPECT_EQ(long_target.status, 414);
@@ -274,5 +279,59 @@ TEST_F(ServeFolder, ATenantOverItsRunningAndQueuedBoundsGets429WithRetryAfter) {
   EXPECT_EQ(http("POST", server.url + "/v1/skills/greet/run", "test", "{}").status, 200);  // free again
 }
 
+/// The pid of the zygote of the server `parent` (its child `skillbox-worker --zygote ...`), or -1.
+pid_t zygote_of(pid_t parent) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    pid_t ppid = -1;
+    while (std::getline(status, line))
+      if (line.starts_with("PPid:")) ppid = std::stoi(line.substr(5));
+    if (ppid != parent) continue;
+    std::ifstream cmdline(e.path() / "cmdline");
+    std::string args;  // NUL-separated, no newline: one getline reads it all
+    std::getline(cmdline, args);
+    if (args.find("--zygote") != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+TEST_F(ServeFolder, KillingTheZygoteUnderLoadEndsOnlyTheRunsItHeld) {
+  auto server = start();  // process isolation, the default
+  const auto run = [&](const std::string& id) {
+    return http("POST", server->url + "/v1/skills/" + id + "/run", server->key, std::string("{}"));
+  };
+  ASSERT_EQ(run("greet").json()["outcome"], "ok");
+  const pid_t zygote = zygote_of(server->pid());
+  ASSERT_GT(zygote, 0) << "no zygote among the server's children";
+  // Three slow runs in workers of that zygote, then the zygote killed under them.
+  std::vector<std::future<HttpReply>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::async(std::launch::async, [&] { return run("slow"); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(::kill(zygote, SIGKILL), 0);
+  int crashed = 0;
+  for (auto& f : held) {
+    const HttpReply r = f.get();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const std::string outcome = r.json()["outcome"];
+    // A run whose worker died with the zygote is `crashed`; one that had no worker yet ran on the next.
+    EXPECT_TRUE(outcome == "crashed" || outcome == "ok") << r.body;
+    crashed += outcome == "crashed" ? 1 : 0;
+  }
+  EXPECT_GE(crashed, 1);
+  // The server goes on: a new zygote, and every run after the first that found it ends ok.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (run("greet").json()["outcome"] != "ok" && std::chrono::steady_clock::now() < until) {
+  }
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(run("greet").json()["outcome"], "ok") << i;
+  const pid_t next = zygote_of(server->pid());
+  EXPECT_GT(next, 0);
+  EXPECT_NE(next, zygote);
+  EXPECT_EQ(http("GET", server->url + "/readyz").status, 200);
+  EXPECT_EQ(server->stop(SIGTERM), 0) << server->err();
+}
 }  // namespace
 }  // namespace skillbox::testing

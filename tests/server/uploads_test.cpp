@@ -254,6 +254,45 @@ TEST_F(Uploads, ARunKeepsTheVersionItStartedWith) {
   EXPECT_FALSE(fs::exists(v1));
 }
 
+TEST_F(Uploads, DeleteRemovesTheSkillAndKeepsItsDataForTheNextUpload) {
+  const server::SkillFiles v1{{"skill.json", manifest("gone")}, {"index.js", kCounter}};
+  ASSERT_EQ(put("gone", v1).status, 201);
+  ASSERT_EQ(run("gone").json()["value"], 1);
+  // Another tenant cannot delete it (its own uploads have no such id), nor may a tenant without uploads.
+  EXPECT_EQ(http("DELETE", url("/v1/skills/gone"), kKeyB).status, 403);
+  const HttpReply deleted = http("DELETE", url("/v1/skills/gone"), kKeyA);
+  EXPECT_EQ(deleted.status, 204) << deleted.body;
+  EXPECT_TRUE(deleted.body.empty());
+  EXPECT_EQ(http("GET", url("/v1/skills/gone"), kKeyA).status, 404);
+  EXPECT_EQ(run("gone").status, 404);
+  EXPECT_EQ(http("GET", url("/v1/skills"), kKeyA).body.find("\"gone\""), std::string::npos);
+  EXPECT_TRUE(tree(root() / "a-data" / "uploads" / "gone" / "versions").empty());
+  // Deleting again, or an id never uploaded: 404; a folder of the operator's: 409; a bad id: 400.
+  EXPECT_EQ(http("DELETE", url("/v1/skills/gone"), kKeyA).json()["error"]["code"], "skill_not_found");
+  const HttpReply folder = http("DELETE", url("/v1/skills/aonly"), kKeyA);
+  EXPECT_EQ(folder.status, 409) << folder.body;
+  EXPECT_EQ(run("aonly").json()["value"], "a folder");
+  EXPECT_EQ(http("DELETE", url("/v1/skills/..%2fb-data"), kKeyA).status, 400);
+  // The id's store stayed: the next upload of it counts on.
+  ASSERT_EQ(put("gone", v1).status, 201);
+  EXPECT_EQ(run("gone").json()["value"], 2);
+}
+
+TEST_F(Uploads, DeleteLeavesTheVersionARunHolds) {
+  const server::SkillFiles slow{
+      {"skill.json", manifest("held")},
+      {"index.js", "export default () => new Promise((done) => setTimeout(() => done('finished'), 1500))"}};
+  ASSERT_EQ(put("held", slow).status, 201);
+  std::string value;
+  std::thread runner([&] { value = run("held").json()["value"]; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run is under way
+  ASSERT_EQ(http("DELETE", url("/v1/skills/held"), kKeyA).status, 204);
+  const fs::path version = root() / "a-data" / "uploads" / "held" / "versions" / server::skill_digest(slow);
+  EXPECT_TRUE(fs::exists(version));
+  runner.join();
+  EXPECT_EQ(value, "finished");
+}
+
 TEST_F(Uploads, AnInlineSkillRunsWithAFreshStoreEachTime) {
   const json body{{"manifest", {{"id", "scratch"}, {"entry", "index.js"}}},
                   {"files", {{"index.js", kCounter}}},
