@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "base/errno_text.h"
+#include "base/sanitizer.h"
 #include "bus/codec.h"
 #include "bus/memory_budget.h"
 #include "bus/stop_token.h"
@@ -38,8 +39,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// How long after the deadline a worker may still send the timeout result its own engine noticed
-/// before it is killed. Short: a worker stuck in a native call is killed this late at most.
-constexpr std::chrono::milliseconds kKillGrace{20};
+/// before it is killed. Short: a worker stuck in a native call is killed this late at most. Longer in
+/// an instrumented build, whose worker (a ThreadSanitizer process above all) can take more than 20 ms
+/// to notice its deadline and write the result: killed first, its result's usage would be lost.
+constexpr std::chrono::milliseconds kKillGrace{base::kSanitizerBuild ? 200 : 20};
 
 /// The largest frame a worker may send for an invocation with `memory_bytes` of heap. Everything a
 /// frame carries (a request's body, a log line, the result) was a value in the worker's heap, and a
