@@ -25,7 +25,6 @@ using testing::McpProcess;
 using namespace std::chrono_literals;
 
 const std::string kHello = std::string(SKILLBOX_SOURCE_DIR) + "/examples/skills/hello";
-const std::string kRunaway = std::string(SKILLBOX_SOURCE_DIR) + "/examples/skills/runaway";
 
 /// A skillbox skill folder with id `id`, `limits` and the module `source`.
 struct Folder {
@@ -147,7 +146,11 @@ TEST_P(McpIsolation, CallReturnsTheValueAfterTheLogLines) {
 TEST_P(McpIsolation, LimitsAreToolErrorsNamingTheOutcome) {
   Folder waiter("waiter", "export default () => new Promise(() => setInterval(() => {}, 50));",
                 {{"timeout_ms", 300}});
-  McpProcess mcp(args({waiter.dir(), kRunaway}));
+  // The step limit of examples/skills/runaway, with a deadline no instrumented build on a busy machine
+  // reaches before 10,000,000 steps (the example's own is 2 s).
+  Folder runaway("runaway", "export default () => { for (;;) {} };",
+                 {{"steps", 10000000}, {"timeout_ms", 60000}});
+  McpProcess mcp(args({waiter.dir(), runaway.dir()}));
   mcp.initialize();
   const json timeout = mcp.request(1, "tools/call", {{"name", "waiter"}});
   EXPECT_EQ(timeout["result"]["isError"], true);
