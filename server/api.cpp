@@ -74,6 +74,22 @@ HttpResponse problem_response(const SkillProblem& p) {
   return error_response(p.status, p.code, p.message);
 }
 
+/// 400 for an id the rule refuses, 409 for an id of the operator's skills folder (`what_to_do` ends the
+/// message); nullopt when the tenant may upload or delete under `id`.
+std::optional<HttpResponse> upload_id_problem(const TenantConfig& tenant, const std::string& id,
+                                              std::string_view what_to_do) {
+  if (!base::is_valid_skill_id(id)) {
+    return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(tenant.skills_dir / id, ec)) {
+    return error_response(
+        409, "skill_id_taken",
+        "\"" + id + "\" is a skill of the operator's skills folder; " + std::string(what_to_do));
+  }
+  return std::nullopt;
+}
+
 /// 403 for code the tenant may not send: `what` it tried, `key` the [tenants.NAME] code setting.
 HttpResponse code_not_allowed(std::string_view code, std::string_view what, std::string_view key) {
   return error_response(403, code,
@@ -735,15 +751,9 @@ HttpResponse Api::upload(const Tenant& tenant, const Route& route, const HttpReq
   if (!code.allow_upload) {
     return code_not_allowed("upload_not_allowed", "upload skills", "allow_upload");
   }
-  if (!base::is_valid_skill_id(route.id)) {
-    return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(tenant.config.skills_dir / route.id, ec)) {
-    return error_response(
-        409, "skill_id_taken",
-        "\"" + route.id + "\" is a skill of the operator's skills folder; upload under another id");
-  }
+  if (std::optional<HttpResponse> refused =
+          upload_id_problem(tenant.config, route.id, "upload under another id"))
+    return std::move(*refused);
   const UploadBounds bounds{.max_files = code.max_files, .max_bytes = code.max_bytes};
   Result<SkillFiles, SkillProblem> files = upload_files(request, bounds);
   if (!files) return problem_response(files.error());
@@ -764,17 +774,11 @@ HttpResponse Api::remove_upload(const Tenant& tenant, const Route& route) const 
   if (!tenant.config.code.allow_upload) {
     return code_not_allowed("upload_not_allowed", "upload or delete skills", "allow_upload");
   }
-  if (!base::is_valid_skill_id(route.id)) {
-    return error_response(400, "invalid_skill_id", "a skill id is " + std::string(base::kSkillIdRule));
-  }
-  std::error_code ec;
-  if (!current_upload(tenant.config.data_dir, route.id) &&
-      std::filesystem::is_directory(tenant.config.skills_dir / route.id, ec)) {
-    return error_response(
-        409, "skill_id_taken",
-        "\"" + route.id +
-            "\" is a skill of the operator's skills folder, which only the operator changes; "
-            "only uploaded skills can be deleted");
+  // An id uploaded before the operator added a folder of that name may still be deleted.
+  if (!current_upload(tenant.config.data_dir, route.id)) {
+    if (std::optional<HttpResponse> refused =
+            upload_id_problem(tenant.config, route.id, "only uploaded skills can be deleted"))
+      return std::move(*refused);
   }
   Result<std::string, SkillProblem> deleted = delete_upload(tenant.config.data_dir, route.id, pins_);
   if (!deleted) return problem_response(deleted.error());
