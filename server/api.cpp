@@ -526,7 +526,7 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
   }
   // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
   auto job = [this, owner, route, request = std::move(request), respond, stream,
-              cancel](RunQueue::Clock::duration waited) {
+              cancel](RunQueue::Clock::duration waited) -> RunQueue::Then {
     const Tenant& mine = *owner;
     metrics_.queue_waited(mine.index, seconds(waited));
     bool streamed = false;  // the head of a streamed answer went out: respond must not be called
@@ -550,9 +550,10 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
       base::MutexLock lock(pending_mu_);
       pending_.erase(request.request_id);
     }
-    if (!response) return;
+    if (!response) return {};
     response->tenant = mine.config.id;
-    respond(std::move(*response));
+    // Sent once the thread is free again, so that the client's next request finds it free.
+    return [respond, answer = std::move(*response)]() mutable { respond(std::move(answer)); };
   };
   RunQueue::Ticket ticket;
   {

@@ -160,14 +160,16 @@ void RunQueue::work() {
       ++l.running;
       ++running_;
     }
-    entry.job(Clock::now() - entry.queued_at);  // jobs catch their own exceptions (server/api.cpp)
-    entry = Entry{};                            // the job's captures go before the thread looks again
+    Then then =
+        entry.job(Clock::now() - entry.queued_at);  // jobs catch their own exceptions (server/api.cpp)
+    entry = Entry{};                                // the job's captures go before the thread looks again
     {
       base::MutexLock lock(mu_);
       --lanes_[lane].running;
       --running_;
     }
     cv_.notify_all();  // a lane at its running cap may be eligible again
+    if (then) then();
   }
 }
 

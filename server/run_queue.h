@@ -43,8 +43,12 @@ struct LaneConfig {
 class RunQueue {
  public:
   using Clock = std::chrono::steady_clock;
+  /// What a job leaves to do once its thread counts as free again (may be empty): the answer a client
+  /// waits for. A client that reads its answer and at once sends the next request must find the thread
+  /// free, or a server without a queue (queue_limit = 0) would refuse a strictly sequential client.
+  using Then = std::function<void()>;
   /// A job: called once on a pool thread with the time it waited in the queue.
-  using Job = std::function<void(Clock::duration waited)>;
+  using Job = std::function<Then(Clock::duration waited)>;
 
   /// What submit() did with a job.
   enum class Admission : uint8_t {

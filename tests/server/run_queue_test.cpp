@@ -22,10 +22,11 @@ class Gate {
  public:
   ~Gate() { release(); }
   RunQueue::Job job() {
-    return [this](RunQueue::Clock::duration /*waited*/) {
+    return [this](RunQueue::Clock::duration /*waited*/) -> RunQueue::Then {
       ++started_;
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return open_; });
+      return {};
     };
   }
   void release() {
@@ -53,9 +54,10 @@ TEST(RunQueue, LanesStartJobsInProportionToTheirWeights) {
   std::string order;
   std::mutex mu;
   const auto record = [&](char c) {
-    return [&, c](RunQueue::Clock::duration) {
+    return [&, c](RunQueue::Clock::duration) -> RunQueue::Then {
       std::lock_guard<std::mutex> lock(mu);
       order += c;
+      return {};
     };
   };
   Gate gate;
@@ -78,9 +80,10 @@ TEST(RunQueue, AQuietLaneIsServedBeforeAFloodingLanesBacklog) {
   std::string order;
   std::mutex mu;
   const auto record = [&](char c) {
-    return [&, c](RunQueue::Clock::duration) {
+    return [&, c](RunQueue::Clock::duration) -> RunQueue::Then {
       std::lock_guard<std::mutex> lock(mu);
       order += c;
+      return {};
     };
   };
   Gate gate;
@@ -137,7 +140,10 @@ TEST(RunQueue, AWithdrawnJobNeverRunsAndAStartedOneCannotBeWithdrawn) {
   RunQueue q(1, 10, {LaneConfig{}});
   const RunQueue::Ticket first = q.submit(0, gate.job());
   ASSERT_TRUE(gate.started(1));
-  const RunQueue::Ticket second = q.submit(0, [&](RunQueue::Clock::duration) { ran = true; });
+  const RunQueue::Ticket second = q.submit(0, [&](RunQueue::Clock::duration) -> RunQueue::Then {
+    ran = true;
+    return {};
+  });
   ASSERT_EQ(second.admission, Admission::queued);
   EXPECT_TRUE(q.withdraw(second.id));
   EXPECT_FALSE(q.withdraw(second.id));
@@ -145,7 +151,13 @@ TEST(RunQueue, AWithdrawnJobNeverRunsAndAStartedOneCannotBeWithdrawn) {
   EXPECT_EQ(q.counts()[0].queued, 0u);
   gate.release();
   std::promise<void> done;
-  ASSERT_EQ(q.submit(0, [&](RunQueue::Clock::duration) { done.set_value(); }).admission, Admission::queued);
+  ASSERT_EQ(q.submit(0,
+                     [&](RunQueue::Clock::duration) -> RunQueue::Then {
+                       done.set_value();
+                       return {};
+                     })
+                .admission,
+            Admission::queued);
   EXPECT_EQ(done.get_future().wait_for(10s), std::future_status::ready);
   EXPECT_FALSE(ran.load());
 }
@@ -156,11 +168,32 @@ TEST(RunQueue, AJobIsToldHowLongItWaited) {
   ASSERT_EQ(q.submit(0, gate.job()).admission, Admission::queued);
   ASSERT_TRUE(gate.started(1));
   std::promise<RunQueue::Clock::duration> waited;
-  ASSERT_EQ(q.submit(0, [&](RunQueue::Clock::duration d) { waited.set_value(d); }).admission,
+  ASSERT_EQ(q.submit(0,
+                     [&](RunQueue::Clock::duration d) -> RunQueue::Then {
+                       waited.set_value(d);
+                       return {};
+                     })
+                .admission,
             Admission::queued);
   std::this_thread::sleep_for(100ms);
   gate.release();
   EXPECT_GE(waited.get_future().get(), 100ms);
+}
+
+// A client that reads its answer and at once sends its next request finds the thread free, even with no
+// queue at all: the answer (the job's Then) goes out only once the thread counts as free.
+TEST(RunQueue, WhatAJobLeavesForLaterRunsOnceItsThreadIsFree) {
+  RunQueue q(1, /*queue_limit=*/0, {LaneConfig{}});
+  std::promise<Admission> next;
+  const auto job = [&](RunQueue::Clock::duration) -> RunQueue::Then {
+    return [&] {
+      next.set_value(q.submit(0, [](RunQueue::Clock::duration) -> RunQueue::Then { return {}; }).admission);
+    };
+  };
+  ASSERT_EQ(q.submit(0, job).admission, Admission::queued);
+  std::future<Admission> admitted = next.get_future();
+  ASSERT_EQ(admitted.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(admitted.get(), Admission::queued);
 }
 
 }  // namespace
