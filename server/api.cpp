@@ -19,6 +19,7 @@
 #include "server/audit.h"
 #include "server/code_request.h"
 #include "server/data_view.h"
+#include "server/held_answer.h"
 #include "server/origin_tap.h"
 #include "server/run_request.h"
 #include "server/skill_catalog.h"
@@ -529,10 +530,13 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
               cancel](RunQueue::Clock::duration waited) -> RunQueue::Then {
     const Tenant& mine = *owner;
     metrics_.queue_waited(mine.index, seconds(waited));
+    // What the client sees (the answer, a streamed answer's end) waits until the thread is free again.
+    const auto held = std::make_shared<HeldAnswer>(respond, stream);
+    const RespondStream held_stream = held->stream();
     bool streamed = false;  // the head of a streamed answer went out: respond must not be called
-    const RespondStream tracked = !stream ? RespondStream() : [&streamed, &stream](HttpResponse head) {
+    const RespondStream tracked = !stream ? RespondStream() : [&streamed, &held_stream](HttpResponse head) {
       streamed = true;
-      return stream(std::move(head));
+      return held_stream(std::move(head));
     };
     std::optional<HttpResponse> response;
     try {
@@ -550,10 +554,11 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
       base::MutexLock lock(pending_mu_);
       pending_.erase(request.request_id);
     }
-    if (!response) return {};
-    response->tenant = mine.config.id;
-    // Sent once the thread is free again, so that the client's next request finds it free.
-    return [respond, answer = std::move(*response)]() mutable { respond(std::move(answer)); };
+    if (response) {
+      response->tenant = mine.config.id;
+      held->respond()(std::move(*response));
+    }
+    return held->then();
   };
   RunQueue::Ticket ticket;
   {

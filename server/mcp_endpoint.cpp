@@ -19,6 +19,7 @@
 #include "mcp/tools.h"
 #include "mcp/watch.h"
 #include "server/api_key.h"
+#include "server/held_answer.h"
 #include "server/skill_catalog.h"
 #include "server/skill_uploads.h"
 
@@ -35,45 +36,6 @@ constexpr auto kSessionNotFound = static_cast<mcp::ErrorCode>(-32001);
 
 /// Bytes of randomness in a session id (192 bits; MCP asks for a cryptographically secure id).
 constexpr size_t kSessionIdBytes = 24;
-
-/// The answer a queued job gives, held until the job's thread counts as free (RunQueue::Then), so that
-/// the client's next request finds it free. An answer given after that (a call that answers from
-/// another thread later) goes out at once.
-class HeldAnswer {
- public:
-  explicit HeldAnswer(Respond respond) : respond_(std::move(respond)) {}
-  /// The Respond to give the job.
-  static Respond respond(const std::shared_ptr<HeldAnswer>& held) {
-    return [held](HttpResponse r) {
-      {
-        base::MutexLock lock(held->mu_);
-        if (!held->released_) {
-          held->answer_ = std::move(r);
-          return;
-        }
-      }
-      held->respond_(std::move(r));
-    };
-  }
-  /// What the queue runs once the thread is free: sends a held answer.
-  static RunQueue::Then then(const std::shared_ptr<HeldAnswer>& held) {
-    return [held] {
-      std::optional<HttpResponse> answer;
-      {
-        base::MutexLock lock(held->mu_);
-        held->released_ = true;
-        answer.swap(held->answer_);
-      }
-      if (answer) held->respond_(std::move(*answer));
-    };
-  }
-
- private:
-  const Respond respond_;
-  base::Mutex mu_;
-  bool released_ SKILLBOX_GUARDED_BY(mu_) = false;
-  std::optional<HttpResponse> answer_ SKILLBOX_GUARDED_BY(mu_);
-};
 
 /// How often the sweeper looks for idle sessions, at most.
 constexpr std::chrono::milliseconds kSweepPeriod{1000};
@@ -599,9 +561,9 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
   auto job = [this, tenant, request = std::move(request), respond, stream, conversation,
               asked = std::move(asked)](RunQueue::Clock::duration waited) -> RunQueue::Then {
     metrics_.queue_waited(tenant, seconds(waited));
-    const auto held = std::make_shared<HeldAnswer>(respond);
-    serve(tenant, request, HeldAnswer::respond(held), stream, conversation, asked);
-    return HeldAnswer::then(held);
+    const auto held = std::make_shared<HeldAnswer>(respond, stream);
+    serve(tenant, request, held->respond(), held->stream(), conversation, asked);
+    return held->then();
   };
   const RunQueue::Ticket ticket = queue_.submit(tenant, std::move(job));
   if (ticket.admission == RunQueue::Admission::queued) return;

@@ -10,6 +10,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "server/held_answer.h"
 
 namespace skillbox::server {
 namespace {
@@ -194,6 +197,48 @@ TEST(RunQueue, WhatAJobLeavesForLaterRunsOnceItsThreadIsFree) {
   std::future<Admission> admitted = next.get_future();
   ASSERT_EQ(admitted.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(admitted.get(), Admission::queued);
+}
+
+/// A stream that records what reaches the client.
+class RecordingStream final : public ResponseStream {
+ public:
+  explicit RecordingStream(std::vector<std::string>& seen) : seen_(seen) {}
+  void write(std::string bytes) override { seen_.push_back("write " + bytes); }
+  void end() override { seen_.push_back("end"); }
+  void end_with(std::string outcome, RequestFacts /*facts*/) override { seen_.push_back("end " + outcome); }
+  [[nodiscard]] bool gone() const override { return false; }
+
+ private:
+  std::vector<std::string>& seen_;
+};
+
+// A streamed answer's lines go out as written; its end, and a plain answer, wait for the job's Then, and
+// anything answered after that goes out at once.
+TEST(HeldAnswer, HoldsTheAnswerAndAStreamsEndUntilThenRuns) {
+  std::vector<std::string> seen;
+  const Respond respond = [&](HttpResponse r) { seen.push_back("respond " + r.body); };
+  const RespondStream stream = [&](HttpResponse /*head*/) { return std::make_shared<RecordingStream>(seen); };
+  auto held = std::make_shared<HeldAnswer>(respond, stream);
+  const std::shared_ptr<ResponseStream> out = held->stream()(HttpResponse{});
+  out->write("line");
+  out->end_with("ok", RequestFacts{});
+  EXPECT_EQ(seen, std::vector<std::string>({"write line"}));
+  RunQueue::Then then = held->then();
+  held.reset();  // the Then alone keeps what it sends alive
+  then();
+  EXPECT_EQ(seen, std::vector<std::string>({"write line", "end ok"}));
+
+  const auto later = std::make_shared<HeldAnswer>(respond, RespondStream());
+  const Respond answer = later->respond();
+  HttpResponse first;
+  first.body = "one";
+  answer(first);
+  EXPECT_EQ(seen.size(), 2u);
+  later->then()();
+  HttpResponse second;
+  second.body = "two";
+  answer(second);  // after the release: at once
+  EXPECT_EQ(seen, std::vector<std::string>({"write line", "end ok", "respond one", "respond two"}));
 }
 
 }  // namespace
