@@ -421,6 +421,7 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - call->arrived).count());
   if (waited_ms > 0 && waited_ms < effective.timeout_ms)
     invocation.overrides.timeout_ms = effective.timeout_ms - waited_ms;
+  if (options_.hooks.starting) invocation.tenant = options_.hooks.starting(call->id, tool, invocation.tenant);
   RunResult result;
   if (waited_ms >= effective.timeout_ms) {
     result = expired_before_start(effective.timeout_ms, waited_ms);
@@ -431,6 +432,7 @@ void Session::run_call(const std::shared_ptr<Call>& call) {
   } else {
     result = options_.runner->run(invocation);
   }
+  if (options_.hooks.ended) options_.hooks.ended(call->id, tool, result);
   bool answer = true;
   {
     base::MutexLock lock(mu_);

@@ -45,6 +45,19 @@ namespace skillbox::mcp {
 inline constexpr std::string_view kProtocolVersions[] = {"2025-06-18", "2025-11-25"};
 
 /// What a session serves and how.
+/// What a session's owner does around each tools/call that runs (skillbox serve: its quotas and the
+/// request's audit line), on the call's thread. Either may be empty.
+struct CallHooks {
+  /// Before the run: the tenant the run uses, given the session's (`tenant`, maybe null); it may return
+  /// another (a copy whose audit sink is tapped, say). `request_id`: the tools/call request's id.
+  std::function<std::shared_ptr<const TenantContext>(const nlohmann::json& request_id, const Tool& tool,
+                                                     std::shared_ptr<const TenantContext> tenant)>
+      starting;
+  /// After the call ended (its run, or its refusal before a start: a deadline spent waiting, a
+  /// cancellation), before its response goes out.
+  std::function<void(const nlohmann::json& request_id, const Tool& tool, const RunResult& result)> ended;
+};
+
 struct SessionOptions {
   std::vector<Tool> tools;
   /// Runs the calls. Not owned; must outlive the session. Runner::run is thread-safe.
@@ -61,6 +74,7 @@ struct SessionOptions {
   /// Calls that run at once; more wait in line (at most max_waiting_calls, then Server busy).
   size_t max_running_calls = 4;
   size_t max_waiting_calls = 256;
+  CallHooks hooks{};
 };
 
 /// Where a session's messages go: called with one message text (no newline) at a time, in order, never

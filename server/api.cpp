@@ -197,12 +197,6 @@ RunResult expired_in_queue(uint64_t timeout_ms, uint64_t waited_ms) {
   return r;
 }
 
-/// The `usage` object of `result`, as `skillbox run --json` writes it.
-std::string usage_json(const RunResult& result) {
-  const nlohmann::ordered_json whole = base::json_text::parse_ordered(to_json(result));
-  return base::json_text::write(whole.at("usage"));
-}
-
 /// True when the request's Accept header lists application/x-ndjson (a streamed run), whatever else
 /// it lists: a client that can read the stream asked for it.
 bool wants_ndjson(const HttpRequest& request) {
@@ -309,7 +303,8 @@ std::vector<McpTenant> Api::mcp_tenants(const Tenancy& tenancy) {
                             .data_dir = t->config.data_dir,
                             .context = t->context,
                             .max_concurrent_runs = t->config.max_concurrent_runs,
-                            .max_queued_runs = t->config.max_queued_runs});
+                            .max_queued_runs = t->config.max_queued_runs,
+                            .quota = t->config.quota});
   }
   return out;
 }
@@ -321,7 +316,8 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
   // The queue and the metrics were made with one lane and one series per tenant, in order.
   for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
   tenancy_ = build_tenancy(config);
-  mcp_ = std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, mcp_tenants(*tenancy_));
+  mcp_ =
+      std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, quotas_, mcp_tenants(*tenancy_));
   McpEndpoint* mcp = mcp_.get();
   mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
 }
@@ -390,7 +386,7 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
   if (path == "/mcp") pattern = base::escape_text(request.method.substr(0, 16)) + " /mcp";
   const Respond respond = [answer, pattern, skill = route ? route->id : std::string()](HttpResponse r) {
     r.facts.route = pattern;
-    r.facts.skill = skill;
+    if (!skill.empty()) r.facts.skill = skill;  // /mcp: a call's skill, named by the endpoint
     answer(std::move(r));
   };
   if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
@@ -611,14 +607,8 @@ HttpResponse Api::refusal(const Tenant& tenant, RunQueue::Admission admission) c
 HttpResponse Api::quota_refusal(const Tenant& tenant, const Quotas::Refusal& refused) const {
   const bool runs = refused.quota == Quotas::Refusal::Quota::runs_per_minute;
   metrics_.shed(tenant.index, runs ? ShedReason::runs_per_minute : ShedReason::cpu_seconds_per_minute);
-  const std::string retry = std::to_string(refused.retry_after_s);
-  const std::string what = runs ? "this tenant has used up its runs_per_minute quota (" +
-                                      std::to_string(*tenant.config.quota.runs_per_minute) + " runs a minute)"
-                                : "this tenant's runs have used up its cpu_seconds_per_minute quota (" +
-                                      std::to_string(*tenant.config.quota.cpu_seconds_per_minute) +
-                                      " CPU seconds a minute)";
-  HttpResponse r = with_header(error_response(429, "quota_exceeded", what + "; retry in " + retry + " s"),
-                               "Retry-After", retry);
+  HttpResponse r = with_header(error_response(429, "quota_exceeded", describe(refused, tenant.config.quota)),
+                               "Retry-After", std::to_string(refused.retry_after_s));
   r.tenant = tenant.config.id;
   return r;
 }

@@ -14,6 +14,7 @@
 #include "base/json_text.h"
 #include "base/skill_id.h"
 #include "server/skill_digest.h"
+#include "skillbox/json.h"
 
 namespace skillbox::server {
 namespace {
@@ -91,6 +92,11 @@ void AuditLog::record(std::string_view request_id, std::string_view method, cons
     (void)std::fprintf(stderr, "skillbox serve: cannot write the audit to %s: %s\n", sink_.c_str(),
                        why.c_str());
   }
+}
+
+std::string usage_json(const RunResult& result) {
+  const nlohmann::ordered_json whole = base::json_text::parse_ordered(to_json(result));
+  return base::json_text::write(whole.at("usage"));
 }
 
 std::string permission_summary_json(const Policy& policy) {

@@ -14,6 +14,7 @@
 #include "server/http_types.h"
 #include "skillbox/policy.h"
 #include "skillbox/result.h"
+#include "skillbox/skillbox.h"
 
 namespace skillbox::server {
 
@@ -51,6 +52,9 @@ class AuditLog {
 /// The summary of `policy` a line carries, as JSON text: {"fs": "none"|"read"|"readwrite",
 /// "http_allow": [the allow list as written], "env": [the names env.get may read]}.
 [[nodiscard]] std::string permission_summary_json(const Policy& policy);
+
+/// The `usage` object of `result`, as `skillbox run --json` writes it (JSON text).
+[[nodiscard]] std::string usage_json(const RunResult& result);
 
 /// The time `now` as RFC 3339 in UTC with milliseconds: "2026-12-07T00:20:00.123Z".
 [[nodiscard]] std::string rfc3339_utc_now();

@@ -174,6 +174,9 @@ class ChunkStream final : public ResponseStream {
     if (!tail_) return;
     auto& [outcome, facts] = *tail_;
     if (!outcome.empty()) head.outcome = std::move(outcome);
+    if (!facts.route.empty()) head.facts.route = std::move(facts.route);
+    if (!facts.skill.empty()) head.facts.skill = std::move(facts.skill);
+    if (!facts.digest.empty()) head.facts.digest = std::move(facts.digest);
     if (!facts.export_name.empty()) head.facts.export_name = std::move(facts.export_name);
     if (!facts.usage_json.empty()) head.facts.usage_json = std::move(facts.usage_json);
     if (!facts.permissions_json.empty()) head.facts.permissions_json = std::move(facts.permissions_json);

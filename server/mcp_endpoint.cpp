@@ -19,7 +19,9 @@
 #include "mcp/tools.h"
 #include "mcp/watch.h"
 #include "server/api_key.h"
+#include "server/audit.h"
 #include "server/held_answer.h"
+#include "server/origin_tap.h"
 #include "server/skill_catalog.h"
 #include "server/skill_uploads.h"
 
@@ -193,7 +195,8 @@ class MeteredRunner final : public Runner {
 /// shadowing a folder of the same id). A skill that does not load, or a bundle
 /// whose tools cannot be listed, is left out with a log line; it does not stop the others. Bundles are
 /// evaluated in a throwaway data directory under the tenant's ceilings.
-std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, bool bare_names) {
+std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, bool bare_names,
+                                    std::map<std::string, std::string>& digests) {
   std::vector<mcp::Tool> tools;
   std::set<std::string> names;
   base::ScratchDir scratch("skillbox-mcp-");
@@ -217,6 +220,7 @@ std::vector<mcp::Tool> tenant_tools(const McpTenant& tenant, Runner& runner, boo
                " is not served as a tool: " + listed.error().message);
       continue;
     }
+    digests[id] = found->digest;
     for (mcp::Tool& t : *listed) {
       // Bare names ([mcp] tool_names) may meet across skills; prefixed ones never do.
       if (!names.insert(t.name).second) {
@@ -244,6 +248,11 @@ struct McpEndpoint::Route {
   std::shared_ptr<ResponseStream> stream SKILLBOX_GUARDED_BY(mu);
   bool done SKILLBOX_GUARDED_BY(mu) = false;
   std::string held SKILLBOX_GUARDED_BY(mu);
+  /// A tools/call's run, for the request's log and audit lines: its skill, digest, tool, permissions,
+  /// usage and the origins it contacted (through `tap`), and its outcome.
+  RequestFacts facts SKILLBOX_GUARDED_BY(mu);
+  std::string outcome SKILLBOX_GUARDED_BY(mu);
+  std::shared_ptr<OriginTap> tap SKILLBOX_GUARDED_BY(mu);
 
   static std::string event(const std::string& text) { return sse_event(text); }
 
@@ -261,18 +270,18 @@ struct McpEndpoint::Route {
       held = m.text;
     } else if (stream) {
       if (!m.text.empty()) stream->write(event(m.text));
-      stream->end();
+      stream->end_with(outcome, facts);
     } else if (m.text.empty()) {
       open_stream();  // answered with nothing: an empty stream (MCP "Cancellation": no response)
-      stream->end();
+      stream->end_with(outcome, facts);
     } else {
       respond(HttpResponse{.status = 200,
                            .body = m.text,
                            .content_type = {},
                            .headers = {},
                            .tenant = tenant,
-                           .outcome = {},
-                           .facts = {}});
+                           .outcome = outcome,
+                           .facts = facts});
     }
     done = true;
     cv.notify_all();
@@ -305,6 +314,7 @@ struct McpEndpoint::Route {
 struct McpEndpoint::Listing {
   std::string fingerprint;
   std::vector<mcp::Tool> tools;
+  std::map<std::string, std::string> digests;  // of the skills listed, by id
 };
 
 /// One MCP session over HTTP: the mcp::Session and the requests waiting for its answers.
@@ -319,15 +329,24 @@ struct McpEndpoint::Conversation {
   std::atomic<size_t> active{0};  // requests of the session being served or queued
   std::atomic<int64_t> last_used_ms{0};
   std::atomic<bool> ended{false};
-  /// The fingerprint of the skills folder whose tools the session serves (McpEndpoint::refresh_tools).
+  /// The fingerprint of the skills folder whose tools the session serves (McpEndpoint::refresh_tools),
+  /// and the digest of each of those skills by id (for the audit).
   base::Mutex tools_mu;
   std::string listed SKILLBOX_GUARDED_BY(tools_mu);
+  std::map<std::string, std::string> digests SKILLBOX_GUARDED_BY(tools_mu);
   /// The session's GET stream, when one is open, and when something was last written on it.
   base::Mutex listen_mu;
   std::shared_ptr<ResponseStream> listener SKILLBOX_GUARDED_BY(listen_mu);
   Clock::time_point listener_written SKILLBOX_GUARDED_BY(listen_mu);
 
   void touch() { last_used_ms = now_ms(); }
+
+  /// The route of the request `id` while it waits for its answer; null once answered.
+  std::shared_ptr<Route> route_of(const nlohmann::json& request_id) {
+    base::MutexLock lock(routes_mu);
+    const auto it = routes.find(id_key(request_id));
+    return it == routes.end() ? nullptr : it->second;
+  }
 
   /// The session's sink: each message to the request it belongs to. A message whose request has no
   /// route (its POST was answered already) is dropped; one that belongs to no request (list_changed)
@@ -378,8 +397,8 @@ struct McpEndpoint::Conversation {
 };
 
 McpEndpoint::McpEndpoint(const McpConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
-                         std::vector<McpTenant> tenants)
-    : config_(config), runner_(runner), queue_(queue), metrics_(metrics) {
+                         Quotas& quotas, std::vector<McpTenant> tenants)
+    : config_(config), runner_(runner), queue_(queue), metrics_(metrics), quotas_(quotas) {
   set_tenants(std::move(tenants));
   sweeper_ = std::thread([this] { sweep(); });
 }
@@ -494,7 +513,11 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
   if (session_id == nullptr) {
     if (is_request && message->method == "initialize")
       return admit(tenant, std::move(request), respond, stream, nullptr,
-                   Asked{.id = message->id, .initialize = true, .refresh_tools = false, .arrived = arrived});
+                   Asked{.id = message->id,
+                         .initialize = true,
+                         .refresh_tools = false,
+                         .call = false,
+                         .arrived = arrived});
     return refuse(rpc_error(400, is_request ? message->id : nlohmann::json(), kTransportError,
                             "bad request: missing the Mcp-Session-Id header; send initialize (without one) "
                             "first, then the id its response carried with every request"));
@@ -518,6 +541,7 @@ void McpEndpoint::handle(size_t tenant, HttpRequest request, const Respond& resp
         Asked{.id = message->id,
               .initialize = false,
               .refresh_tools = message->method == "tools/list" || message->method == "tools/call",
+              .call = message->method == "tools/call",
               .arrived = arrived});
 }
 
@@ -558,6 +582,21 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
                         const RespondStream& stream, const std::shared_ptr<Conversation>& conversation,
                         Asked asked) {
   const nlohmann::json id = asked.id;
+  const bool call = asked.call;
+  // A tools/call is a run: the tenant's quotas admit it before the queue, as they admit a /v1 run.
+  if (call) {
+    const std::shared_ptr<const McpTenant> held = tenant_at(tenant);
+    if (const std::optional<Quotas::Refusal> refused =
+            quotas_.admit(held->id, held->quota, Quotas::Clock::now())) {
+      if (conversation) --conversation->active;
+      const bool runs = refused->quota == Quotas::Refusal::Quota::runs_per_minute;
+      metrics_.shed(tenant, runs ? ShedReason::runs_per_minute : ShedReason::cpu_seconds_per_minute);
+      HttpResponse r = with_header(rpc_error(429, id, kTransportError, describe(*refused, held->quota)),
+                                   "Retry-After", std::to_string(refused->retry_after_s));
+      r.tenant = held->id;
+      return respond(std::move(r));
+    }
+  }
   auto job = [this, tenant, request = std::move(request), respond, stream, conversation,
               asked = std::move(asked)](RunQueue::Clock::duration waited) -> RunQueue::Then {
     metrics_.queue_waited(tenant, seconds(waited));
@@ -570,6 +609,7 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
   if (conversation) --conversation->active;
   const std::shared_ptr<const McpTenant> held = tenant_at(tenant);
   const McpTenant& t = *held;
+  if (call) quotas_.give_back(t.id, t.quota, Quotas::Clock::now());
   HttpResponse refused;
   switch (ticket.admission) {
     case RunQueue::Admission::lane_full:
@@ -706,6 +746,7 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
   {
     base::MutexLock lock(c->tools_mu);
     c->listed = tools->fingerprint;
+    c->digests = tools->digests;
   }
   c->session = std::make_unique<mcp::Session>(
       mcp::SessionOptions{.tools = tools->tools,
@@ -715,7 +756,8 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
                           .page_size = 100,
                           .list_changed = true,
                           .max_running_calls = t.max_concurrent_runs,
-                          .max_waiting_calls = t.max_queued_runs + t.max_concurrent_runs},
+                          .max_waiting_calls = t.max_queued_runs + t.max_concurrent_runs,
+                          .hooks = call_hooks(tenant, raw)},
       mcp::RoutedSink([raw](const mcp::Outgoing& m) { raw->deliver(m); }),
       mcp::NoteSink(
           [tenant_id = t.id](const std::string& text) { log_line("tenant=" + tenant_id + ": " + text); }));
@@ -726,6 +768,42 @@ std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::open(size_t tenant, std:
   }
   metrics_.mcp_sessions(tenant, +1);
   return c;
+}
+
+mcp::CallHooks McpEndpoint::call_hooks(size_t tenant, Conversation* c) {
+  // The session, whose calls these hooks serve, is closed (its calls joined) before `c` goes.
+  return mcp::CallHooks{
+      .starting =
+          [c](const nlohmann::json& id, const mcp::Tool& tool, std::shared_ptr<const TenantContext> context) {
+            const std::shared_ptr<Route> route = c->route_of(id);
+            if (!route || !context) return context;
+            const Manifest& manifest = tool.skill.manifest();
+            std::string digest;
+            {
+              base::MutexLock lock(c->tools_mu);
+              const auto it = c->digests.find(manifest.id);
+              if (it != c->digests.end()) digest = it->second;
+            }
+            TappedTenant tapped = tap_origins(*context);
+            base::MutexLock lock(route->mu);
+            route->tap = std::move(tapped.tap);
+            route->facts.skill = manifest.id;
+            route->facts.digest = std::move(digest);
+            route->facts.export_name = tool.name;
+            route->facts.permissions_json = permission_summary_json(manifest.permissions);
+            return tapped.context;
+          },
+      .ended =
+          [this, tenant, c](const nlohmann::json& id, const mcp::Tool& /*tool*/, const RunResult& result) {
+            const std::shared_ptr<const McpTenant> t = tenant_at(tenant);
+            quotas_.charge_cpu(t->id, t->quota, result.usage.cpu_ms, Quotas::Clock::now());
+            const std::shared_ptr<Route> route = c->route_of(id);
+            if (!route) return;
+            base::MutexLock lock(route->mu);
+            route->outcome = std::string(to_string(result.outcome));
+            route->facts.usage_json = usage_json(result);
+            if (route->tap) route->facts.origins_json = route->tap->origins_json();
+          }};
 }
 
 std::shared_ptr<McpEndpoint::Conversation> McpEndpoint::find(size_t tenant, const std::string& session_id) {
@@ -755,8 +833,9 @@ std::shared_ptr<const McpEndpoint::Listing> McpEndpoint::listing(size_t tenant) 
   base::MutexLock lock(listing_mu_);
   std::shared_ptr<const Listing>& slot = listings_[tenant];
   if (slot && slot->fingerprint == fingerprint) return slot;
-  slot = std::make_shared<const Listing>(Listing{
-      .fingerprint = std::move(fingerprint), .tools = tenant_tools(*t, runner_, config_.bare_tool_names)});
+  Listing fresh{.fingerprint = std::move(fingerprint), .tools = {}, .digests = {}};
+  fresh.tools = tenant_tools(*t, runner_, config_.bare_tool_names, fresh.digests);
+  slot = std::make_shared<const Listing>(std::move(fresh));
   return slot;
 }
 
@@ -765,6 +844,7 @@ void McpEndpoint::refresh_tools(Conversation& c) {
   base::MutexLock lock(c.tools_mu);
   if (c.listed == now->fingerprint) return;
   c.listed = now->fingerprint;
+  c.digests = now->digests;
   // Sends notifications/tools/list_changed (to the GET stream) when the tools differ.
   c.session->replace_tools(now->tools);
 }

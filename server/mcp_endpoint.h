@@ -50,9 +50,11 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "mcp/session.h"
 #include "server/config.h"
 #include "server/http_types.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -68,12 +70,13 @@ struct McpTenant {
   std::shared_ptr<const TenantContext> context;  // its data directory and ceilings
   size_t max_concurrent_runs = 4;
   size_t max_queued_runs = 8;
+  QuotaConfig quota;  // a tools/call is a run: it takes from the tenant's quotas as /v1 runs do
 };
 
 class McpEndpoint {
  public:
-  /// `runner`, `queue` and `metrics` must outlive the endpoint.
-  McpEndpoint(const McpConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
+  /// `runner`, `queue`, `metrics` and `quotas` must outlive the endpoint.
+  McpEndpoint(const McpConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics, Quotas& quotas,
               std::vector<McpTenant> tenants);
   /// shutdown().
   ~McpEndpoint();
@@ -115,6 +118,7 @@ class McpEndpoint {
     nlohmann::json id;
     bool initialize = false;
     bool refresh_tools = false;           // tools/list and tools/call: served with the tenant's skills of now
+    bool call = false;                    // tools/call: a run, which the tenant's quotas admit
     RunQueue::Clock::time_point arrived;  // a call's timeout counts from here
   };
   void admit(size_t tenant, HttpRequest request, const Respond& respond, const RespondStream& stream,
@@ -122,6 +126,9 @@ class McpEndpoint {
   void serve(size_t tenant, const HttpRequest& request, const Respond& respond, const RespondStream& stream,
              std::shared_ptr<Conversation> conversation, const Asked& asked);
   std::shared_ptr<Conversation> open(size_t tenant, std::string& error, unsigned& status);
+  /// What the session of `c` does around each tools/call: the request's audit facts (skill, digest,
+  /// tool, permissions, usage, origins, outcome) and the CPU quota's charge.
+  mcp::CallHooks call_hooks(size_t tenant, Conversation* c);
   std::shared_ptr<Conversation> find(size_t tenant, const std::string& session_id);
   void end(const std::string& key);
   void sweep();
@@ -130,6 +137,7 @@ class McpEndpoint {
   Runner& runner_;
   RunQueue& queue_;
   Metrics& metrics_;
+  Quotas& quotas_;
   /// The tenant at lane `index`, and the Runner that counts its calls' runs in the metrics.
   [[nodiscard]] std::shared_ptr<const McpTenant> tenant_at(size_t index) const;
   [[nodiscard]] Runner* metered_at(size_t index) const;

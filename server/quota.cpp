@@ -74,4 +74,14 @@ void Quotas::charge_cpu(const std::string& tenant, const QuotaConfig& config, ui
   t.cpu_full = now + backlog(t.cpu_full, now) + cost;
 }
 
+std::string describe(const Quotas::Refusal& refused, const QuotaConfig& config) {
+  const std::string retry = "; retry in " + std::to_string(refused.retry_after_s) + " s";
+  if (refused.quota == Quotas::Refusal::Quota::runs_per_minute) {
+    return "this tenant has used up its runs_per_minute quota (" +
+           std::to_string(config.runs_per_minute.value_or(0)) + " runs a minute)" + retry;
+  }
+  return "this tenant's runs have used up its cpu_seconds_per_minute quota (" +
+         std::to_string(config.cpu_seconds_per_minute.value_or(0)) + " CPU seconds a minute)" + retry;
+}
+
 }  // namespace skillbox::server

@@ -65,4 +65,8 @@ class Quotas {
   std::map<std::string, Tenant> tenants_ SKILLBOX_GUARDED_BY(mu_);
 };
 
+/// What a refusal says to the client, the same over /v1 and /mcp: "this tenant has used up its
+/// runs_per_minute quota (N runs a minute); retry in S s".
+[[nodiscard]] std::string describe(const Quotas::Refusal& refused, const QuotaConfig& config);
+
 }  // namespace skillbox::server

@@ -57,8 +57,11 @@ if (rateText === undefined) {
   await Promise.all(pending);
   agent.destroy();
   const ok = results.filter((r) => r.status === 200).map((r) => r.ms).sort((a, b) => a - b);
+  // What the others were: 429/503 refusals (the queue's bounds), or 0 for a connection that failed.
+  const statuses = {};
+  for (const r of results) if (r.status !== 200) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
   console.log(JSON.stringify({
-    rate, seconds, sent: results.length, ok: ok.length, other: results.length - ok.length, skipped,
-    p50_ms: pct(ok, 50), p99_ms: pct(ok, 99),
+    rate, seconds, sent: results.length, ok: ok.length, other: results.length - ok.length, other_statuses: statuses,
+    skipped, p50_ms: pct(ok, 50), p99_ms: pct(ok, 99),
   }));
 }

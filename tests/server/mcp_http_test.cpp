@@ -111,15 +111,16 @@ class McpHttp : public ::testing::TestWithParam<std::string> {
   }
 
   virtual std::string extra_config() const { return ""; }
+  /// More keys of tenant a's table.
+  virtual std::string tenant_a_config() const { return ""; }
 
   std::string config_text(const std::string& extra) const {
     return "listen = [\"127.0.0.1:0\", {address = \"127.0.0.1:0\", auth = \"none\", tenant = \"a\"}]\n"
            "isolation = \"" +
            GetParam() + "\"\nmetrics_key_sha256 = [\"" + hash(kOperatorKey) + "\"]\n" + extra +
            "[tenants.a]\nkey_sha256 = [\"" + hash(kKeyA) +
-           "\"]\nskills = \"a-skills\"\ndata_dir = \"a-data\"\n"
-           "[tenants.b]\nkey_sha256 = [\"" +
-           hash(kKeyB) +
+           "\"]\nskills = \"a-skills\"\ndata_dir = \"a-data\"\n" + tenant_a_config() +
+           "[tenants.b]\nkey_sha256 = [\"" + hash(kKeyB) +
            "\"]\nskills = \"b-skills\"\ndata_dir = \"b-data\"\n"
            "[tenants.a.code]\nallow_upload = true\n";
   }
@@ -522,6 +523,33 @@ TEST_P(McpHttpOneThread, ACallsTimeoutCountsFromItsArrivalNotFromItsStart) {
   EXPECT_TRUE(queued.json()["result"]["content"][0]["text"].get<std::string>().starts_with("timeout"))
       << queued.body;
   ::close(fd);
+}
+
+/// Tenant a may start one run a minute.
+class McpHttpQuota : public McpHttp {
+  std::string tenant_a_config() const override { return "runs_per_minute = 1\n"; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Isolation, McpHttpQuota, ::testing::Values("inprocess"));
+
+// A tools/call is a run: it takes from the tenant's runs_per_minute as a /v1 run does, from the same
+// bucket, and a refused one is a 429 with Retry-After whose JSON-RPC error names the quota.
+TEST_P(McpHttpQuota, ToolCallsTakeFromTheTenantsQuotas) {
+  Client c = client();
+  c.start();
+  const HttpReply first = c.post(request(2, "tools/call", {{"name", "quiet"}, {"arguments", {{"n", 2}}}}));
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json()["result"]["content"][0]["text"], "4") << first.body;
+  const HttpReply second = c.post(request(3, "tools/call", {{"name", "quiet"}, {"arguments", {{"n", 3}}}}));
+  EXPECT_EQ(second.status, 429) << second.body;
+  EXPECT_GE(std::stoi(second.header("retry-after")), 1) << second.body;
+  EXPECT_EQ(second.json()["id"], 3) << second.body;
+  EXPECT_NE(second.json()["error"]["message"].get<std::string>().find("runs_per_minute"), std::string::npos)
+      << second.body;
+  EXPECT_EQ(c.post(request(4, "tools/list")).status, 200);  // listing is not a run
+  EXPECT_EQ(http("POST", c.base + "/v1/skills/quiet/run", kKeyA, R"({"input": {"n": 1}})").status, 429);
+  // Tenant b's bucket is its own.
+  EXPECT_EQ(http("POST", c.base + "/v1/skills/bonly/run", kKeyB, "{}").status, 200);
 }
 
 class McpHttpBounds : public McpHttp {

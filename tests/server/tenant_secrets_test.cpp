@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "compat/bundle_support.h"
 #include "serve_support.h"
@@ -128,6 +131,51 @@ TEST_F(TenantSecrets, ACredentialReachesTheMappedLoopbackServerAndNeverTheResult
   EXPECT_EQ(line["origins"], json::array({"https://proxy.example"})) << line;
   // Tenant b has no such skill, credential or map: nothing of a's reaches it.
   EXPECT_EQ(run(kKeyB, "mailbox", R"({"export": "tool:inbox"})").status, 404);
+}
+
+// A tools/call over /mcp is audited as a /v1 run is: the request's line names the skill, its digest,
+// the tool, the permissions, the outcome, the usage and the origins the run contacted; never the secret.
+TEST_F(TenantSecrets, AnMcpToolCallsAuditLineNamesItsRunsFactsAndOrigins) {
+  const std::vector<std::string> headers = {"Accept: application/json, text/event-stream",
+                                            "Content-Type: application/json"};
+  const std::string mcp = server_->url + "/mcp";
+  const HttpReply init = http("POST", mcp, kKeyA,
+                              R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{)"
+                              R"("protocolVersion":"2025-11-25","capabilities":{},)"
+                              R"("clientInfo":{"name":"audit-test","version":"1"}}})",
+                              headers);
+  ASSERT_EQ(init.status, 200) << init.body;
+  std::vector<std::string> in_session = headers;
+  in_session.push_back("Mcp-Session-Id: " + init.header("mcp-session-id"));
+  const HttpReply call = http("POST", mcp, kKeyA,
+                              R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{)"
+                              R"("name":"mailbox__inbox","arguments":{}}})",
+                              in_session);
+  ASSERT_EQ(call.status, 200) << call.body;
+  ASSERT_NE(call.body.find("\"isError\":false"), std::string::npos) << call.body;
+  // A call that streamed (its log lines) is audited once its last chunk went out, which may be just after
+  // the client read it: wait for the line.
+  std::string audit;
+  json line;
+  for (int i = 0; i < 500 && !line.is_object(); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    audit = read_all(root() / "audit.jsonl");
+    std::istringstream lines(audit);
+    for (std::string text; std::getline(lines, text);) {
+      const json j = json::parse(text, nullptr, false);
+      if (j.is_object() && j["request_id"] == call.header("x-request-id")) line = j;
+    }
+  }
+  ASSERT_TRUE(line.is_object()) << audit;
+  EXPECT_EQ(audit.find(kToken), std::string::npos);
+  EXPECT_EQ(line["route"], "POST /mcp") << line;
+  EXPECT_EQ(line["skill"], "mailbox") << line;
+  EXPECT_EQ(line["export"], "mailbox__inbox") << line;
+  EXPECT_EQ(line["outcome"], "ok") << line;
+  EXPECT_TRUE(line["digest"].is_string() && !line["digest"].get<std::string>().empty()) << line;
+  EXPECT_GT(line["usage"]["steps"].get<uint64_t>(), 0u) << line;
+  EXPECT_TRUE(line["permissions"].is_object()) << line;
+  EXPECT_EQ(line["origins"], json::array({"https://proxy.example"})) << line;
 }
 
 TEST_F(TenantSecrets, AReloadAppliesNewEnvValues) {
