@@ -44,6 +44,34 @@ CREATE TABLE skill_bindings (
   PRIMARY KEY (tenant, id)
 );
 )sql"},
+    Migration{3, "workspace: entries and per-skill usage", R"sql(
+-- One row per file or directory of a skill's workspace (state/workspace_backend.h). Paths are bytea:
+-- they compare and sort by their bytes, as the local backend's names do. An entry's parent is always
+-- a directory row ('.' for the workspace's root, which has no row).
+CREATE TABLE workspace_entries (
+  tenant   text NOT NULL,
+  skill    text NOT NULL,
+  path     bytea NOT NULL,   -- '/'-separated, normalized (is_workspace_path)
+  parent   bytea NOT NULL,   -- path without its last component, or '.'
+  name     bytea NOT NULL,   -- the last component
+  is_dir   boolean NOT NULL,
+  data     bytea,            -- a file's content; NULL for a directory
+  size     bigint NOT NULL DEFAULT 0 CHECK (size >= 0),
+  mtime_ms double precision NOT NULL,
+  PRIMARY KEY (tenant, skill, path),
+  CHECK (is_dir = (data IS NULL))
+);
+CREATE INDEX workspace_entries_by_parent ON workspace_entries (tenant, skill, parent, name);
+-- Per-skill totals for the quotas: bytes of files, and entries. Every mutation of a skill's workspace
+-- locks its row first (as store_usage), so mutations are serialized and quota checks exact.
+CREATE TABLE workspace_usage (
+  tenant  text NOT NULL,
+  skill   text NOT NULL,
+  bytes   bigint NOT NULL DEFAULT 0 CHECK (bytes >= 0),
+  entries bigint NOT NULL DEFAULT 0 CHECK (entries >= 0),
+  PRIMARY KEY (tenant, skill)
+);
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =

@@ -447,6 +447,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol, kTls>> {
     for (const auto& [name, value] : head.headers) message->set(name, value);
     keep_ = keep_alive_ && !shared_->closing.load();
     message->keep_alive(keep_);
+    if (keep_) message->set("Keep-Alive", keep_alive_hint());
     message->chunked(true);
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*message);
     lowest().expires_after(shared_->bounds.idle_timeout);
@@ -549,6 +550,15 @@ class Session : public std::enable_shared_from_this<Session<Protocol, kTls>> {
                       });
   }
 
+  /// "timeout=N": how long, in whole seconds, this connection stays open waiting for the next request
+  /// (idle_timeout). A client that closes an idle connection before then (Node's http.Agent does)
+  /// never sends a request on a connection the server is closing at that moment.
+  std::string keep_alive_hint() const {
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(shared_->bounds.idle_timeout).count();
+    return "timeout=" + std::to_string(std::max<int64_t>(1, seconds));
+  }
+
   /// The message of `response`, logged and told to the audit as it goes out.
   std::shared_ptr<http::response<http::string_body>> make_message(HttpResponse response, bool keep) {
     auto message =
@@ -561,6 +571,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol, kTls>> {
     message->set("X-Request-Id", request_id_);
     for (const auto& [name, value] : response.headers) message->set(name, value);
     message->keep_alive(keep);
+    if (keep) message->set("Keep-Alive", keep_alive_hint());
     message->body() = json && !bodiless ? std::move(response.body) + "\n" : std::move(response.body);
     // 204 carries no Content-Length at all (RFC 9110, 8.6).
     if (response.status != 204) message->prepare_payload();

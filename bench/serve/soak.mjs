@@ -24,7 +24,7 @@ function once() {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
       });
-    req.on('error', () => resolve({ status: 0, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
+    req.on('error', (e) => resolve({ status: 0, code: e.code, ms: Number(process.hrtime.bigint() - t0) / 1e6 }));
     req.end(body);
   });
 }
@@ -57,9 +57,14 @@ if (rateText === undefined) {
   await Promise.all(pending);
   agent.destroy();
   const ok = results.filter((r) => r.status === 200).map((r) => r.ms).sort((a, b) => a - b);
-  // What the others were: 429/503 refusals (the queue's bounds), or 0 for a connection that failed.
+  // What the others were: 429/503 refusals (the queue's bounds), or 0 and the error's code for a
+  // connection that failed.
   const statuses = {};
-  for (const r of results) if (r.status !== 200) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  for (const r of results) {
+    if (r.status === 200) continue;
+    const what = r.status === 0 ? `0 ${r.code ?? 'error'}` : String(r.status);
+    statuses[what] = (statuses[what] ?? 0) + 1;
+  }
   console.log(JSON.stringify({
     rate, seconds, sent: results.length, ok: ok.length, other: results.length - ok.length, other_statuses: statuses,
     skipped, p50_ms: pct(ok, 50), p99_ms: pct(ok, 99),

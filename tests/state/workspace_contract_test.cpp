@@ -19,15 +19,19 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bus/stop_token.h"
 #include "capabilities/store/store_test_util.h"
+#include "pg/pool.h"
+#include "pg/workspace_backend.h"
 #include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/workspace_backend.h"
+#include "support/postgres_test_db.h"
 
 namespace skillbox::state {
 namespace {
@@ -41,6 +45,11 @@ struct WorkspaceBackendKind {
   std::function<std::shared_ptr<WorkspaceBackend>(const fs::path& scratch)> make;
   bool local_files = false;  // storage is files under `scratch` (DataLayout)
 };
+
+// Tests are named by the backend's name (ctest shows it, not the struct's bytes).
+void PrintTo(const WorkspaceBackendKind& kind, std::ostream* os) {
+  *os << kind.name;
+}
 
 constexpr WorkspaceQuota kRoomy{1u << 30, 100000, 1u << 28};
 
@@ -550,6 +559,29 @@ TEST_P(WorkspaceContract, ADamagedLockFileOnlyCausesARecount) {
   EXPECT_EQ(r.error().value, 11u) << "5 + 3 counted again, + 3";
 }
 
+// A backend whose every open fails, saying how to get a test database.
+class NoDatabase final : public WorkspaceBackend {
+ public:
+  WorkspaceResult<std::unique_ptr<WorkspaceSession>> open(std::string_view, bool,
+                                                          const bus::StopToken&) override {
+    WorkspaceError e(WorkspaceErrc::unavailable);
+    e.detail = skillbox::testing::postgres_missing();
+    return e;
+  }
+};
+
+// Each scratch folder is a tenant of its own in the shared test database (ctest's fixture `postgres`).
+WorkspaceBackendKind postgres_kind() {
+  return WorkspaceBackendKind{"postgres",
+                              [](const fs::path& scratch) -> std::shared_ptr<WorkspaceBackend> {
+                                const std::string url = skillbox::testing::migrated_postgres_url();
+                                if (url.empty()) return std::make_shared<NoDatabase>();
+                                return pg::make_pg_workspace_backend(
+                                    pg::Pool::create(url), skillbox::testing::postgres_tenant_for(scratch));
+                              },
+                              false};
+}
+
 std::string kind_name(const ::testing::TestParamInfo<WorkspaceBackendKind>& info) {
   return info.param.name;
 }
@@ -560,6 +592,7 @@ INSTANTIATE_TEST_SUITE_P(
         "local", [](const fs::path& scratch) { return make_local_workspace_backend(DataLayout(scratch)); },
         true}),
     kind_name);
+INSTANTIATE_TEST_SUITE_P(Postgres, WorkspaceContract, ::testing::Values(postgres_kind()), kind_name);
 
 }  // namespace
 }  // namespace skillbox::state
