@@ -245,11 +245,7 @@ class PgWorkspaceSession final : public state::WorkspaceSession {
       if (path != ".") {
         auto found = lookup(c, key);
         if (!found) return found.error();
-        if (!*found) {
-          auto why = why_missing(c, path, WorkspaceErrc::not_found);
-          if (!why) return why.error();
-          return Out(why->error());
-        }
+        if (!*found) return why_missing<std::vector<bus::FsDirEntry>>(c, path, WorkspaceErrc::not_found);
         if (!(*found)->is_dir) return Out(error(WorkspaceErrc::not_directory));
       }
       auto rows = c.exec("listing a directory", kList, {tenant_, skill_, key});
@@ -275,11 +271,7 @@ class PgWorkspaceSession final : public state::WorkspaceSession {
     return in(kRead, [&](Connection& c) -> PgResult<Out> {
       auto found = lookup(c, key);
       if (!found) return found.error();
-      if (!*found) {
-        auto why = why_missing(c, path, WorkspaceErrc::not_found);
-        if (!why) return why.error();
-        return Out(why->error());
-      }
+      if (!*found) return why_missing<WorkspaceStat>(c, path, WorkspaceErrc::not_found);
       const Entry& e = **found;
       return Out(WorkspaceStat{.type = e.is_dir ? bus::FsEntryType::directory : bus::FsEntryType::file,
                                .size = e.is_dir ? 0 : e.size,
@@ -493,14 +485,15 @@ class PgWorkspaceSession final : public state::WorkspaceSession {
 
   /// Why `path`, which has no row, is missing: a component above it is a file (not_a_directory), or
   /// `absent`. Always an error.
-  PgResult<WorkspaceResult<void>> why_missing(Connection& c, std::string_view path, WorkspaceErrc absent) {
+  template <typename T = void>
+  PgResult<WorkspaceResult<T>> why_missing(Connection& c, std::string_view path, WorkspaceErrc absent) {
     for (std::string_view up = parent_of(path); up != "."; up = parent_of(up)) {
       auto found = lookup(c, bytea(up));
       if (!found) return found.error();
       if (*found)
-        return WorkspaceResult<void>(error((*found)->is_dir ? absent : WorkspaceErrc::not_a_directory));
+        return WorkspaceResult<T>(error((*found)->is_dir ? absent : WorkspaceErrc::not_a_directory));
     }
-    return WorkspaceResult<void>(error(absent));
+    return WorkspaceResult<T>(error(absent));
   }
 
   /// Success when `dir` is a directory (the root is); else why not: `absent` when it is missing,

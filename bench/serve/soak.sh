@@ -35,6 +35,9 @@ listen = ["127.0.0.1:0"]
 isolation = "$isolation"
 run_threads = 4
 queue_limit = 64
+# The generator is one address standing for many clients, with up to 256 connections: the default cap
+# of 64 per address would close the rest at once (ECONNRESET at the client), as it should for one client.
+max_connections_per_address = 300
 [tenants.soak]
 key_sha256 = ["$(printf %s "$key" | sha256sum | cut -d' ' -f1)"]
 skills = "$here/skills"
