@@ -605,8 +605,7 @@ HttpResponse Api::refusal(const Tenant& tenant, RunQueue::Admission admission) c
 }
 
 HttpResponse Api::quota_refusal(const Tenant& tenant, const Quotas::Refusal& refused) const {
-  const bool runs = refused.quota == Quotas::Refusal::Quota::runs_per_minute;
-  metrics_.shed(tenant.index, runs ? ShedReason::runs_per_minute : ShedReason::cpu_seconds_per_minute);
+  metrics_.shed(tenant.index, shed_reason(refused));
   HttpResponse r = with_header(error_response(429, "quota_exceeded", describe(refused, tenant.config.quota)),
                                "Retry-After", std::to_string(refused.retry_after_s));
   r.tenant = tenant.config.id;

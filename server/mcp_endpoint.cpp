@@ -589,8 +589,7 @@ void McpEndpoint::admit(size_t tenant, HttpRequest request, const Respond& respo
     if (const std::optional<Quotas::Refusal> refused =
             quotas_.admit(held->id, held->quota, Quotas::Clock::now())) {
       if (conversation) --conversation->active;
-      const bool runs = refused->quota == Quotas::Refusal::Quota::runs_per_minute;
-      metrics_.shed(tenant, runs ? ShedReason::runs_per_minute : ShedReason::cpu_seconds_per_minute);
+      metrics_.shed(tenant, shed_reason(*refused));
       HttpResponse r = with_header(rpc_error(429, id, kTransportError, describe(*refused, held->quota)),
                                    "Retry-After", std::to_string(refused->retry_after_s));
       r.tenant = held->id;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "server/quota.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
@@ -39,6 +40,12 @@ enum class ShedReason : uint8_t {
   runs_per_minute,    // 429 quota_exceeded: the tenant's runs_per_minute quota is spent
   cpu_seconds_per_minute,  // 429 quota_exceeded: the tenant's cpu_seconds_per_minute quota is spent
 };
+
+/// The reason a quota's refusal is counted under (the same for /v1 runs and MCP calls).
+[[nodiscard]] inline ShedReason shed_reason(const Quotas::Refusal& refused) {
+  return refused.quota == Quotas::Refusal::Quota::runs_per_minute ? ShedReason::runs_per_minute
+                                                                  : ShedReason::cpu_seconds_per_minute;
+}
 
 class Metrics {
  public:
