@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/output.h"
+#include "pg/url.h"
 #include "server/server.h"
 
 namespace skillbox::cli {
@@ -28,6 +29,7 @@ struct ServeOptions {
   std::string data_dir;
   std::string isolation = "process";
   bool isolation_given = false;
+  std::string database;  // --database or $SKILLBOX_DATABASE_URL; replaces the config's [database] url
 };
 
 constexpr const char* kDefaultListen = "127.0.0.1:8080";
@@ -111,6 +113,15 @@ int serve(const ServeOptions& o) {
     config = folder_config(o, printed_key);
   }
   if (!config) return usage(config.error().message);
+  if (!o.database.empty()) {
+    if (!pg::is_postgres_url(o.database)) {
+      return usage(
+          "--database: expected a postgres:// or postgresql:// URL (postgres://USER:PASSWORD@HOST:PORT/DB), "
+          "got \"" +
+          pg::redact_url(o.database) + "\"");
+    }
+    config->database.url = o.database;
+  }
   if (!o.listen.empty() || config->listeners.empty()) {
     config->listeners.clear();
     for (const std::string& text : o.listen.empty() ? std::vector<std::string>{kDefaultListen} : o.listen) {
@@ -150,12 +161,19 @@ void add_serve_command(CLI::App& app, CommandStatus& status) {
          "--api-key-file", o->api_key_file,
          "Without --config: read the API key from FILE instead of generating one (replicas share it)")
       ->type_name("FILE");
+  cmd->add_option("--database", o->database,
+                  "Keep the tenants' store, workspace and skill bindings in PostgreSQL (a postgres:// URL; "
+                  "run 'skillbox db migrate' first); replaces the config's [database] url")
+      ->envname("SKILLBOX_DATABASE_URL")
+      ->type_name("URL");
   add_data_dir_option(*cmd, o->data_dir);
   add_isolation_option(*cmd, o->isolation);
   cmd->footer(
       "Prints 'url: URL' for each listener and, for a generated key, 'key: KEY' on stdout, then serves "
       "until\n"
       "SIGINT or SIGTERM, drains (in-flight runs finish) and exits 0. One log line per request on stderr.\n"
+      "With --database, GET /readyz answers 503 (and a log line says why) while the database cannot be "
+      "used.\n"
       "Try: curl -H \"Authorization: Bearer $KEY\" $URL/v1/skills\n"
       "Exit codes: 0 stopped by a signal, 2 bad command line or config (the message names the key).");
   const CLI::Option* isolation = cmd->get_option("--isolation");

@@ -41,6 +41,18 @@ void Pool::give_back(std::unique_ptr<Connection> conn) {
   // `closing` is closed here, outside the lock (PQfinish may write to the socket).
 }
 
+void Pool::discard_idle() {
+  if (::getpid() != owner_) return;  // a forked child's PQfinish would end the parent's sessions
+  std::vector<std::unique_ptr<Connection>> closing;
+  {
+    std::lock_guard lock(mu_);
+    closing.swap(idle_);
+    open_ -= closing.size();
+  }
+  returned_.notify_all();
+  // `closing` is closed here, outside the lock.
+}
+
 PgResult<Pool::Lease> Pool::acquire(std::chrono::steady_clock::time_point deadline) {
   if (::getpid() != owner_)
     return PgError{

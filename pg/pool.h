@@ -60,6 +60,11 @@ class Pool : public std::enable_shared_from_this<Pool> {
   /// called in a forked child of the process that made the pool.
   PgResult<Lease> acquire(std::chrono::steady_clock::time_point deadline);
 
+  /// Closes every idle connection: after the server restarted, each of them is dead, and would fail
+  /// its next user once. The next acquire() opens a fresh one. Connections in use are left alone (their
+  /// users find out, and give them back broken).
+  void discard_idle();
+
   /// The URL without its password.
   [[nodiscard]] const std::string& shown_url() const { return shown_url_; }
   [[nodiscard]] const PoolOptions& options() const { return options_; }

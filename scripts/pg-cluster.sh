@@ -5,6 +5,9 @@
 #                                           127.0.0.1 at a free port, create the database `skillbox_test`;
 #                                           prints its postgres:// URL and writes it to STATE_DIR/url
 #   scripts/pg-cluster.sh stop STATE_DIR    stop that cluster and delete its folder
+#   scripts/pg-cluster.sh down STATE_DIR    stop its server at once (immediate mode: as if it crashed),
+#                                           keeping its data: for tests of a database that goes away
+#   scripts/pg-cluster.sh up STATE_DIR      start that server again, on the same port
 #
 # The cluster is real: fsync on, password (SCRAM) authentication over TCP, its unix socket in its own
 # folder (never /var/run/postgresql). `initdb` refuses to run as root, so as root (how CI runs) every
@@ -17,7 +20,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: scripts/pg-cluster.sh start|stop STATE_DIR" >&2
+  echo "usage: scripts/pg-cluster.sh start|stop|down|up STATE_DIR" >&2
   exit 64
 }
 (($# == 2)) || usage
@@ -48,6 +51,11 @@ if [[ $(id -u) -eq 0 ]]; then
   fi
 fi
 
+# The options postgres runs with (start, and up again at the same port).
+server_options() {
+  echo "-c listen_addresses=127.0.0.1 -p $1 -k $2/sock -c fsync=on -c max_connections=200"
+}
+
 # Runs a PostgreSQL program as the cluster's owner.
 as_owner() {
   case "$owner_mode" in
@@ -71,9 +79,32 @@ stop_cluster() {
   rm -f -- "$state/folder" "$state/url"
 }
 
+# The folder of the cluster recorded in STATE_DIR, for down and up.
+recorded_folder() {
+  if [[ ! -f "$state/folder" || ! -f "$state/url" ]]; then
+    echo "pg-cluster: no cluster recorded in $state; run 'scripts/pg-cluster.sh start $state' first" >&2
+    exit 66
+  fi
+  cat "$state/folder"
+}
+
 case "$action" in
   stop)
     stop_cluster
+    exit 0
+    ;;
+  down)
+    folder=$(recorded_folder)
+    as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate -w -t 30 stop >/dev/null
+    exit 0
+    ;;
+  up)
+    folder=$(recorded_folder)
+    url=$(<"$state/url")
+    port=${url##*:}
+    port=${port%%/*}
+    as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 -o "$(server_options "$port" "$folder")" \
+      start >/dev/null
     exit 0
     ;;
   start) ;;
@@ -112,8 +143,7 @@ started=0
 for _ in 1 2 3 4 5; do
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   if as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/postgres.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $folder/sock -c fsync=on -c max_connections=200" \
-    start >/dev/null; then
+    -o "$(server_options "$port" "$folder")" start >/dev/null; then
     started=1
     break
   fi

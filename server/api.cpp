@@ -19,6 +19,7 @@
 #include "server/audit.h"
 #include "server/code_request.h"
 #include "server/data_view.h"
+#include "server/database.h"
 #include "server/held_answer.h"
 #include "server/origin_tap.h"
 #include "server/run_request.h"
@@ -33,6 +34,8 @@ struct Api::Tenant {
   size_t index = 0;  // its lane on the RunQueue and its series in the Metrics
   TenantConfig config;
   std::shared_ptr<const TenantContext> context;
+  /// Its store, workspace and bindings are in the database (serve --database), not its data directory.
+  bool state_in_database = false;
 };
 
 /// One config's tenants and operator keys, swapped whole by reload().
@@ -164,11 +167,17 @@ HttpResponse json_ok(std::string body) {
                       .facts = {}};
 }
 
-HttpResponse probe(std::string_view path, std::string_view method, bool draining) {
+/// GET /healthz and /readyz. Not ready: draining, or the database (when there is one) cannot be used.
+HttpResponse probe(std::string_view path, std::string_view method, bool draining, const Database* database) {
   if (method != "GET") {
     return with_header(error_response(405, "method_not_allowed", "use GET"), "Allow", "GET");
   }
   if (path == "/readyz" && draining) return error_response(503, "draining", "the server is shutting down");
+  if (path == "/readyz" && database != nullptr) {
+    if (const std::optional<std::string> problem = database->problem()) {
+      return error_response(503, "database_unavailable", "not ready: " + *problem);
+    }
+  }
   return json_ok(R"({"status":"ok"})");
 }
 
@@ -310,8 +319,13 @@ std::vector<McpTenant> Api::mcp_tenants(const Tenancy& tenancy) {
 }
 
 Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
-         const std::atomic<bool>& draining, CancelToken cancel)
-    : runner_(runner), queue_(queue), metrics_(metrics), draining_(draining), cancel_(std::move(cancel)) {
+         const std::atomic<bool>& draining, CancelToken cancel, const Database* database)
+    : runner_(runner),
+      queue_(queue),
+      metrics_(metrics),
+      draining_(draining),
+      cancel_(std::move(cancel)),
+      database_(database) {
   base::MutexLock lock(tenancy_mu_);
   // The queue and the metrics were made with one lane and one series per tenant, in order.
   for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
@@ -336,7 +350,9 @@ std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& confi
     // The operator named these targets, as with `skillbox call --map-origin`: a loopback one is trusted.
     context->trust_loopback_origin_map_targets = !c.origin_map.empty();
     // Every version of an uploaded skill owns its id (server/skill_uploads.h).
-    auto state = std::make_shared<state::Backends>(*context->state);
+    auto state = std::make_shared<state::Backends>(
+        database_ != nullptr ? database_->tenant_state(c.id, *context->state) : *context->state);
+    t->state_in_database = database_ != nullptr;
     state->bindings = upload_bindings(state->bindings, c.data_dir);
     context->state = std::move(state);
     t->context = std::move(context);
@@ -389,7 +405,8 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
     if (!skill.empty()) r.facts.skill = skill;  // /mcp: a call's skill, named by the endpoint
     answer(std::move(r));
   };
-  if (path == "/healthz" || path == "/readyz") return respond(probe(path, request.method, draining_.load()));
+  if (path == "/healthz" || path == "/readyz")
+    return respond(probe(path, request.method, draining_.load(), database_));
   const std::shared_ptr<const Tenancy> tenancy = this->tenancy();
   if (path == "/mcp") {
     const RespondStream stream = [answer_stream, pattern](HttpResponse head) {
@@ -714,6 +731,7 @@ Api::Tenant Api::scratch_tenant(const Tenant& tenant, const std::filesystem::pat
   state->audit = tenant.context->state->audit;
   context->state = std::move(state);
   out.context = std::move(context);
+  out.state_in_database = false;
   return out;
 }
 
@@ -721,7 +739,10 @@ std::optional<HttpResponse> Api::serve_skill(const Tenant& tenant, const Route& 
                                              const FoundSkill& found, const HttpRequest& request,
                                              RunQueue::Clock::duration waited, const CancelToken& cancel,
                                              const RespondStream& stream) const {
-  const DataView view{.state = *tenant.context->state, .data_dir = tenant.config.data_dir, .id = route.id};
+  const DataView view{.state = *tenant.context->state,
+                      .data_dir = tenant.config.data_dir,
+                      .id = route.id,
+                      .local = !tenant.state_in_database};
   switch (route.kind) {
     case Route::Kind::detail:
       return json_ok(skill_detail_json(found, route.id, tenant.context->ceilings));

@@ -2,7 +2,8 @@
 // admission, and the work of each route on the RunQueue.
 //
 //   GET  /healthz                 200 while the process lives (no key)
-//   GET  /readyz                  200 while accepting, 503 while draining (no key)
+//   GET  /readyz                  200 while accepting; 503 while draining, or while the database
+//                                 (serve --database) cannot be used (no key)
 //   GET  /metrics                 Prometheus text (server/metrics.h), for the operator's metrics key only
 //   GET  /v1/skills               the tenant's skills
 //   GET  /v1/skills/{id}          one skill: manifest, exports, effective limits and permissions
@@ -51,13 +52,16 @@
 
 namespace skillbox::server {
 
+class Database;
+
 class Api {
  public:
   /// `runner`, `queue`, `metrics` and `draining` must outlive the Api; the queue has one lane per
   /// tenant of `config`, in order, and so has `metrics`. Cancelling `cancel` cancels every run (the
-  /// server does when the drain timeout passes).
+  /// server does when the drain timeout passes). `database`, when not null (serve --database), holds
+  /// every tenant's store, workspace and bindings, decides /readyz with the drain, and outlives the Api.
   Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& metrics,
-      const std::atomic<bool>& draining, CancelToken cancel);
+      const std::atomic<bool>& draining, CancelToken cancel, const Database* database = nullptr);
   ~Api();
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
@@ -142,6 +146,7 @@ class Api {
   Metrics& metrics_;
   const std::atomic<bool>& draining_;
   CancelToken cancel_;
+  const Database* const database_;
   mutable base::Mutex tenancy_mu_;
   /// What a request is served with: it takes this snapshot once, and keeps it to its end.
   std::shared_ptr<const Tenancy> tenancy_ SKILLBOX_GUARDED_BY(tenancy_mu_);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/skill_id.h"
+#include "pg/url.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::server {
@@ -431,6 +432,33 @@ void read_mcp(const toml::node& node, McpConfig& out, Problems& p) {
   }
 }
 
+/// `[database]`: the PostgreSQL of the tenants' state.
+void read_database(const toml::node& node, DatabaseConfig& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add("database", "expected a table ([database] with url = \"postgres://...\"), got " + describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = "database." + std::string(key.str());
+    if (key == "url") {
+      const std::optional<std::string> url = string_at(value, at, p);
+      if (url && !pg::is_postgres_url(*url)) {
+        p.add(at,
+              "expected a postgres:// or postgresql:// URL (postgres://USER:PASSWORD@HOST:PORT/DB), got \"" +
+                  pg::redact_url(*url) + "\"");
+      } else if (url) {
+        out.url = *url;
+      }
+    } else if (key == "max_connections") {
+      if (auto v = integer_in(value, at, 1, 1000, p)) out.max_connections = static_cast<size_t>(*v);
+    } else {
+      p.add(at, "unknown key; [database] has url and max_connections");
+    }
+  }
+  if (!table->contains("url")) p.add("database.url", "missing; give the database as a postgres:// URL");
+}
+
 /// The server-wide keys of the top-level table (everything but `listen` and `tenants`).
 bool read_server_key(std::string_view key, const toml::node& node, const std::filesystem::path& base,
                      ServerConfig& c, Problems& p) {
@@ -575,6 +603,8 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
         read_tenant(std::string(name.str()), tenant, base_dir, config, p);
     } else if (key == "mcp") {
       read_mcp(node, config.mcp, p);
+    } else if (key == "database") {
+      read_database(node, config.database, p);
     } else if (!read_server_key(key.str(), node, base_dir, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
@@ -607,6 +637,10 @@ std::string config_problems(const ServerConfig& config) {
   if (config.listeners.empty())
     out += "listen: no address to listen on; e.g. listen = [\"127.0.0.1:8080\"]\n";
   if (config.tenants.empty()) out += "tenants: no tenant; add a [tenants.NAME] table\n";
+  if (!config.database.url.empty() && !pg::is_postgres_url(config.database.url)) {
+    out += "database.url: expected a postgres:// or postgresql:// URL, got \"" +
+           pg::redact_url(config.database.url) + "\"\n";
+  }
   std::set<std::string> keyless_ok;  // tenants served by an auth = "none" listener may have no key
   for (size_t i = 0; i < config.listeners.size(); ++i) {
     const Listener& l = config.listeners[i];

@@ -88,6 +88,15 @@ struct TenantConfig {
   QuotaConfig quota;
 };
 
+/// `[database]`, or `serve --database URL`: PostgreSQL as the system of record (docs/scale-out.md).
+/// Without a URL every tenant's state is in its data directory.
+struct DatabaseConfig {
+  /// A postgres:// or postgresql:// URL (libpq's URI syntax); empty: no database.
+  std::string url;
+  /// Most connections this replica opens to it at once (pg::PoolOptions::max_connections).
+  size_t max_connections = 8;
+};
+
 /// The MCP endpoint `/mcp` (docs/mcp.md "Over HTTP").
 struct McpConfig {
   /// Origin header values accepted (DNS rebinding defence, MCP "Streamable HTTP" security warning): a
@@ -146,6 +155,9 @@ struct ServerConfig {
   /// browser or client pool opens, a sixteenth of max_connections, so one address cannot take them all.
   size_t max_connections_per_address = 64;
   McpConfig mcp;
+  /// Where the tenants' store, workspace and skill bindings live: PostgreSQL when `database.url` is set
+  /// (bundle databases, uploads and the audit stay in the data directory for now). Fixed at start.
+  DatabaseConfig database;
 };
 
 /// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.

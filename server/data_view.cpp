@@ -41,6 +41,7 @@ HttpResponse store_problem(const StoreError& e) {
 }
 
 bool store_exists(const DataView& view) {
+  if (!view.local) return true;
   std::error_code ec;
   return !view.data_dir.empty() &&
          std::filesystem::exists(state::DataLayout(view.data_dir).store_database(), ec);
@@ -203,8 +204,9 @@ HttpResponse workspace_response(const DataView& view, std::string_view raw_path)
                               "\"..\", empty name or NUL");
   }
   std::error_code ec;
-  if (view.data_dir.empty() ||
-      !std::filesystem::is_directory(state::DataLayout(view.data_dir).workspace_dir(view.id), ec)) {
+  if (view.local &&
+      (view.data_dir.empty() ||
+       !std::filesystem::is_directory(state::DataLayout(view.data_dir).workspace_dir(view.id), ec))) {
     // Never written: nothing to show, and nothing is created to show it.
     if (path == ".") return ok_json(ojson{{"path", path}, {"entries", ojson::array()}});
     return error_response(404, "not_found", "no file or folder \"" + shown + "\" in the workspace");

@@ -42,6 +42,9 @@ struct DataView {
   const state::Backends& state;
   std::filesystem::path data_dir;
   std::string id;
+  /// The store and workspace are files in `data_dir`: one never written has no file, and is shown
+  /// empty without opening (which would create it). False (serve --database): the backends answer.
+  bool local = true;
 };
 
 /// A page of the skill's store keys, sorted by UTF-8 bytes. `query` holds prefix, after, limit.

@@ -11,12 +11,23 @@
 
 #include "server/api.h"
 #include "server/audit.h"
+#include "server/database.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/run_queue.h"
 #include "skillbox/skillbox.h"
 
 namespace skillbox::server {
+
+namespace {
+
+/// One line on stderr, written whole.
+void log_line(const std::string& text) {
+  const std::string line = "skillbox serve: " + text + "\n";
+  (void)std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace
 
 // Members in construction order; destroyed in reverse: the queue (its threads joined, so no run still
 // answers), then the HTTP server (sockets, I/O context), the API, and last the runner.
@@ -27,12 +38,14 @@ struct Server::Impl {
   std::shared_ptr<AuditLog> audit;  // I/O thread only (the HTTP server's Served, and reload)
   std::atomic<bool> draining{false};
   CancelToken cancel_all;
+  std::unique_ptr<Database> database;  // serve --database: the tenants' state; null without one
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<RunQueue> queue;
   std::vector<std::string> urls;
   std::thread drainer;
   std::vector<Listener> file_listeners;       // the config file's listen, as last read
+  DatabaseConfig file_database;               // the config file's [database], as last read
   std::atomic<uint64_t> drain_timeout_ms{0};  // the drainer thread reads it
   int signals = 0;                            // I/O thread only
 };
@@ -65,6 +78,7 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   s.config = std::move(config);
   s.audit = std::move(audit);
   s.file_listeners = s.config.listeners;
+  s.file_database = s.config.database;
   s.drain_timeout_ms = s.config.drain_timeout_ms;
   if (s.config.isolation == "inprocess") {
     s.runner = std::make_unique<InProcessRunner>();
@@ -80,7 +94,12 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   }
   s.metrics = std::make_unique<Metrics>(std::move(names));
   s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit, std::move(lanes));
-  s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, *s.metrics, s.draining, s.cancel_all);
+  if (!s.config.database.url.empty()) {
+    s.database = std::make_unique<Database>(s.config.database,
+                                            [](const std::string& line) { log_line("database: " + line); });
+  }
+  s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, *s.metrics, s.draining, s.cancel_all,
+                                s.database.get());
   Api* api = s.api.get();
   s.http = std::make_unique<HttpServer>(
       s.config,
@@ -116,12 +135,6 @@ void Server::run() {
 }
 
 namespace {
-
-/// One line on stderr, written whole.
-void log_line(const std::string& text) {
-  const std::string line = "skillbox serve: " + text + "\n";
-  (void)std::fwrite(line.data(), 1, line.size(), stderr);
-}
 
 bool same_listeners(const std::vector<Listener>& a, const std::vector<Listener>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Listener& x, const Listener& y) {
@@ -179,7 +192,12 @@ void Server::reload() {
             next->mcp.max_sessions_per_tenant != s.config.mcp.max_sessions_per_tenant ||
             next->mcp.session_idle_timeout_ms != s.config.mcp.session_idle_timeout_ms,
         "mcp");
+  fixed(next->database.url != s.file_database.url ||
+            next->database.max_connections != s.file_database.max_connections,
+        "database");
   s.file_listeners = next->listeners;
+  s.file_database = next->database;
+  next->database = s.config.database;
   next->listeners = s.config.listeners;
   next->isolation = s.config.isolation;
   next->run_threads = s.config.run_threads;

@@ -339,3 +339,39 @@ TEST(ServerConfigParse, ATenantsCodeTableSaysWhatCodeItMaySend) {
 
 }  // namespace
 }  // namespace skillbox::server
+
+namespace skillbox::server {
+namespace {
+
+TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
+  Result<ServerConfig> c = parse(
+      "listen = [\"127.0.0.1:0\"]\n[database]\nurl = \"postgres://u:pw@127.0.0.1:5432/db\"\n"
+      "max_connections = 3\n" +
+      tenant("acme"));
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->database.url, "postgres://u:pw@127.0.0.1:5432/db");
+  EXPECT_EQ(c->database.max_connections, 3u);
+  EXPECT_TRUE(parse("listen = [\"127.0.0.1:0\"]\n" + tenant("acme"))->database.url.empty()) << "no database";
+
+  const std::string bad = problems(
+      "listen = [\"127.0.0.1:0\"]\n[database]\nurl = \"host=db password=s3cret\"\nmax_connections = 0\n"
+      "pool = 4\n" +
+      tenant("acme"));
+  EXPECT_NE(bad.find("serve.toml: database.url: expected a postgres:// or postgresql:// URL"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("database.max_connections:"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("database.pool: unknown key; [database] has url and max_connections"), std::string::npos)
+      << bad;
+  EXPECT_EQ(bad.find("s3cret"), std::string::npos) << "a password is never quoted: " << bad;
+  EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\n[database]\nmax_connections = 2\n" + tenant("acme"))
+                .find("database.url: missing"),
+            std::string::npos);
+  EXPECT_NE(
+      problems("listen = [\"127.0.0.1:0\"]\ndatabase = \"postgres://x@127.0.0.1/db\"\n" + tenant("acme"))
+          .find("database: expected a table"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillbox::server

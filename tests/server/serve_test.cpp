@@ -260,6 +260,19 @@ TEST_F(ServeFolder, AnApiKeyFileGivesTheKey) {
   EXPECT_NE(refused.err.find("--api-key-file"), std::string::npos) << refused.err;
 }
 
+TEST_F(ServeFolder, ADatabaseThatIsNotAPostgresUrlIsRefusedAtStartWithoutEchoingIt) {
+  const CliExec refused = run_cli({"serve", skills().string(), "--database",
+                                   "host=db.internal password=s3cret", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--database: expected a postgres:// or postgresql:// URL"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("s3cret"), std::string::npos) << refused.err;
+  // The same from the environment, as `skillbox db migrate` takes it.
+  CliOptions env;
+  env.env = {"SKILLBOX_DATABASE_URL=mysql://root@127.0.0.1/db"};
+  EXPECT_EQ(run_cli({"serve", skills().string(), "--listen", "127.0.0.1:0"}, env).exit_code, 2);
+}
+
 TEST_F(ServeFolder, ATenantOverItsRunningAndQueuedBoundsGets429WithRetryAfter) {
   const fs::path config = tmp_.path() / "serve.toml";
   write_file(config,
