@@ -23,6 +23,7 @@ packages=(
   iproute2 util-linux              # scripts/hermetic.sh: a network namespace with only loopback
   libpq-dev                        # the PostgreSQL backends (pg/, docs/scale-out.md)
   postgresql-15                    # tests: the throwaway cluster of scripts/pg-cluster.sh
+  haproxy                          # tests and scripts/cluster.sh: the load balancer in front of replicas
 )
 
 missing=()
