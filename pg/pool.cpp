@@ -24,9 +24,13 @@ Pool::Lease::~Lease() {
   if (pool_ && conn_) pool_->give_back(std::move(conn_));
 }
 
-void Pool::give_back(std::unique_ptr<Connection> conn) {
+void Pool::Lease::close() {
+  if (pool_ && conn_) pool_->give_back(std::move(conn_), /*reusable=*/false);
+}
+
+void Pool::give_back(std::unique_ptr<Connection> conn, bool reusable) {
   // A broken connection, or one left inside a transaction, is closed: the next user gets a clean one.
-  const bool reuse = !conn->broken() && !conn->in_transaction() && ::getpid() == owner_;
+  const bool reuse = reusable && !conn->broken() && !conn->in_transaction() && ::getpid() == owner_;
   std::unique_ptr<Connection> closing;
   {
     std::lock_guard lock(mu_);

@@ -44,6 +44,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
     Lease(Lease&&) noexcept = default;
     Lease& operator=(Lease&&) = delete;
     ~Lease();
+    /// Closes the connection now instead of giving it back: for one whose session state cannot be
+    /// trusted (an advisory lock that would not unlock). The Lease is empty afterwards.
+    void close();
     Connection& operator*() { return *conn_; }
     Connection* operator->() { return conn_.get(); }
 
@@ -71,7 +74,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
  private:
   Pool(std::string url, PoolOptions options);
-  void give_back(std::unique_ptr<Connection> conn);
+  void give_back(std::unique_ptr<Connection> conn, bool reusable = true);
 
   const std::string url_;
   const std::string shown_url_;

@@ -72,6 +72,20 @@ CREATE TABLE workspace_usage (
   PRIMARY KEY (tenant, skill)
 );
 )sql"},
+    Migration{4, "bundle databases: images and their fencing tokens", R"sql(
+-- One row per OpenHuman bundle's database (state/db_backend.h): the SQLite image as bytes ('' for no
+-- database yet). The lease is a session advisory lock (released when its connection ends, also when
+-- the holder dies); fence counts the leases granted, and a write must carry the fence of its lease.
+CREATE TABLE bundle_databases (
+  tenant     text NOT NULL,
+  skill      text NOT NULL,
+  image      bytea NOT NULL DEFAULT '\x'::bytea,
+  size       bigint NOT NULL DEFAULT 0 CHECK (size >= 0),
+  fence      bigint NOT NULL DEFAULT 0 CHECK (fence >= 0),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, skill)
+);
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =

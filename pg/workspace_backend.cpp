@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/skill_id.h"
+#include "pg/bytea.h"
 #include "pg/transaction.h"
 
 namespace skillbox::pg {
@@ -70,41 +71,9 @@ const std::string kMoveBelow =
 const std::string kWrite = "BEGIN";
 const std::string kRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
-constexpr char kHex[] = "0123456789abcdef";
-
-/// `bytes` as bytea's hex input: "\x" and two hex digits a byte.
+/// `bytes` as bytea's hex input (pg/bytea.h).
 std::string bytea(std::string_view bytes) {
-  std::string out;
-  out.reserve(2 + bytes.size() * 2);
-  out += "\\x";
-  for (const char ch : bytes) {
-    const auto b = static_cast<unsigned char>(ch);
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/// bytea's hex output ("\x...") as bytes; nullopt when it is not that (never trust storage).
-std::optional<std::string> from_bytea(const std::optional<std::string>& text) {
-  if (!text || text->size() < 2 || (*text)[0] != '\\' || (*text)[1] != 'x' || text->size() % 2 != 0)
-    return std::nullopt;
-  std::string out;
-  out.reserve((text->size() - 2) / 2);
-  for (size_t i = 2; i < text->size(); i += 2) {
-    const int hi = hex_value((*text)[i]);
-    const int lo = hex_value((*text)[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>((hi << 4) | lo);
-  }
-  return out;
+  return to_bytea(bytes);
 }
 
 std::string_view parent_of(std::string_view path) {

@@ -641,6 +641,12 @@ std::string config_problems(const ServerConfig& config) {
     out += "database.url: expected a postgres:// or postgresql:// URL, got \"" +
            pg::redact_url(config.database.url) + "\"\n";
   }
+  if (!config.database.url.empty() && config.database.max_connections <= config.run_threads) {
+    out += "database.max_connections: " + std::to_string(config.database.max_connections) +
+           " is not more than run_threads (" + std::to_string(config.run_threads) +
+           "): a run of an OpenHuman bundle holds a connection for its database's lease and needs another "
+           "for its store; give at least run_threads + 1 (2 x run_threads leaves room for every run)\n";
+  }
   std::set<std::string> keyless_ok;  // tenants served by an auth = "none" listener may have no key
   for (size_t i = 0; i < config.listeners.size(); ++i) {
     const Listener& l = config.listeners[i];

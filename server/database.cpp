@@ -2,6 +2,7 @@
 #include "server/database.h"
 
 #include "pg/binding_registry.h"
+#include "pg/db_backend.h"
 #include "pg/pool.h"
 #include "pg/schema.h"
 #include "pg/store_backend.h"
@@ -99,6 +100,7 @@ state::Backends Database::tenant_state(const std::string& tenant, const state::B
   out.store = pg::make_pg_store_backend(pool_, tenant);
   out.workspace = pg::make_pg_workspace_backend(pool_, tenant);
   out.bindings = pg::make_pg_binding_registry(pool_, tenant);
+  out.db = pg::make_pg_db_backend(pool_, tenant);
   return out;
 }
 

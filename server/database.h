@@ -48,9 +48,9 @@ class Database {
   /// checked yet".
   [[nodiscard]] std::optional<std::string> problem() const;
 
-  /// `local` (a tenant's backends in its data directory) with the store, the workspace and the skill
-  /// bindings of `tenant` in the database instead. The rest stays local for now (docs/scale-out.md
-  /// "Not yet").
+  /// `local` (a tenant's backends in its data directory) with the store, the workspace, the skill
+  /// bindings and the bundle databases of `tenant` in the database instead. The rest (credentials,
+  /// audit) stays local for now (docs/scale-out.md "Not yet").
   [[nodiscard]] state::Backends tenant_state(const std::string& tenant, const state::Backends& local) const;
 
   /// The URL without its password, for messages.

@@ -346,11 +346,11 @@ namespace {
 TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
   Result<ServerConfig> c = parse(
       "listen = [\"127.0.0.1:0\"]\n[database]\nurl = \"postgres://u:pw@127.0.0.1:5432/db\"\n"
-      "max_connections = 3\n" +
+      "max_connections = 9\n" +
       tenant("acme"));
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->database.url, "postgres://u:pw@127.0.0.1:5432/db");
-  EXPECT_EQ(c->database.max_connections, 3u);
+  EXPECT_EQ(c->database.max_connections, 9u);
   EXPECT_TRUE(parse("listen = [\"127.0.0.1:0\"]\n" + tenant("acme"))->database.url.empty()) << "no database";
 
   const std::string bad = problems(
@@ -367,6 +367,12 @@ TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
   EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\n[database]\nmax_connections = 2\n" + tenant("acme"))
                 .find("database.url: missing"),
             std::string::npos);
+  EXPECT_NE(
+      problems(
+          "listen = [\"127.0.0.1:0\"]\nrun_threads = 8\n[database]\nurl = \"postgres://u@127.0.0.1/db\"\n" +
+          tenant("acme"))
+          .find("database.max_connections: 8 is not more than run_threads (8)"),
+      std::string::npos);
   EXPECT_NE(
       problems("listen = [\"127.0.0.1:0\"]\ndatabase = \"postgres://x@127.0.0.1/db\"\n" + tenant("acme"))
           .find("database: expected a table"),

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "compat/bundle_support.h"
 #include "serve_support.h"
 #include "support/cli_exec.h"
 #include "support/postgres_test_db.h"
@@ -136,6 +138,48 @@ TEST(PostgresServe, ThreeReplicasIncrementOneCounterExactly200TimesByCompareAndS
     EXPECT_EQ(*distinct.rbegin(), kClients * kRunsEach);
   }
   for (const auto& s : replicas.servers) EXPECT_EQ(stored_n(s->url, replicas.key, id), kClients * kRunsEach);
+}
+
+TEST(PostgresServe, TwoReplicasShareABundlesDatabaseUnderOneLease) {
+  const std::string database = migrated_postgres_url();
+  ASSERT_FALSE(database.empty()) << postgres_missing();
+  TempDir tmp;
+  // The notes bundle's tool `bump` counts its calls in db.kv: its database, leased for each call.
+  const std::string id = fresh_id("notes");
+  const Bundle notes("notes", grants({}));
+  fs::create_directories(tmp.path() / "skills");
+  fs::copy(notes.dir(), tmp.path() / "skills" / id, fs::copy_options::recursive);
+  nlohmann::json manifest =
+      nlohmann::json::parse(std::ifstream(tmp.path() / "skills" / id / "manifest.json"));
+  manifest["id"] = id;
+  write_file(tmp.path() / "skills" / id / "manifest.json", manifest.dump());
+  Replicas replicas(tmp.path(), database, 2);
+  for (const auto& s : replicas.servers)
+    ASSERT_EQ(await_ready(s->url, 200, std::chrono::seconds(30)).status, 200);
+
+  std::mutex mu;
+  std::vector<std::string> counts;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; i < 5; ++i) {
+        const std::string& url = replicas.servers[static_cast<size_t>(c + i) % 2]->url;
+        const HttpReply r =
+            http("POST", url + "/v1/skills/" + id + "/tools/bump/call", replicas.key, R"({"arguments": {}})");
+        const nlohmann::json body = r.json();
+        std::lock_guard lock(mu);
+        counts.push_back(r.status == 200 && body.is_object() && body.value("outcome", "") == "ok"
+                             ? body["value"]["content"][0]["text"].get<std::string>()
+                             : "failed: " + r.body.substr(0, 300));
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  // Every call saw the count the one before it left, whichever replica served either: 1 to 20.
+  std::set<std::string> seen(counts.begin(), counts.end());
+  std::set<std::string> expected;
+  for (int n = 1; n <= 20; ++n) expected.insert(std::to_string(n));
+  EXPECT_EQ(seen, expected);
 }
 
 TEST(PostgresServe, AReplicaThatCannotReachItsDatabaseStartsUnreadyAndSaysWhy) {

@@ -25,9 +25,11 @@
 
 #include "bus/stop_token.h"
 #include "capabilities/store/store_test_util.h"
+#include "pg/db_backend.h"
 #include "state/child_process.h"
 #include "state/data_layout.h"
 #include "state/db_backend.h"
+#include "support/postgres_test_db.h"
 
 namespace skillbox::state {
 namespace {
@@ -296,6 +298,27 @@ TEST_P(DbContract, ADamagedFileIsReportedAndLeftAlone) {
   EXPECT_EQ(testing::read_bytes(file), junk) << "left untouched";
 }
 
+// A backend whose every lease fails, saying how to get a test database.
+class NoDatabase final : public DbBackend {
+ public:
+  Result<std::unique_ptr<DbLease>, bus::ErrorReply> acquire(std::string_view,
+                                                            const bus::StopToken&) override {
+    return bus::ErrorReply{bus::ErrorCode::IoError, skillbox::testing::postgres_missing()};
+  }
+};
+
+// Each scratch folder is a tenant of its own in the shared test database (ctest's fixture `postgres`).
+DbBackendKind postgres_kind() {
+  return DbBackendKind{"postgres",
+                       [](const fs::path& scratch) -> std::shared_ptr<DbBackend> {
+                         const std::string url = skillbox::testing::migrated_postgres_url();
+                         if (url.empty()) return std::make_shared<NoDatabase>();
+                         return pg::make_pg_db_backend(pg::Pool::create(url),
+                                                       skillbox::testing::postgres_tenant_for(scratch));
+                       },
+                       false};
+}
+
 std::string kind_name(const ::testing::TestParamInfo<DbBackendKind>& info) {
   return info.param.name;
 }
@@ -305,6 +328,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(DbBackendKind{
         "local", [](const fs::path& scratch) { return make_local_db_backend(DataLayout(scratch)); }, true}),
     kind_name);
+INSTANTIATE_TEST_SUITE_P(Postgres, DbContract, ::testing::Values(postgres_kind()), kind_name);
 
 }  // namespace
 }  // namespace skillbox::state
