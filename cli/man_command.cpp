@@ -268,7 +268,7 @@ std::string page(const CommandNode& node, const std::vector<std::string>& pages,
       std::vector<CommandNode> below;
       for (CLI::App* sub : subs) below.push_back({node.path + " " + sub->get_name(), sub});
       for (size_t i = 0; i < below.size(); ++i) {
-        const CommandNode& at = below[i];
+        const CommandNode at = below[i];  // a copy: the loop below appends to `below`
         out += ".SS \"" + roff("skillbox " + at.path) + "\"\n.B " +
                roff(synopsis(at.app, "skillbox " + at.path)) + "\n.PP\n" +
                paragraphs(at.app->get_description());

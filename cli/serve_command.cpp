@@ -29,7 +29,8 @@ struct ServeOptions {
   std::string data_dir;
   std::string isolation = "process";
   bool isolation_given = false;
-  std::string database;  // --database or $SKILLBOX_DATABASE_URL; replaces the config's [database] url
+  std::string database;        // --database or $SKILLBOX_DATABASE_URL; replaces the config's [database] url
+  std::string vault_key_file;  // --vault-key-file or $SKILLBOX_VAULT_KEY_FILE
 };
 
 constexpr const char* kDefaultListen = "127.0.0.1:8080";
@@ -122,6 +123,11 @@ int serve(const ServeOptions& o) {
     }
     config->database.url = o.database;
   }
+  if (!o.vault_key_file.empty()) {
+    if (config->database.url.empty())
+      return usage("--vault-key-file: the vault is in the database; give --database too");
+    config->database.vault_key_file = std::filesystem::absolute(o.vault_key_file);
+  }
   if (!o.listen.empty() || config->listeners.empty()) {
     config->listeners.clear();
     for (const std::string& text : o.listen.empty() ? std::vector<std::string>{kDefaultListen} : o.listen) {
@@ -166,6 +172,12 @@ void add_serve_command(CLI::App& app, CommandStatus& status) {
                   "run 'skillbox db migrate' first); replaces the config's [database] url")
       ->envname("SKILLBOX_DATABASE_URL")
       ->type_name("URL");
+  cmd->add_option(
+         "--vault-key-file", o->vault_key_file,
+         "With --database: open the bundles' credentials stored with 'skillbox db credentials import' "
+         "with this key (64 hex digits, mode 0600)")
+      ->envname("SKILLBOX_VAULT_KEY_FILE")
+      ->type_name("FILE");
   add_data_dir_option(*cmd, o->data_dir);
   add_isolation_option(*cmd, o->isolation);
   cmd->footer(

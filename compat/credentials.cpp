@@ -127,6 +127,25 @@ Result<std::map<std::string, SkillCredentials>> parse_credentials(std::string_vi
   return out;
 }
 
+std::string credentials_document(const std::map<std::string, SkillCredentials>& credentials) {
+  json doc = json::object();
+  for (const auto& [id, c] : credentials) {
+    json entry = json::object();
+    if (c.oauth) {
+      entry["oauth"] = {{"credentialId", c.oauth->credential_id},
+                        {"accessToken", c.oauth->access_token},
+                        {"baseUrl", c.oauth->base_url},
+                        {"hosts", c.oauth->hosts}};
+    }
+    if (c.auth) {
+      entry["auth"] = {
+          {"mode", c.auth->mode}, {"credentials", c.auth->credentials}, {"hosts", c.auth->hosts}};
+    }
+    doc[id] = std::move(entry);
+  }
+  return doc.dump();
+}
+
 Result<std::map<std::string, SkillCredentials>> load_credentials_file(const std::filesystem::path& file) {
   auto text = base::read_file(file.c_str(), {.max_bytes = kMaxCredentialsBytes});
   if (!text) return Error{"cannot read the credentials file: " + text.error().message};

@@ -86,6 +86,20 @@ CREATE TABLE bundle_databases (
   PRIMARY KEY (tenant, skill)
 );
 )sql"},
+    Migration{5, "credentials: sealed with the operator's vault key", R"sql(
+-- One row per (tenant, skill): the skill's credentials document sealed with XChaCha20-Poly1305 under
+-- the operator's vault key (pg/credential_vault.h), which never reaches the database. key_id names the
+-- key that sealed the row (not secret); tenant and skill are its associated data.
+CREATE TABLE credentials (
+  tenant     text NOT NULL,
+  skill      text NOT NULL,
+  key_id     text NOT NULL,
+  nonce      bytea NOT NULL,
+  sealed     bytea NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, skill)
+);
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =

@@ -72,6 +72,17 @@ std::optional<RunResult> refuse_before_start(const Invocation& invocation, const
   if (auto owner = tenant.state->bindings->check(invocation.skill.manifest().id, invocation.skill.dir());
       !owner)
     return invalid_result("InvalidSkill", owner.error().message);
+  // A vault that cannot be read (state/credential_vault.h) ends a bundle's invocation here, before
+  // anything starts, rather than running it as if it had no credentials.
+  if (invocation.skill.manifest().bundle && tenant.state->credentials) {
+    if (auto found = tenant.state->credentials->find(invocation.skill.manifest().id); !found) {
+      RunResult r;
+      r.outcome = Outcome::internal;
+      r.error = ErrorInfo{"InternalError",
+                          "the operator's credentials could not be read: " + found.error().message, "", ""};
+      return r;
+    }
+  }
   return std::nullopt;
 }
 

@@ -433,7 +433,8 @@ void read_mcp(const toml::node& node, McpConfig& out, Problems& p) {
 }
 
 /// `[database]`: the PostgreSQL of the tenants' state.
-void read_database(const toml::node& node, DatabaseConfig& out, Problems& p) {
+void read_database(const toml::node& node, const std::filesystem::path& base, DatabaseConfig& out,
+                   Problems& p) {
   const toml::table* table = node.as_table();
   if (table == nullptr) {
     p.add("database", "expected a table ([database] with url = \"postgres://...\"), got " + describe(node));
@@ -452,8 +453,15 @@ void read_database(const toml::node& node, DatabaseConfig& out, Problems& p) {
       }
     } else if (key == "max_connections") {
       if (auto v = integer_in(value, at, 1, 1000, p)) out.max_connections = static_cast<size_t>(*v);
+    } else if (key == "vault_key_file") {
+      const std::optional<std::string> file = string_at(value, at, p);
+      if (file && (file->empty() || file->find('\0') != std::string::npos)) {
+        p.add(at, "expected the path of the vault key file (64 hex digits, mode 0600)");
+      } else if (file) {
+        out.vault_key_file = (base / *file).lexically_normal();
+      }
     } else {
-      p.add(at, "unknown key; [database] has url and max_connections");
+      p.add(at, "unknown key; [database] has url, max_connections and vault_key_file");
     }
   }
   if (!table->contains("url")) p.add("database.url", "missing; give the database as a postgres:// URL");
@@ -604,7 +612,7 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
     } else if (key == "mcp") {
       read_mcp(node, config.mcp, p);
     } else if (key == "database") {
-      read_database(node, config.database, p);
+      read_database(node, base_dir, config.database, p);
     } else if (!read_server_key(key.str(), node, base_dir, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }
@@ -641,6 +649,8 @@ std::string config_problems(const ServerConfig& config) {
     out += "database.url: expected a postgres:// or postgresql:// URL, got \"" +
            pg::redact_url(config.database.url) + "\"\n";
   }
+  if (config.database.url.empty() && !config.database.vault_key_file.empty())
+    out += "database.vault_key_file: the vault is in the database; give database.url too\n";
   if (!config.database.url.empty() && config.database.max_connections <= config.run_threads) {
     out += "database.max_connections: " + std::to_string(config.database.max_connections) +
            " is not more than run_threads (" + std::to_string(config.run_threads) +

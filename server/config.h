@@ -95,6 +95,9 @@ struct DatabaseConfig {
   std::string url;
   /// Most connections this replica opens to it at once (pg::PoolOptions::max_connections).
   size_t max_connections = 8;
+  /// The operator's vault key (pg/credential_vault.h): bundles' credentials stored with `skillbox db
+  /// credentials import` are opened with it. Empty: only the config's credentials are served.
+  std::filesystem::path vault_key_file;
 };
 
 /// The MCP endpoint `/mcp` (docs/mcp.md "Over HTTP").

@@ -2,6 +2,7 @@
 #include "server/database.h"
 
 #include "pg/binding_registry.h"
+#include "pg/credential_vault.h"
 #include "pg/db_backend.h"
 #include "pg/pool.h"
 #include "pg/schema.h"
@@ -41,8 +42,38 @@ std::string one_line(const std::string& text) {
 
 }  // namespace
 
-Database::Database(const DatabaseConfig& config, std::function<void(const std::string&)> log)
-    : pool_(make_pool(config)), log_(std::move(log)) {
+/// The config's credentials first; for a skill they have none for, the database's vault.
+class LayeredVault final : public state::CredentialVault {
+ public:
+  LayeredVault(std::shared_ptr<state::CredentialVault> first, std::shared_ptr<state::CredentialVault> second)
+      : first_(std::move(first)), second_(std::move(second)) {}
+  Result<std::optional<SkillCredentials>> find(std::string_view skill_id) const override {
+    if (first_) {
+      Result<std::optional<SkillCredentials>> found = first_->find(skill_id);
+      if (!found || found->has_value()) return found;
+    }
+    return second_->find(skill_id);
+  }
+
+ private:
+  const std::shared_ptr<state::CredentialVault> first_;
+  const std::shared_ptr<state::CredentialVault> second_;
+};
+
+Result<std::unique_ptr<Database>> Database::open(const DatabaseConfig& config,
+                                                 std::function<void(const std::string&)> log) {
+  std::shared_ptr<const pg::VaultKey> key;
+  if (!config.vault_key_file.empty()) {
+    Result<std::shared_ptr<const pg::VaultKey>> loaded = pg::VaultKey::load(config.vault_key_file);
+    if (!loaded) return Error{"database.vault_key_file: " + loaded.error().message};
+    key = std::move(*loaded);
+  }
+  return std::unique_ptr<Database>(new Database(config, std::move(key), std::move(log)));
+}
+
+Database::Database(const DatabaseConfig& config, std::shared_ptr<const pg::VaultKey> key,
+                   std::function<void(const std::string&)> log)
+    : pool_(make_pool(config)), vault_key_(std::move(key)), log_(std::move(log)) {
   prober_ = std::thread([this] { probe_loop(); });
 }
 
@@ -101,6 +132,10 @@ state::Backends Database::tenant_state(const std::string& tenant, const state::B
   out.workspace = pg::make_pg_workspace_backend(pool_, tenant);
   out.bindings = pg::make_pg_binding_registry(pool_, tenant);
   out.db = pg::make_pg_db_backend(pool_, tenant);
+  if (vault_key_) {
+    out.credentials = std::make_shared<LayeredVault>(local.credentials,
+                                                     pg::make_pg_credential_vault(pool_, tenant, vault_key_));
+  }
   return out;
 }
 

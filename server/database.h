@@ -21,11 +21,13 @@
 
 #include "base/mutex.h"
 #include "server/config.h"
+#include "skillbox/result.h"
 #include "state/backends.h"
 
 namespace skillbox::pg {
 class Pool;
-}
+class VaultKey;
+}  // namespace skillbox::pg
 
 namespace skillbox::server {
 
@@ -36,8 +38,10 @@ class Database {
 
   /// A pool for `config.url` (connecting to nothing yet) and the thread that probes it; the first
   /// probe runs at once. `log` gets one line each time the replica turns ready or unready, from the
-  /// probing thread. `config.url` is a postgres:// URL (config_problems checked it).
-  Database(const DatabaseConfig& config, std::function<void(const std::string&)> log);
+  /// probing thread. `config.url` is a postgres:// URL (config_problems checked it). Errors: the vault
+  /// key file cannot be used (pg::VaultKey::load says why).
+  static Result<std::unique_ptr<Database>> open(const DatabaseConfig& config,
+                                                std::function<void(const std::string&)> log);
   /// Stops the probing thread.
   ~Database();
   Database(const Database&) = delete;
@@ -49,19 +53,23 @@ class Database {
   [[nodiscard]] std::optional<std::string> problem() const;
 
   /// `local` (a tenant's backends in its data directory) with the store, the workspace, the skill
-  /// bindings and the bundle databases of `tenant` in the database instead. The rest (credentials,
-  /// audit) stays local for now (docs/scale-out.md "Not yet").
+  /// bindings and the bundle databases of `tenant` in the database instead; with a vault key, the
+  /// credentials are the config's (local.credentials) and, for a skill the config has none for, the
+  /// database's. The audit stays local for now (docs/scale-out.md "Not yet").
   [[nodiscard]] state::Backends tenant_state(const std::string& tenant, const state::Backends& local) const;
 
   /// The URL without its password, for messages.
   [[nodiscard]] std::string shown_url() const;
 
  private:
+  Database(const DatabaseConfig& config, std::shared_ptr<const pg::VaultKey> key,
+           std::function<void(const std::string&)> log);
   void probe_loop();
   /// One probe: std::nullopt when the database answers with this build's schema.
   [[nodiscard]] std::optional<std::string> probe_once() const;
 
   const std::shared_ptr<pg::Pool> pool_;
+  const std::shared_ptr<const pg::VaultKey> vault_key_;  // null: no vault in the database
   const std::function<void(const std::string&)> log_;
   mutable base::Mutex mu_;
   std::condition_variable wake_;

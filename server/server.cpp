@@ -95,8 +95,10 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   s.metrics = std::make_unique<Metrics>(std::move(names));
   s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit, std::move(lanes));
   if (!s.config.database.url.empty()) {
-    s.database = std::make_unique<Database>(s.config.database,
-                                            [](const std::string& line) { log_line("database: " + line); });
+    Result<std::unique_ptr<Database>> database =
+        Database::open(s.config.database, [](const std::string& line) { log_line("database: " + line); });
+    if (!database) return database.error();
+    s.database = std::move(*database);
   }
   s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, *s.metrics, s.draining, s.cancel_all,
                                 s.database.get());
@@ -193,7 +195,8 @@ void Server::reload() {
             next->mcp.session_idle_timeout_ms != s.config.mcp.session_idle_timeout_ms,
         "mcp");
   fixed(next->database.url != s.file_database.url ||
-            next->database.max_connections != s.file_database.max_connections,
+            next->database.max_connections != s.file_database.max_connections ||
+            next->database.vault_key_file != s.file_database.vault_key_file,
         "database");
   s.file_listeners = next->listeners;
   s.file_database = next->database;

@@ -51,6 +51,11 @@ struct SkillCredentials {
 /// secret value.
 Result<std::map<std::string, SkillCredentials>> parse_credentials(std::string_view json_text);
 
+/// The credentials document (the shape above, compact JSON) that parse_credentials reads back as
+/// `credentials`: for storing them elsewhere (the PostgreSQL vault seals one skill's document). Holds
+/// the secrets: never log it.
+[[nodiscard]] std::string credentials_document(const std::map<std::string, SkillCredentials>& credentials);
+
 /// Reads (regular file, at most 1 MiB) and parses a credentials file.
 Result<std::map<std::string, SkillCredentials>> load_credentials_file(const std::filesystem::path& file);
 

@@ -10,6 +10,9 @@
 #include "compat/bundle_support.h"
 #include "skill_fixture.h"
 #include "skillbox/skillbox.h"
+#include "skillbox/tenant.h"
+#include "state/backends.h"
+#include "state/credential_vault.h"
 #include "support/http_test_server.h"
 
 namespace skillbox {
@@ -79,6 +82,33 @@ TEST_F(Mailbox, OAuthFetchCarriesTheRealTokenButTheBundleSeesOnlyAPlaceholder) {
   EXPECT_NE(everything(r).find("start with"), std::string::npos);
   EXPECT_EQ(everything(r).find(kToken), std::string::npos) << everything(r);
   EXPECT_EQ(testing::all_file_bytes(bundle_.data()).find(kToken), std::string::npos);
+}
+
+// A vault that cannot be read ends the invocation before the bundle starts (state/credential_vault.h):
+// it never runs as if it had no credentials.
+class BrokenVault final : public state::CredentialVault {
+ public:
+  Result<std::optional<SkillCredentials>> find(std::string_view) const override {
+    return Error{"the vault's database is down"};
+  }
+};
+
+TEST_F(Mailbox, AVaultThatCannotBeReadEndsTheRunBeforeTheBundleStarts) {
+  auto tenant = local_tenant("t", bundle_.data());
+  auto state = std::make_shared<state::Backends>(*tenant->state);
+  state->credentials = std::make_shared<BrokenVault>();
+  tenant->state = state;
+  Invocation invocation{.skill = bundle_.skill(), .export_name = "tool:inbox", .input_json = "{}"};
+  invocation.tenant = tenant;
+  const RunResult r = runner_->run(invocation);
+  EXPECT_EQ(r.outcome, Outcome::internal) << describe_run(r);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_NE(
+      r.error->message.find("the operator's credentials could not be read: the vault's database is down"),
+      std::string::npos)
+      << r.error->message;
+  EXPECT_TRUE(r.logs.empty()) << "the bundle never ran";
+  EXPECT_TRUE(proxy_.recorded().empty());
 }
 
 TEST_F(Mailbox, PlaceholdersArePerInvocation) {

@@ -346,11 +346,12 @@ namespace {
 TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
   Result<ServerConfig> c = parse(
       "listen = [\"127.0.0.1:0\"]\n[database]\nurl = \"postgres://u:pw@127.0.0.1:5432/db\"\n"
-      "max_connections = 9\n" +
+      "max_connections = 9\nvault_key_file = \"keys/vault.key\"\n" +
       tenant("acme"));
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->database.url, "postgres://u:pw@127.0.0.1:5432/db");
   EXPECT_EQ(c->database.max_connections, 9u);
+  EXPECT_EQ(c->database.vault_key_file, "/srv/conf/keys/vault.key") << "relative to the config's folder";
   EXPECT_TRUE(parse("listen = [\"127.0.0.1:0\"]\n" + tenant("acme"))->database.url.empty()) << "no database";
 
   const std::string bad = problems(
@@ -361,7 +362,8 @@ TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
             std::string::npos)
       << bad;
   EXPECT_NE(bad.find("database.max_connections:"), std::string::npos) << bad;
-  EXPECT_NE(bad.find("database.pool: unknown key; [database] has url and max_connections"), std::string::npos)
+  EXPECT_NE(bad.find("database.pool: unknown key; [database] has url, max_connections and vault_key_file"),
+            std::string::npos)
       << bad;
   EXPECT_EQ(bad.find("s3cret"), std::string::npos) << "a password is never quoted: " << bad;
   EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\n[database]\nmax_connections = 2\n" + tenant("acme"))

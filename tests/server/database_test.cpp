@@ -19,7 +19,9 @@
 
 #include "compat/bundle_support.h"
 #include "serve_support.h"
+#include "server/api_key.h"
 #include "support/cli_exec.h"
+#include "support/http_test_server.h"
 #include "support/postgres_test_db.h"
 
 namespace skillbox::testing {
@@ -180,6 +182,71 @@ TEST(PostgresServe, TwoReplicasShareABundlesDatabaseUnderOneLease) {
   std::set<std::string> expected;
   for (int n = 1; n <= 20; ++n) expected.insert(std::to_string(n));
   EXPECT_EQ(seen, expected);
+}
+
+TEST(PostgresServe, ACredentialFromTheSealedVaultReachesOnlyTheServerItIsBoundTo) {
+  const std::string database = migrated_postgres_url();
+  ASSERT_FALSE(database.empty()) << postgres_missing();
+  constexpr const char* kToken = "ya29.FROM-THE-SEALED-VAULT-77aa";
+  constexpr const char* kKey = "vault-tenant-key-0123456789abc";
+  HttpTestServer proxy;
+  TempDir tmp;
+  const std::string tenant = fresh_id("vault");
+  // The mailbox bundle reaches https://proxy.example with oauth.fetch; the origin map sends that to the
+  // loopback server, which records what it receives.
+  const Bundle mailbox("mailbox", "");
+  fs::create_directories(tmp.path() / "skills");
+  fs::copy(mailbox.dir(), tmp.path() / "skills" / "mailbox", fs::copy_options::recursive);
+  write_file(tmp.path() / "skills" / "mailbox" / "skill.json",
+             R"({"permissions": {"http": {"allow": ["https://proxy.example/"]}}})");
+  write_file(tmp.path() / "vault.key", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  fs::permissions(tmp.path() / "vault.key", fs::perms::owner_read | fs::perms::owner_write);
+  write_file(tmp.path() / "credentials.json",
+             std::string(R"({"mailbox": {"oauth": {"credentialId": "c1", "accessToken": ")") + kToken +
+                 R"(", "baseUrl": "https://proxy.example"}}})");
+  const CliExec imported =
+      run_cli({"db", "credentials", "import", (tmp.path() / "credentials.json").string(), "--tenant", tenant,
+               "--vault-key-file", (tmp.path() / "vault.key").string(), "--database", database});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  fs::remove(tmp.path() / "credentials.json");  // the only copy is the sealed one now
+
+  write_file(tmp.path() / "serve.toml",
+             "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\n"
+             "[database]\nurl = \"" +
+                 database +
+                 "\"\nvault_key_file = \"vault.key\"\n"
+                 "[tenants." +
+                 tenant + "]\nkey_sha256 = [\"" + server::key_hash_hex(server::hash_api_key(kKey)) +
+                 "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n"
+                 "[tenants." +
+                 tenant + ".origin_map]\n\"https://proxy.example\" = \"" + proxy.origin() + "\"\n");
+  ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
+  ASSERT_EQ(await_ready(server.url, 200, std::chrono::seconds(30)).status, 200);
+  const HttpReply r =
+      http("POST", server.url + "/v1/skills/mailbox/run", kKey, R"({"export": "tool:inbox"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(r.json()["outcome"], "ok") << r.body;
+  bool saw_token = false;
+  for (const RecordedRequest& seen : proxy.recorded()) {
+    for (const auto& [name, value] : seen.headers) {
+      if (name == "Authorization" || name == "authorization")
+        saw_token = saw_token || value == std::string("Bearer ") + kToken;
+    }
+  }
+  EXPECT_TRUE(saw_token) << "the loopback server saw " << proxy.recorded().size() << " requests";
+  EXPECT_EQ(r.body.find(kToken), std::string::npos) << "the bundle saw only a placeholder: " << r.body;
+  EXPECT_EQ(server.err().find(kToken), std::string::npos);
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+
+  // Started with another key, the server refuses the run's credentials and says which key sealed them.
+  write_file(tmp.path() / "vault.key", std::string(64, 'f'));
+  fs::permissions(tmp.path() / "vault.key", fs::perms::owner_read | fs::perms::owner_write);
+  ServeProcess other({"--config", (tmp.path() / "serve.toml").string()});
+  ASSERT_EQ(await_ready(other.url, 200, std::chrono::seconds(30)).status, 200);
+  const HttpReply refused =
+      http("POST", other.url + "/v1/skills/mailbox/run", kKey, R"({"export": "tool:inbox"})");
+  EXPECT_NE(refused.body.find("were sealed with another vault key"), std::string::npos) << refused.body;
+  EXPECT_EQ(refused.body.find(kToken), std::string::npos);
 }
 
 TEST(PostgresServe, AReplicaThatCannotReachItsDatabaseStartsUnreadyAndSaysWhy) {

@@ -1,6 +1,8 @@
 // The contract of state::CredentialVault (state/credential_vault.h) for every implementation.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -8,7 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "pg/credential_vault.h"
 #include "state/credential_vault.h"
+#include "support/postgres_test_db.h"
 
 namespace skillbox::state {
 namespace {
@@ -25,6 +29,7 @@ SkillCredentials secret(const std::string& token) {
   SkillCredentials c;
   c.oauth = OAuthCredential{};
   c.oauth->access_token = token;
+  c.oauth->base_url = "https://api.example.com/v1";
   return c;
 }
 
@@ -66,6 +71,31 @@ TEST_P(CredentialVaultContract, ManyThreadsReadAtOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Memory, CredentialVaultContract,
                          ::testing::Values(Backend{"memory", make_memory_credential_vault}),
+                         [](const auto& param_info) { return param_info.param.name; });
+
+/// A vault of a tenant of its own on the test cluster, sealed with a fixed test key.
+std::shared_ptr<CredentialVault> postgres_vault(std::map<std::string, SkillCredentials> credentials) {
+  const std::string url = skillbox::testing::migrated_postgres_url();
+  if (url.empty()) {
+    ADD_FAILURE() << skillbox::testing::postgres_missing();
+    return make_memory_credential_vault({});
+  }
+  static int made = 0;
+  const std::string tenant = skillbox::testing::postgres_tenant_for("vault-" + std::to_string(++made));
+  auto key = std::make_shared<const pg::VaultKey>(std::array<uint8_t, 32>{1, 2, 3});
+  auto conn = pg::Connection::open(url, std::chrono::seconds(5), std::chrono::milliseconds(1000));
+  EXPECT_TRUE(conn) << (conn ? "" : conn.error().message);
+  for (const auto& [skill, c] : credentials) {
+    if (conn) {
+      auto put = pg::put_credentials(*conn, *key, tenant, skill, c);
+      EXPECT_TRUE(put) << (put ? "" : put.error().message);
+    }
+  }
+  return pg::make_pg_credential_vault(pg::Pool::create(url), tenant, key);
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, CredentialVaultContract,
+                         ::testing::Values(Backend{"postgres", postgres_vault}),
                          [](const auto& param_info) { return param_info.param.name; });
 
 }  // namespace
