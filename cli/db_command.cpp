@@ -200,26 +200,27 @@ void add_db_command(CLI::App& app, CommandStatus& status) {
         ->required()
         ->type_name("NAME");
   };
-  CLI::App* import = creds->add_subcommand(
+  CLI::App* importer = creds->add_subcommand(
       "import", "Seal and store each skill's credentials of a credentials file (the --credentials document)");
-  common(import);
-  import->add_option("FILE", o->file, "The credentials document: {\"<skill id>\": {\"oauth\"|\"auth\": ...}}")
+  common(importer);
+  importer
+      ->add_option("FILE", o->file, "The credentials document: {\"<skill id>\": {\"oauth\"|\"auth\": ...}}")
       ->required()
       ->type_name("");
-  import->add_option("--vault-key-file", o->vault_key_file, "The vault key: 64 hex digits, mode 0600")
+  importer->add_option("--vault-key-file", o->vault_key_file, "The vault key: 64 hex digits, mode 0600")
       ->envname("SKILLBOX_VAULT_KEY_FILE")
       ->type_name("FILE");
-  import->footer("Exit codes: 0 stored, 2 bad command line, file or key, 70 the database failed.");
-  import->callback([o, &status] { status.exit_code = import_credentials(*o);
-});
-CLI::App* list = creds->add_subcommand("list", "The tenant's skills that have credentials (never a secret)");
-common(list);
-list->callback([o, &status] { status.exit_code = list_credentials(*o); });
-CLI::App* rm = creds->add_subcommand("rm", "Remove a skill's credentials");
-common(rm);
-rm->add_option("SKILL", o->skill, "The skill id")->required()->type_name("");
-rm->footer("Exit codes: 0 removed, 1 the skill had none, 2 bad command line, 70 the database failed.");
-rm->callback([o, &status] { status.exit_code = remove_credentials(*o); });
-}  // namespace skillbox::cli
+  importer->footer("Exit codes: 0 stored, 2 bad command line, file or key, 70 the database failed.");
+  importer->callback([o, &status] { status.exit_code = import_credentials(*o); });
+  CLI::App* list =
+      creds->add_subcommand("list", "The tenant's skills that have credentials (never a secret)");
+  common(list);
+  list->callback([o, &status] { status.exit_code = list_credentials(*o); });
+  CLI::App* rm = creds->add_subcommand("rm", "Remove a skill's credentials");
+  common(rm);
+  rm->add_option("SKILL", o->skill, "The skill id")->required()->type_name("");
+  rm->footer("Exit codes: 0 removed, 1 the skill had none, 2 bad command line, 70 the database failed.");
+  rm->callback([o, &status] { status.exit_code = remove_credentials(*o); });
+}
 
 }  // namespace skillbox::cli

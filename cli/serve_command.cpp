@@ -5,6 +5,7 @@
 // 127.0.0.1 with a fresh API key printed once. The server itself is server/server.h; this file only
 // turns the command line into a ServerConfig and prints where to reach it.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -127,6 +128,11 @@ int serve(const ServeOptions& o) {
     if (config->database.url.empty())
       return usage("--vault-key-file: the vault is in the database; give --database too");
     config->database.vault_key_file = std::filesystem::absolute(o.vault_key_file);
+  } else if (const char* env = std::getenv("SKILLBOX_VAULT_KEY_FILE");
+             env != nullptr && *env != '\0' && !config->database.url.empty()) {
+    // Only with a database: the variable may be set for `skillbox db credentials import` in a shell
+    // that also starts a plain server.
+    config->database.vault_key_file = std::filesystem::absolute(env);
   }
   if (!o.listen.empty() || config->listeners.empty()) {
     config->listeners.clear();
@@ -168,15 +174,15 @@ void add_serve_command(CLI::App& app, CommandStatus& status) {
          "Without --config: read the API key from FILE instead of generating one (replicas share it)")
       ->type_name("FILE");
   cmd->add_option("--database", o->database,
-                  "Keep the tenants' store, workspace and skill bindings in PostgreSQL (a postgres:// URL; "
+                  "Keep the tenants' store, workspaces, skill bindings and bundle databases in PostgreSQL (a "
+                  "postgres:// URL; "
                   "run 'skillbox db migrate' first); replaces the config's [database] url")
       ->envname("SKILLBOX_DATABASE_URL")
       ->type_name("URL");
   cmd->add_option(
          "--vault-key-file", o->vault_key_file,
          "With --database: open the bundles' credentials stored with 'skillbox db credentials import' "
-         "with this key (64 hex digits, mode 0600)")
-      ->envname("SKILLBOX_VAULT_KEY_FILE")
+         "with this key (64 hex digits, mode 0600; default $SKILLBOX_VAULT_KEY_FILE)")
       ->type_name("FILE");
   add_data_dir_option(*cmd, o->data_dir);
   add_isolation_option(*cmd, o->isolation);

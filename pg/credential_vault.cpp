@@ -144,6 +144,11 @@ Result<std::shared_ptr<const VaultKey>> VaultKey::load(const std::filesystem::pa
     ::close(fd);
     return Error{shown + " is not a regular file"};
   }
+  if (st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return Error{shown + " belongs to another user (uid " + std::to_string(st.st_uid) +
+                 "); the vault key must be the file of the user that runs skillbox"};
+  }
   if ((st.st_mode & 077) != 0) {
     ::close(fd);
     char mode[8];

@@ -123,13 +123,13 @@ class PgDbLease final : public state::DbLease {
                           fence_ + " is stale); " + consequence};
   }
   ErrorReply damaged(const std::string& what) const {
-    return ErrorReply{ErrorCode::IoError, "db: the skill's database in " + shown_url_ + " (tenant " +
-                                              tenant_ + ", skill " + skill_ + ") is damaged: " + what +
+    // No URL here: the message reaches the skill. The operator finds the row by tenant and skill.
+    return ErrorReply{ErrorCode::IoError, "db: the skill's database (tenant " + tenant_ + ", skill " +
+                                              skill_ + ") is damaged: " + what +
                                               " cannot be read; skillbox left it as it is"};
   }
 
   Pool::Lease conn_;
-  const std::string shown_url_;
   const std::string tenant_;
   const std::string skill_;
   const std::string fence_;
@@ -163,16 +163,23 @@ class PgDbBackend final : public state::DbBackend {
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(20));
     }
+    // From here until the lease owns the connection, any way out (an error, an exception) closes it:
+    // a pooled connection must never go back still holding the lock.
+    struct CloseUnlessKept {
+      Pool::Lease* conn;
+      ~CloseUnlessKept() {
+        if (conn != nullptr) conn->close();
+      }
+    } guard{&*conn};
     auto granted = (*conn)->exec("granting a bundle database's lease", kGrant, {tenant_, skill});
     std::optional<int64_t> fence = granted && !granted->empty() ? to_int(granted->at(0, 0)) : std::nullopt;
     if (!fence) {
-      (void)(*conn)->exec("releasing a bundle database's lease", kUnlock, {tenant_, skill});
-      conn->close();
       if (!granted) return io_error("lock the skill's database", granted.error());
       return ErrorReply{ErrorCode::IoError, "db: lock the skill's database: no fencing token came back"};
     }
-    return std::unique_ptr<state::DbLease>(
-        std::make_unique<PgDbLease>(std::move(*conn), tenant_, skill, *fence));
+    auto lease = std::make_unique<PgDbLease>(std::move(*conn), tenant_, skill, *fence);
+    guard.conn = nullptr;
+    return std::unique_ptr<state::DbLease>(std::move(lease));
   }
 
  private:

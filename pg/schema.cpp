@@ -100,6 +100,19 @@ CREATE TABLE credentials (
   PRIMARY KEY (tenant, skill)
 );
 )sql"},
+    Migration{6, "audit: one row per request of skillbox serve", R"sql(
+-- The request audit (docs/server.md "Audit") when a server's audit = "database": the JSON line as the
+-- file sink writes it, with its time, request id and tenant apart for queries. Rows are only ever
+-- inserted.
+CREATE TABLE audit_log (
+  id         bigserial PRIMARY KEY,
+  at         timestamptz NOT NULL,
+  request_id text NOT NULL,
+  tenant     text,             -- NULL: the request named no tenant (no or a wrong key)
+  line       jsonb NOT NULL
+);
+CREATE INDEX audit_log_by_tenant ON audit_log (tenant, at);
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =

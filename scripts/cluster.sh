@@ -36,13 +36,14 @@ stop_pid() {
   [[ -f "$1" ]] || return 0
   local pid
   pid=$(<"$1")
-  if running "$pid"; then
+  # Only a process this rig started: after a reboot the pid may be another program's.
+  if running "$pid" && grep -qaE 'skillbox|haproxy' "/proc/$pid/cmdline" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 100); do
       running "$pid" || break
       sleep 0.1
     done
-    running "$pid" && kill -KILL "$pid" 2>/dev/null
+    if running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
   fi
   rm -f -- "$1"
 }
@@ -98,7 +99,10 @@ command -v haproxy >/dev/null || {
 }
 mkdir -p "$state"
 down 2>/dev/null || true # what a crashed earlier run left behind
-trap 'echo "cluster: up failed; stopping what started" >&2; down' ERR
+# Whatever stops `up` before it is done (an error, Ctrl-C, a harness's SIGTERM) stops what it started.
+up_done=0
+trap 'if ((up_done == 0)); then echo "cluster: up did not finish; stopping what started" >&2; down; fi' EXIT
+trap 'exit 130' INT TERM
 
 database=$(bash "$repo/scripts/pg-cluster.sh" start "$state/pg")
 SKILLBOX_DATABASE_URL=$database "$skillbox" db migrate >/dev/null
@@ -169,7 +173,7 @@ done
   tail -n 20 "$state/haproxy.log" >&2
   false
 }
-trap - ERR
+up_done=1
 echo "$url" >"$state/url"
 echo "url: $url"
 echo "key: $(<"$state/key")"

@@ -174,8 +174,10 @@ HttpResponse probe(std::string_view path, std::string_view method, bool draining
   }
   if (path == "/readyz" && draining) return error_response(503, "draining", "the server is shutting down");
   if (path == "/readyz" && database != nullptr) {
-    if (const std::optional<std::string> problem = database->problem()) {
-      return error_response(503, "database_unavailable", "not ready: " + *problem);
+    // No key is needed here: the reason (host, user, what PostgreSQL said) is in the server's log only.
+    if (database->problem()) {
+      return error_response(503, "database_unavailable",
+                            "not ready: the database cannot be used; the server's log says why");
     }
   }
   return json_ok(R"({"status":"ok"})");

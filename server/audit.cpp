@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/errno_text.h"
 #include "base/json_text.h"
@@ -40,22 +41,80 @@ ojson object_or_null(std::string_view json) {
 
 }  // namespace
 
-AuditLog::AuditLog(std::string sink, int fd) : sink_(std::move(sink)), fd_(fd) {}
+AuditLog::AuditLog(std::string sink, int fd, AuditBatchWriter database)
+    : sink_(std::move(sink)), database_(std::move(database)), fd_(fd) {
+  if (database_) storer_ = std::thread([this] { store_loop(); });
+}
 
 AuditLog::~AuditLog() {
+  if (storer_.joinable()) {
+    {
+      base::MutexLock lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    storer_.join();
+  }
   base::MutexLock lock(mu_);
   if (fd_ > STDERR_FILENO) ::close(fd_);
 }
 
-Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& sink) {
-  if (sink == "stdout") return std::unique_ptr<AuditLog>(new AuditLog(sink, STDOUT_FILENO));
+Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& sink, AuditBatchWriter database) {
+  if (sink == "stdout") return std::unique_ptr<AuditLog>(new AuditLog(sink, STDOUT_FILENO, {}));
+  if (sink == "database") {
+    if (!database) return Error{"audit = \"database\" needs a database: give [database] url or --database"};
+    return std::unique_ptr<AuditLog>(new AuditLog(sink, STDERR_FILENO, std::move(database)));
+  }
   Result<int> fd = open_append(sink);
   if (!fd) return fd.error();
-  return std::unique_ptr<AuditLog>(new AuditLog(sink, *fd));
+  return std::unique_ptr<AuditLog>(new AuditLog(sink, *fd, {}));
+}
+
+// The database sink's thread: batches of pending lines, kept and tried again while the database fails.
+void AuditLog::store_loop() {
+  constexpr size_t kBatch = 500;
+  const auto give_up_at = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(5); };
+  std::optional<std::chrono::steady_clock::time_point> stop_deadline;
+  bool failing = false;
+  for (;;) {
+    std::vector<std::string> batch;
+    {
+      base::MutexLock lock(mu_);
+      lock.wait_for(wake_, std::chrono::milliseconds(failing ? 1000 : 200),
+                    [this]() SKILLBOX_REQUIRES(mu_) { return stopping_ || pending_.size() >= kBatch; });
+      if (stopping_ && !stop_deadline) stop_deadline = give_up_at();
+      const bool out_of_time = stop_deadline && std::chrono::steady_clock::now() >= *stop_deadline;
+      if (pending_.empty() || out_of_time) {
+        if (stopping_) {
+          // What could not be stored in time goes where an operator sees it.
+          for (const std::string& line : pending_)
+            (void)std::fprintf(stderr, "skillbox serve: audit (not stored): %s", line.c_str());
+          pending_.clear();
+          return;
+        }
+        continue;
+      }
+      for (size_t i = 0; i < kBatch && i < pending_.size(); ++i) batch.push_back(pending_[i]);
+    }
+    Result<void> stored = database_(batch);
+    base::MutexLock lock(mu_);
+    if (stored) {
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(batch.size()));
+      if (failing) (void)std::fprintf(stderr, "skillbox serve: the audit is stored in the database again\n");
+      failing = false;
+    } else if (!failing) {
+      failing = true;
+      (void)std::fprintf(
+          stderr,
+          "skillbox serve: cannot store the audit in the database (%zu lines kept, tried again "
+          "every second): %s\n",
+          pending_.size(), stored.error().message.c_str());
+    }
+  }
 }
 
 Result<void> AuditLog::reopen() {
-  if (sink_ == "stdout") return {};
+  if (sink_ == "stdout" || sink_ == "database") return {};
   Result<int> fd = open_append(sink_);
   if (!fd) return fd.error();
   base::MutexLock lock(mu_);
@@ -83,8 +142,20 @@ void AuditLog::record(std::string_view request_id, std::string_view method, cons
   line["usage"] = object_or_null(f.usage_json);
   line["origins"] = f.origins_json.empty() ? ojson(nullptr) : base::json_text::parse_ordered(f.origins_json);
   line["permissions"] = object_or_null(f.permissions_json);
-  const std::string text = base::json_text::write(line) + "\n";
+  write_line(base::json_text::write(line) + "\n");
+}
+
+void AuditLog::write_line(const std::string& text) {
   base::MutexLock lock(mu_);
+  if (database_) {
+    if (pending_.size() < kMaxPendingLines) {
+      pending_.push_back(text);
+      if (pending_.size() == 500) wake_.notify_one();
+    } else {
+      (void)std::fprintf(stderr, "skillbox serve: audit (not stored): %s", text.c_str());
+    }
+    return;
+  }
   const ssize_t n = ::write(fd_, text.data(), text.size());
   if (n != static_cast<ssize_t>(text.size()) && !reported_) {
     reported_ = true;

@@ -503,7 +503,7 @@ bool read_server_key(std::string_view key, const toml::node& node, const std::fi
     if (sink && (sink->empty() || sink->find('\0') != std::string::npos)) {
       p.add(at, "expected \"stdout\" or the path of the audit file, got an empty string");
     } else if (sink) {
-      c.audit = *sink == "stdout" ? *sink : (base / *sink).lexically_normal().string();
+      c.audit = *sink == "stdout" || *sink == "database" ? *sink : (base / *sink).lexically_normal().string();
     }
   } else if (key == "metrics_key_sha256") {
     read_key_hashes(node, at, c.metrics_key_hashes, p);
@@ -649,6 +649,8 @@ std::string config_problems(const ServerConfig& config) {
     out += "database.url: expected a postgres:// or postgresql:// URL, got \"" +
            pg::redact_url(config.database.url) + "\"\n";
   }
+  if (config.audit == "database" && config.database.url.empty())
+    out += "audit: \"database\" stores the audit in the database; give database.url too\n";
   if (config.database.url.empty() && !config.database.vault_key_file.empty())
     out += "database.vault_key_file: the vault is in the database; give database.url too\n";
   if (!config.database.url.empty() && config.database.max_connections <= config.run_threads) {

@@ -148,8 +148,9 @@ struct ServerConfig {
   uint64_t body_timeout_ms = 30'000;
   /// After SIGTERM/SIGINT: how long in-flight runs may finish before they are cancelled.
   uint64_t drain_timeout_ms = 30'000;
-  /// Where the request audit goes (server/audit.h): "stdout", or an absolute file path (appended, made
-  /// 0600, opened again on SIGHUP for rotation). Empty: no audit.
+  /// Where the request audit goes (server/audit.h): "stdout", "database" (table audit_log of the
+  /// database; needs database.url), or an absolute file path (appended, made 0600, opened again on
+  /// SIGHUP for rotation). Empty: no audit.
   std::string audit;
   /// Connections open at once; a connection beyond it is closed at once.
   size_t max_connections = 1024;
@@ -158,8 +159,9 @@ struct ServerConfig {
   /// browser or client pool opens, a sixteenth of max_connections, so one address cannot take them all.
   size_t max_connections_per_address = 64;
   McpConfig mcp;
-  /// Where the tenants' store, workspace and skill bindings live: PostgreSQL when `database.url` is set
-  /// (bundle databases, uploads and the audit stay in the data directory for now). Fixed at start.
+  /// Where the tenants' store, workspaces, skill bindings, bundle databases and (with a vault key)
+  /// credentials live: PostgreSQL when `database.url` is set (uploads stay in the data directory for
+  /// now; the audit goes there with audit = "database"). Fixed at start.
   DatabaseConfig database;
 };
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/mutex.h"
 #include "server/config.h"
@@ -57,6 +58,10 @@ class Database {
   /// credentials are the config's (local.credentials) and, for a skill the config has none for, the
   /// database's. The audit stays local for now (docs/scale-out.md "Not yet").
   [[nodiscard]] state::Backends tenant_state(const std::string& tenant, const state::Backends& local) const;
+
+  /// Stores audit lines (JSON objects, one per text, each ending in a newline) as rows of audit_log, in
+  /// one statement: all or none (server/audit.h AuditBatchWriter).
+  [[nodiscard]] Result<void> store_audit(const std::vector<std::string>& lines) const;
 
   /// The URL without its password, for messages.
   [[nodiscard]] std::string shown_url() const;

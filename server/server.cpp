@@ -27,6 +27,13 @@ void log_line(const std::string& text) {
   (void)std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+/// Where audit = "database" stores its lines: `database`, which outlives every AuditLog (the Impl
+/// destroys the audit first). Empty without a database.
+AuditBatchWriter audit_writer(const Database* database) {
+  if (database == nullptr) return {};
+  return [database](const std::vector<std::string>& lines) { return database->store_audit(lines); };
+}
+
 }  // namespace
 
 // Members in construction order; destroyed in reverse: the queue (its threads joined, so no run still
@@ -35,10 +42,10 @@ struct Server::Impl {
   ServerConfig config;
   std::unique_ptr<Runner> runner;
   std::unique_ptr<Metrics> metrics;
-  std::shared_ptr<AuditLog> audit;  // I/O thread only (the HTTP server's Served, and reload)
+  std::unique_ptr<Database> database;  // serve --database: the tenants' state; null without one
+  std::shared_ptr<AuditLog> audit;     // I/O thread only (the HTTP server's Served, and reload)
   std::atomic<bool> draining{false};
   CancelToken cancel_all;
-  std::unique_ptr<Database> database;  // serve --database: the tenants' state; null without one
   std::unique_ptr<Api> api;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<RunQueue> queue;
@@ -67,15 +74,23 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
                    "; set isolation = \"inprocess\" in the config to serve without it"};
     }
   }
+  std::unique_ptr<Database> database;
+  if (!config.database.url.empty()) {
+    Result<std::unique_ptr<Database>> opened =
+        Database::open(config.database, [](const std::string& line) { log_line("database: " + line); });
+    if (!opened) return opened.error();
+    database = std::move(*opened);
+  }
   std::unique_ptr<AuditLog> audit;
   if (!config.audit.empty()) {
-    Result<std::unique_ptr<AuditLog>> opened = AuditLog::open(config.audit);
+    Result<std::unique_ptr<AuditLog>> opened = AuditLog::open(config.audit, audit_writer(database.get()));
     if (!opened) return Error{"audit: " + opened.error().message};
     audit = std::move(*opened);
   }
   std::unique_ptr<Server> server(new Server());
   Impl& s = *server->impl_;
   s.config = std::move(config);
+  s.database = std::move(database);
   s.audit = std::move(audit);
   s.file_listeners = s.config.listeners;
   s.file_database = s.config.database;
@@ -94,12 +109,6 @@ Result<std::unique_ptr<Server>> Server::start(ServerConfig config) {
   }
   s.metrics = std::make_unique<Metrics>(std::move(names));
   s.queue = std::make_unique<RunQueue>(s.config.run_threads, s.config.queue_limit, std::move(lanes));
-  if (!s.config.database.url.empty()) {
-    Result<std::unique_ptr<Database>> database =
-        Database::open(s.config.database, [](const std::string& line) { log_line("database: " + line); });
-    if (!database) return database.error();
-    s.database = std::move(*database);
-  }
   s.api = std::make_unique<Api>(s.config, *s.runner, *s.queue, *s.metrics, s.draining, s.cancel_all,
                                 s.database.get());
   Api* api = s.api.get();
@@ -208,7 +217,8 @@ void Server::reload() {
   next->mcp = s.config.mcp;
   if (next->audit != s.config.audit) {
     Result<std::unique_ptr<AuditLog>> opened =
-        next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr) : AuditLog::open(next->audit);
+        next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr)
+                            : AuditLog::open(next->audit, audit_writer(s.database.get()));
     if (!opened) {
       log_line("reload refused, the running config stays: audit: " + opened.error().message);
       return;

@@ -375,6 +375,9 @@ TEST(ServerConfigParse, ReadsTheDatabaseTableAndNeverQuotesItsPassword) {
           tenant("acme"))
           .find("database.max_connections: 8 is not more than run_threads (8)"),
       std::string::npos);
+  EXPECT_NE(problems("listen = [\"127.0.0.1:0\"]\naudit = \"database\"\n" + tenant("acme"))
+                .find("audit: \"database\" stores the audit in the database; give database.url too"),
+            std::string::npos);
   EXPECT_NE(
       problems("listen = [\"127.0.0.1:0\"]\ndatabase = \"postgres://x@127.0.0.1/db\"\n" + tenant("acme"))
           .find("database: expected a table"),

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compat/bundle_support.h"
+#include "pg/connection.h"
 #include "serve_support.h"
 #include "server/api_key.h"
 #include "support/cli_exec.h"
@@ -271,12 +272,15 @@ TEST(PostgresServe, AReplicaThatCannotReachItsDatabaseStartsUnreadyAndSaysWhy) {
   const nlohmann::json body = ready.json();
   ASSERT_TRUE(body.is_object()) << ready.body;
   EXPECT_EQ(body["error"]["code"], "database_unavailable");
-  const std::string message = body["error"]["message"].get<std::string>();
-  EXPECT_NE(message.find("cannot connect to the database postgres://skillbox:***@127.0.0.1:" + number),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("Connection refused"), std::string::npos) << message;
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  // An unauthenticated probe learns that the database cannot be used, not where it is or who logs in.
+  EXPECT_EQ(body["error"]["message"], "not ready: the database cannot be used; the server's log says why");
+  // The log says why, on one line.
+  const std::string err = server.err();
+  const size_t at = err.find(
+      "database: not ready: cannot connect to the database postgres://skillbox:***@127.0.0.1:" + number);
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string line = err.substr(at, err.find('\n', at) - at);
+  EXPECT_NE(line.find("Connection refused"), std::string::npos) << line;
   // The password is in neither the answer nor the log.
   EXPECT_EQ(ready.body.find("hunter2"), std::string::npos);
   EXPECT_EQ(server.err().find("hunter2"), std::string::npos) << server.err();
@@ -294,9 +298,10 @@ TEST(PostgresServe, AReplicaOnAnUnmigratedDatabaseNamesTheCommandAndTurnsReadyOn
   ASSERT_TRUE(server.wait_for_err("database: not ready")) << server.err();
   const HttpReply unready = http("GET", server.url + "/readyz");
   EXPECT_EQ(unready.status, 503);
-  EXPECT_NE(unready.body.find("has no skillbox schema yet: run `skillbox db migrate --database URL` first"),
+  EXPECT_NE(unready.body.find("database_unavailable"), std::string::npos) << unready.body;
+  EXPECT_NE(server.err().find("has no skillbox schema yet: run `skillbox db migrate --database URL` first"),
             std::string::npos)
-      << unready.body;
+      << server.err();
 
   const CliExec migrate = run_cli({"db", "migrate", "--database", scratch.url()});
   ASSERT_EQ(migrate.exit_code, 0) << migrate.err;
@@ -401,6 +406,72 @@ TEST(PostgresServe, PostgresRestartedUnderLoadLosesNoAcknowledgedIncrementAndApp
   EXPECT_GE(n, *distinct.rbegin());
   EXPECT_LE(static_cast<size_t>(n), acknowledged.size() + refused);
   EXPECT_GT(refused, 0u) << "the outage failed some runs (else the test did not test it)";
+}
+
+/// The audit lines of `tenant` in the database of `url` with request id `id`, as JSON texts.
+std::vector<std::string> audit_rows(const std::string& url, const std::string& id) {
+  auto c = pg::Connection::open(url, std::chrono::seconds(5), std::chrono::milliseconds(1000));
+  if (!c) return {"cannot connect: " + c.error().message};
+  auto rows = c->exec("reading the audit", "SELECT line::text FROM audit_log WHERE request_id = $1", {id});
+  std::vector<std::string> out;
+  if (rows)
+    for (const auto& row : rows->rows) out.push_back(row.at(0).value_or(""));
+  return out;
+}
+
+TEST(PostgresServe, TheAuditGoesToTheDatabaseAndWaitsOutAnOutageWithoutLosingALine) {
+  OwnCluster cluster;
+  ASSERT_FALSE(cluster.url.empty());
+  ASSERT_EQ(run_cli({"db", "migrate", "--database", cluster.url}).exit_code, 0);
+  TempDir tmp;
+  constexpr const char* kKey = "audit-tenant-key-0123456789abc";
+  write_skill(tmp.path() / "skills" / "hello", "hello", "export default () => 'hi'");
+  write_file(tmp.path() / "serve.toml",
+             "listen = [\"127.0.0.1:0\"]\nisolation = \"inprocess\"\naudit = \"database\"\n"
+             "[database]\nurl = \"" +
+                 cluster.url +
+                 "\"\n"
+                 "[tenants.acme]\nkey_sha256 = [\"" +
+                 server::key_hash_hex(server::hash_api_key(kKey)) +
+                 "\"]\nskills = \"skills\"\ndata_dir = \"data\"\n");
+  ServeProcess server({"--config", (tmp.path() / "serve.toml").string()});
+  ASSERT_EQ(await_ready(server.url, 200, std::chrono::seconds(30)).status, 200);
+
+  const auto await_rows = [&](const std::string& id) {
+    const auto deadline = Clock::now() + std::chrono::seconds(15);
+    std::vector<std::string> rows = audit_rows(cluster.url, id);
+    while (rows.empty() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      rows = audit_rows(cluster.url, id);
+    }
+    return rows;
+  };
+  const HttpReply ran = http("POST", server.url + "/v1/skills/hello/run", kKey, "{}");
+  ASSERT_EQ(ran.status, 200) << ran.body;
+  const HttpReply refused = http("GET", server.url + "/v1/skills", "not-a-key-of-anyone-0123456789");
+  ASSERT_EQ(refused.status, 401);
+  const std::vector<std::string> run_rows = await_rows(ran.header("x-request-id"));
+  ASSERT_EQ(run_rows.size(), 1u);
+  const nlohmann::json line = nlohmann::json::parse(run_rows[0]);
+  EXPECT_EQ(line["tenant"], "acme");
+  EXPECT_EQ(line["skill"], "hello");
+  EXPECT_EQ(line["outcome"], "ok");
+  EXPECT_EQ(await_rows(refused.header("x-request-id")).size(), 1u) << "refused requests are audited too";
+  EXPECT_EQ(run_rows[0].find(kKey), std::string::npos);
+
+  // PostgreSQL goes away: the skill needs no database, so runs go on, and their lines wait.
+  ASSERT_EQ(cluster.pg_cluster("down").exit_code, 0);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    const HttpReply r = http("POST", server.url + "/v1/skills/hello/run", kKey, "{}");
+    EXPECT_EQ(r.status, 200) << r.body;
+    ids.push_back(r.header("x-request-id"));
+  }
+  EXPECT_TRUE(server.wait_for_err("cannot store the audit in the database")) << server.err();
+  ASSERT_EQ(cluster.pg_cluster("up").exit_code, 0);
+  for (const std::string& id : ids) EXPECT_EQ(await_rows(id).size(), 1u) << "the line of " << id << ", once";
+  EXPECT_TRUE(server.wait_for_err("the audit is stored in the database again")) << server.err();
+  EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
 }  // namespace
