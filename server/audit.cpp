@@ -80,8 +80,10 @@ void AuditLog::store_loop() {
     std::vector<std::string> batch;
     {
       base::MutexLock lock(mu_);
-      lock.wait_for(wake_, std::chrono::milliseconds(failing ? 1000 : 200),
-                    [this]() SKILLBOX_REQUIRES(mu_) { return stopping_ || pending_.size() >= kBatch; });
+      lock.wait_for(wake_, std::chrono::milliseconds(failing ? 1000 : 200), [this] {
+        mu_.assert_held();
+        return stopping_ || pending_.size() >= kBatch;
+      });
       if (stopping_ && !stop_deadline) stop_deadline = give_up_at();
       const bool out_of_time = stop_deadline && std::chrono::steady_clock::now() >= *stop_deadline;
       if (pending_.empty() || out_of_time) {

@@ -129,7 +129,11 @@ void Database::probe_loop() {
     }
     first = false;
     base::MutexLock lock(mu_);
-    if (lock.wait_for(wake_, kProbeInterval, [this]() SKILLBOX_REQUIRES(mu_) { return stopping_; })) return;
+    if (lock.wait_for(wake_, kProbeInterval, [this] {
+          mu_.assert_held();
+          return stopping_;
+        }))
+      return;
   }
 }
 
