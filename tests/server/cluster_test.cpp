@@ -24,13 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kIncrement = R"(export default () => {
-  for (;;) {
-    const old = store.get('n');
-    const next = (old ?? 0) + 1;
-    if (store.compareAndSet('n', old, next)) return next;
-  }
-})";
+constexpr const char* kIncrement = kIncrementSource;
 
 std::string first_line(const fs::path& file) {
   std::ifstream in(file);

@@ -31,15 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// One increment of the store's "n" by compare-and-set, retried until it wins; returns the value it
-/// wrote. Many runs racing on one key, in any replicas, must each win exactly once.
-constexpr const char* kIncrement = R"(export default () => {
-  for (;;) {
-    const old = store.get('n');
-    const next = (old ?? 0) + 1;
-    if (store.compareAndSet('n', old, next)) return next;
-  }
-})";
+constexpr const char* kIncrement = kIncrementSource;
 
 /// A skill id of its own for each test: the tests share the cluster and the tenant "default".
 std::string fresh_id(const std::string& prefix) {
@@ -227,14 +219,8 @@ TEST(PostgresServe, ACredentialFromTheSealedVaultReachesOnlyTheServerItIsBoundTo
       http("POST", server.url + "/v1/skills/mailbox/run", kKey, R"({"export": "tool:inbox"})");
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_EQ(r.json()["outcome"], "ok") << r.body;
-  bool saw_token = false;
-  for (const RecordedRequest& seen : proxy.recorded()) {
-    for (const auto& [name, value] : seen.headers) {
-      if (name == "Authorization" || name == "authorization")
-        saw_token = saw_token || value == std::string("Bearer ") + kToken;
-    }
-  }
-  EXPECT_TRUE(saw_token) << "the loopback server saw " << proxy.recorded().size() << " requests";
+  EXPECT_TRUE(saw_header(proxy.recorded(), "Authorization", std::string("Bearer ") + kToken))
+      << "the loopback server saw " << proxy.recorded().size() << " requests";
   EXPECT_EQ(r.body.find(kToken), std::string::npos) << "the bundle saw only a placeholder: " << r.body;
   EXPECT_EQ(server.err().find(kToken), std::string::npos);
   EXPECT_EQ(server.stop(SIGTERM), 0);

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,31 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 /// A skill folder `dir` with skill.json {"id": id, "entry": "index.js", ...extra} and index.js = `js`.
 void write_skill(const std::filesystem::path& dir, const std::string& id, const std::string& js,
                  const std::string& extra_manifest = "");
+
+/// A skill's source: one increment of the store's "n" by compare-and-set, retried until it wins; returns
+/// the value it wrote. Runs racing on one key, in any replicas, must each win exactly once.
+inline constexpr const char* kIncrementSource = R"(export default () => {
+  for (;;) {
+    const old = store.get('n');
+    const next = (old ?? 0) + 1;
+    if (store.compareAndSet('n', old, next)) return next;
+  }
+})";
+
+/// Whether `requests` (a loopback HttpTestServer's recorded ones) held the header `name` (any case)
+/// with exactly `value`.
+template <class Recorded>
+bool saw_header(const Recorded& requests, const std::string& name, const std::string& value) {
+  for (const auto& seen : requests) {
+    for (const auto& [n, v] : seen.headers) {
+      if (v != value || n.size() != name.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < n.size(); ++i) same = same && std::tolower(n[i]) == std::tolower(name[i]);
+      if (same) return true;
+    }
+  }
+  return false;
+}
 
 /// `skillbox serve ARGS...` running in the background. The constructor waits (up to 30 s) for the url
 /// lines on stdout and fails the test when they do not come.

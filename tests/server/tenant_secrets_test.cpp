@@ -104,14 +104,8 @@ TEST_F(TenantSecrets, ACredentialReachesTheMappedLoopbackServerAndNeverTheResult
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_EQ(r.json()["outcome"], "ok") << r.body;
   // The loopback server, reached through the origin map, saw the real token.
-  bool saw_token = false;
-  for (const RecordedRequest& seen : proxy_.recorded()) {
-    for (const auto& [name, value] : seen.headers) {
-      if (name == "Authorization" || name == "authorization")
-        saw_token = saw_token || value == std::string("Bearer ") + kToken;
-    }
-  }
-  EXPECT_TRUE(saw_token) << "the proxy saw " << proxy_.recorded().size() << " requests";
+  EXPECT_TRUE(saw_header(proxy_.recorded(), "Authorization", std::string("Bearer ") + kToken))
+      << "the proxy saw " << proxy_.recorded().size() << " requests";
   // The bundle saw, and its result holds, only a placeholder.
   EXPECT_EQ(r.body.find(kToken), std::string::npos) << r.body;
   EXPECT_NE(r.body.find("skillbox-secret:mailbox/oauth/accessToken/"), std::string::npos) << r.body;
