@@ -113,6 +113,32 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX audit_log_by_tenant ON audit_log (tenant, at);
 )sql"},
+    Migration{7, "async runs: the queue, leases and results", R"sql(
+-- Async runs of skillbox serve (state/run_ledger.h): one row per run. A claim takes a due row with
+-- FOR UPDATE SKIP LOCKED and raises its fence; renew and finish name the fence they hold. Times are
+-- the database server's clock, so that replicas with drifting clocks agree on every lease.
+CREATE TABLE async_runs (
+  id              text PRIMARY KEY,
+  tenant          text NOT NULL,
+  skill           text NOT NULL,
+  body            text NOT NULL,
+  idempotency_key text,
+  state           text NOT NULL CHECK (state IN ('queued', 'running', 'completed', 'failed', 'dead')),
+  attempts        integer NOT NULL DEFAULT 0,
+  max_attempts    integer NOT NULL CHECK (max_attempts >= 1),
+  fence           bigint NOT NULL DEFAULT 0,
+  owner           text,
+  lease_until     timestamptz,
+  not_before      timestamptz NOT NULL DEFAULT now(),
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  started_at      timestamptz,
+  ended_at        timestamptz,
+  status          integer NOT NULL DEFAULT 0,
+  result          text NOT NULL DEFAULT '',
+  UNIQUE (tenant, idempotency_key)
+);
+CREATE INDEX async_runs_due ON async_runs (tenant, not_before) WHERE state IN ('queued', 'running');
+)sql"},
 };
 
 const std::string kCreateMigrationsTable =

@@ -1,10 +1,13 @@
 // server/api.cpp — see api.h.
 #include "server/api.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,6 +30,7 @@
 #include "server/skill_uploads.h"
 #include "skillbox/json.h"
 #include "state/backends.h"
+#include "state/run_ledger.h"
 
 namespace skillbox::server {
 
@@ -36,6 +40,8 @@ struct Api::Tenant {
   std::shared_ptr<const TenantContext> context;
   /// Its store, workspace and bindings are in the database (serve --database), not its data directory.
   bool state_in_database = false;
+  /// Its async runs: in the database, or in its data directory.
+  std::shared_ptr<state::RunLedger> runs;
 };
 
 /// One config's tenants and operator keys, swapped whole by reload().
@@ -57,7 +63,8 @@ struct Api::Route {
     hook,
     store_keys,
     store_value,
-    workspace
+    workspace,
+    run_record
   };
   Kind kind = Kind::list;
   std::string_view method;
@@ -107,6 +114,70 @@ std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
 }
 
+/// Whether the query of `target` asks for an async run: its parameter `async`, "true" or "false" (absent:
+/// false). std::nullopt for another value. Other parameters are not read.
+std::optional<bool> async_query(std::string_view target) {
+  const size_t q = target.find('?');
+  std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  std::optional<bool> async = false;
+  while (!query.empty()) {
+    const size_t amp = std::min(query.find('&'), query.size());
+    const std::string_view param = query.substr(0, amp);
+    query.remove_prefix(std::min(amp + 1, query.size()));
+    if (param == "async=true") {
+      async = true;
+    } else if (param == "async=false") {
+      async = false;
+    } else if (param.starts_with("async=") || param == "async") {
+      return std::nullopt;
+    }
+  }
+  return async;
+}
+
+/// An Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) skillbox accepts: 1 to 255 visible
+/// ASCII characters.
+bool is_idempotency_key(std::string_view key) {
+  if (key.empty() || key.size() > 255) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+/// "2026-12-07T21:42:55.123Z" for `ms` since the epoch.
+std::string utc_text(int64_t ms) {
+  const auto t = static_cast<time_t>(ms / 1000);
+  struct tm parts {};
+  gmtime_r(&t, &parts);
+  char buf[40];
+  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &parts);
+  char frac[8];
+  (void)std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms % 1000));
+  return std::string(buf, n) + frac;
+}
+
+/// The JSON of an async run's record, as GET /v1/runs/{id} and the 202 answer show it.
+std::string run_record_json(const state::RunRecord& r) {
+  nlohmann::ordered_json out{{"id", r.id},
+                             {"skill", r.skill_id},
+                             {"state", std::string(state::to_string(r.state))},
+                             {"attempts", r.attempts},
+                             {"max_attempts", r.max_attempts},
+                             {"created_at", utc_text(r.created_ms)}};
+  if (r.started_ms) out["started_at"] = utc_text(*r.started_ms);
+  if (r.ended_ms) out["ended_at"] = utc_text(*r.ended_ms);
+  if (!r.result.empty()) {
+    // completed: the run result; failed and dead: the error answer, whose `error` is shown.
+    const nlohmann::ordered_json answer = base::json_text::parse_ordered(r.result);
+    if (r.state == state::RunState::completed) {
+      out["result"] = answer;
+    } else if (answer.is_object() && answer.contains("error")) {
+      out["error"] = answer["error"];
+    } else {
+      out["result"] = answer;
+    }
+  }
+  return base::json_text::write(out);
+}
+
 /// The route of what follows /v1/skills/{id} (`rest`, "" or starting with '/'), or std::nullopt. A tool
 /// or hook name is one segment; a store key and a workspace path are the whole rest (decoded later).
 template <class Route>
@@ -145,6 +216,9 @@ std::optional<Route> match_skill_route(std::string id, std::string_view rest, st
 template <class Route>
 std::optional<Route> match_route(std::string_view path, std::string_view method) {
   if (path == "/v1/run") return Route{Route::Kind::inline_run, "POST", {}, "/v1/run"};
+  if (path.starts_with("/v1/runs/") && path.size() > 9 && path.find('/', 9) == std::string_view::npos) {
+    return Route{Route::Kind::run_record, "GET", {}, "/v1/runs/{id}", std::string(path.substr(9))};
+  }
   constexpr std::string_view prefix = "/v1/skills";
   if (!path.starts_with(prefix)) return std::nullopt;
   std::string_view rest = path.substr(prefix.size());
@@ -155,6 +229,14 @@ std::optional<Route> match_route(std::string_view path, std::string_view method)
   const std::string_view id = rest.substr(0, slash);
   if (id.empty()) return std::nullopt;
   return match_skill_route<Route>(std::string(id), rest.substr(slash), method);
+}
+
+/// This replica's name in the ledgers: host, process id and a random part (a restarted process with a
+/// reused pid is still another owner).
+std::string async_owner() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + random_hex(4);
 }
 
 HttpResponse json_ok(std::string body) {
@@ -327,7 +409,8 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
       metrics_(metrics),
       draining_(draining),
       cancel_(std::move(cancel)),
-      database_(database) {
+      database_(database),
+      async_max_attempts_(config.async.max_attempts) {
   base::MutexLock lock(tenancy_mu_);
   // The queue and the metrics were made with one lane and one series per tenant, in order.
   for (size_t i = 0; i < config.tenants.size(); ++i) lanes_.emplace(config.tenants[i].id, i);
@@ -336,6 +419,22 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
       std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, quotas_, mcp_tenants(*tenancy_));
   McpEndpoint* mcp = mcp_.get();
   mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
+  async_ = std::make_unique<AsyncRuns>(
+      queue_, config.async, async_owner(), config.run_threads,
+      [this] {
+        std::vector<AsyncRuns::Source> sources;
+        for (const auto& t : tenancy()->tenants) {
+          sources.push_back(AsyncRuns::Source{.lane = t->index, .tenant = t->config.id, .ledger = t->runs});
+        }
+        return sources;
+      },
+      [this](const AsyncRuns::Source& source, const state::ClaimedRun& run, const CancelToken& stop) {
+        return execute_async(source.tenant, run, stop);
+      },
+      [](const std::string& line) {
+        const std::string text = "skillbox serve: " + base::escape_text(line) + "\n";
+        (void)std::fwrite(text.data(), 1, text.size(), stderr);
+      });
 }
 
 std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& config) {
@@ -355,6 +454,8 @@ std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& confi
     auto state = std::make_shared<state::Backends>(
         database_ != nullptr ? database_->tenant_state(c.id, *context->state) : *context->state);
     t->state_in_database = database_ != nullptr;
+    t->runs = database_ != nullptr ? database_->run_ledger(c.id)
+                                   : state::make_local_run_ledger(state::DataLayout(c.data_dir));
     state->bindings = upload_bindings(state->bindings, c.data_dir);
     context->state = std::move(state);
     t->context = std::move(context);
@@ -388,11 +489,16 @@ std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
 }
 
 Api::~Api() {
+  async_.reset();
   mcp_cancel_.reset();
 }
 
 void Api::shutdown_mcp() {
   mcp_->shutdown();
+}
+
+void Api::stop_async() {
+  async_->stop_claiming();
 }
 
 void Api::handle(HttpRequest request, const Respond& answer, const RespondStream& answer_stream) {
@@ -425,10 +531,11 @@ void Api::handle(HttpRequest request, const Respond& answer, const RespondStream
   }
   if (path == "/metrics") return respond(metrics(*tenancy, request));
   if (!route) {
-    return respond(error_response(404, "not_found",
-                                  "no route \"" + base::escape_text(path.substr(0, 200)) +
-                                      "\"; the API is /v1/skills, /v1/skills/ID (and its run, tools, hooks, "
-                                      "store and workspace), /v1/run and /mcp (docs/server.md)"));
+    return respond(
+        error_response(404, "not_found",
+                       "no route \"" + base::escape_text(path.substr(0, 200)) +
+                           "\"; the API is /v1/skills, /v1/skills/ID (and its run, tools, hooks, "
+                           "store and workspace), /v1/run, /v1/runs/ID and /mcp (docs/server.md)"));
   }
   if (request.method != route->method) {
     const std::string allow(route->allow.empty() ? route->method : route->allow);
@@ -661,6 +768,7 @@ std::optional<HttpResponse> Api::serve(const Tenant& tenant, const Route& route,
   if (route.kind == Route::Kind::inline_run) return inline_run(tenant, request, waited, cancel, stream);
   if (route.kind == Route::Kind::upload) return upload(tenant, route, request);
   if (route.kind == Route::Kind::remove) return remove_upload(tenant, route);
+  if (route.kind == Route::Kind::run_record) return run_record(tenant, route);
   Result<FoundSkill, SkillProblem> found = find_tenant_skill(sources, route.id);
   if (!found) return problem_response(found.error());
   // A run keeps the version it started with: pruning by a later upload leaves its folder.
@@ -748,8 +856,14 @@ std::optional<HttpResponse> Api::serve_skill(const Tenant& tenant, const Route& 
   switch (route.kind) {
     case Route::Kind::detail:
       return json_ok(skill_detail_json(found, route.id, tenant.context->ceilings));
-    case Route::Kind::run:
+    case Route::Kind::run: {
+      const std::optional<bool> async = async_query(request.target);
+      if (!async) {
+        return error_response(400, "invalid_query", "the query parameter async is true or false");
+      }
+      if (*async) return enqueue(tenant, route, found, request);
       return run(tenant, found.skill, request, waited, cancel, stream, found.digest);
+    }
     case Route::Kind::store_keys: {
       const size_t q = request.target.find('?');
       return store_keys_response(
@@ -878,6 +992,90 @@ std::optional<HttpResponse> Api::bundle(const Tenant& tenant, const Route& route
   if (!body) return problem_response(body.error());
   as_run.body = std::move(*body);
   return run(tenant, found.skill, as_run, waited, cancel, stream, found.digest);
+}
+
+HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                          const HttpRequest& request) const {
+  // The body is checked now, as a synchronous run checks it: a bad one is refused before it is stored.
+  Result<RunRequest> body = parse_run_request(request.body);
+  if (!body) return error_response(400, "invalid_request", body.error().message);
+  const Limits effective = tenant.context->ceilings.apply(found.skill.manifest().limits);
+  if (Result<LimitOverrides> overrides = run_overrides(*body, effective); !overrides) {
+    return error_response(400, "limit_too_high", overrides.error().message);
+  }
+  if (request.header_count("idempotency-key") > 1) {
+    return error_response(400, "invalid_idempotency_key", "send one Idempotency-Key header, not several");
+  }
+  const std::string* key = request.header("idempotency-key");
+  if (key != nullptr && !is_idempotency_key(*key)) {
+    return error_response(400, "invalid_idempotency_key",
+                          "an Idempotency-Key is 1 to 255 visible ASCII characters (no spaces)");
+  }
+  Result<state::Enqueued> stored =
+      tenant.runs->enqueue(state::NewRun{.skill_id = route.id,
+                                         .body = request.body,
+                                         .idempotency_key = key != nullptr ? *key : std::string(),
+                                         .max_attempts = async_max_attempts_});
+  if (!stored) {
+    const std::string line = "skillbox serve: request_id=" + request.request_id +
+                             " async run not stored: " + base::escape_text(stored.error().message) + "\n";
+    (void)std::fwrite(line.data(), 1, line.size(), stderr);
+    return with_header(error_response(503, "runs_unavailable",
+                                      "the run could not be queued (the server's log says why); retry later "
+                                      "with the same Idempotency-Key"),
+                       "Retry-After", "1");
+  }
+  if (stored->conflict) {
+    return error_response(422, "idempotency_key_reused",
+                          "this Idempotency-Key was used for another request (run " + stored->run.id +
+                              " of skill \"" + stored->run.skill_id +
+                              "\", with another body); a key names one request: send a new key");
+  }
+  async_->wake();
+  HttpResponse r = json_ok(run_record_json(stored->run));
+  r.status = 202;
+  return with_header(std::move(r), "Location", "/v1/runs/" + stored->run.id);
+}
+
+HttpResponse Api::run_record(const Tenant& tenant, const Route& route) const {
+  const auto not_found = [&] {
+    return error_response(404, "not_found",
+                          "this tenant has no run \"" + base::escape_text(route.arg.substr(0, 64)) +
+                              "\" (run ids are run_ and 32 hex digits)");
+  };
+  if (!state::is_run_id(route.arg)) return not_found();
+  Result<std::optional<state::RunRecord>> found = tenant.runs->get(route.arg);
+  if (!found) {
+    const std::string line = "skillbox serve: async run " + route.arg +
+                             " could not be read: " + base::escape_text(found.error().message) + "\n";
+    (void)std::fwrite(line.data(), 1, line.size(), stderr);
+    return with_header(
+        error_response(503, "runs_unavailable",
+                       "the run could not be read now (the server's log says why); retry later"),
+        "Retry-After", "1");
+  }
+  if (!*found) return not_found();
+  return json_ok(run_record_json(**found));
+}
+
+HttpResponse Api::execute_async(const std::string& tenant_id, const state::ClaimedRun& run,
+                                const CancelToken& cancel) {
+  std::shared_ptr<const Tenant> tenant;
+  for (const auto& t : tenancy()->tenants)
+    if (t->config.id == tenant_id) tenant = t;
+  if (tenant == nullptr) {
+    return error_response(404, "tenant_gone", "the tenant of this run is no longer served by this server");
+  }
+  HttpRequest request;
+  request.request_id = random_hex(16);
+  request.method = "POST";
+  request.target = "/v1/skills/" + run.skill_id + "/run";
+  request.body = run.body;
+  const Route route{Route::Kind::run, "POST", run.skill_id, "/v1/skills/{id}/run"};
+  // The run waited in the ledger, not against its timeout: its whole timeout is its own.
+  std::optional<HttpResponse> r =
+      serve(*tenant, route, request, RunQueue::Clock::duration::zero(), cancel, {});
+  return r ? std::move(*r) : error_response(500, "internal", "the run gave no answer");
 }
 
 }  // namespace skillbox::server

@@ -10,6 +10,9 @@
 //   PUT  /v1/skills/{id}          upload a skill (JSON map of files, or a tar) as a new version
 //   POST /v1/skills/{id}/run      one run: the RunResult JSON of skillbox/json.h, whatever the outcome;
 //                                 with Accept: application/x-ndjson, the `--json-stream` lines as they come
+//                                 with ?async=true, queued instead (Idempotency-Key: one run per
+//                                 key): 202 and the run's record (server/async_runs.h)
+//   GET  /v1/runs/{id}            an async run's record: its state and, once ended, its result
 //   POST /v1/run                  one run of a skill sent with the request (inline code)
 //   GET  /v1/skills/{id}/tools    an OpenHuman bundle's tools
 //   POST /v1/skills/{id}/tools/{tool}/call   one of its tools (as `skillbox call`)
@@ -40,6 +43,7 @@
 
 #include "base/mutex.h"
 #include "server/api_key.h"
+#include "server/async_runs.h"
 #include "server/config.h"
 #include "server/http_types.h"
 #include "server/mcp_endpoint.h"
@@ -73,6 +77,10 @@ class Api {
   /// Ends every MCP session (their calls cancelled) and waits for their calls to answer. Before the
   /// RunQueue goes: an MCP request keeps its run thread until answered.
   void shutdown_mcp();
+
+  /// Claims no more async runs, and gives back those claimed but not started (server/async_runs.h).
+  /// When the server drains, and before the RunQueue goes.
+  void stop_async();
 
   /// Serves `config`'s tenants, keys, skill folders, data directories, ceilings and quotas from the
   /// next request on (a SIGHUP reload). Requests already admitted keep the tenant they started with. A
@@ -129,6 +137,14 @@ class Api {
                                           const HttpRequest& request, RunQueue::Clock::duration waited,
                                           const CancelToken& cancel, const RespondStream& stream) const;
   HttpResponse upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
+  /// POST /v1/skills/{id}/run?async=true: stores the run in the tenant's ledger; 202.
+  HttpResponse enqueue(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                       const HttpRequest& request) const;
+  /// GET /v1/runs/{id}.
+  HttpResponse run_record(const Tenant& tenant, const Route& route) const;
+  /// Runs an async run a claim took (AsyncRuns::Execute) for the tenant called `tenant` now.
+  HttpResponse execute_async(const std::string& tenant, const state::ClaimedRun& run,
+                             const CancelToken& cancel);
   /// DELETE /v1/skills/{id}: the tenant's uploaded skill (delete_upload); 204.
   HttpResponse remove_upload(const Tenant& tenant, const Route& route) const;
   std::optional<HttpResponse> inline_run(const Tenant& tenant, const HttpRequest& request,
@@ -156,6 +172,8 @@ class Api {
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
   mutable VersionPins pins_;  // uploaded versions that runs in progress use
   std::unique_ptr<McpEndpoint> mcp_;
+  const uint32_t async_max_attempts_;     // [async] max_attempts, fixed at start
+  std::unique_ptr<AsyncRuns> async_;      // made last, stopped first: it calls back into this Api
   CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
   /// The tenants' quotas per minute, by tenant name (so a reload keeps what was spent). Thread-safe;
   /// mutable because the run, a const member, pays its CPU time into it.

@@ -467,6 +467,26 @@ void read_database(const toml::node& node, const std::filesystem::path& base, Da
   if (!table->contains("url")) p.add("database.url", "missing; give the database as a postgres:// URL");
 }
 
+void read_async(const toml::node& node, AsyncConfig& out, Problems& p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    p.add("async", "expected a table ([async] with lease_ms, max_attempts, poll_ms), got " + describe(node));
+    return;
+  }
+  for (auto&& [key, value] : *table) {
+    const std::string at = "async." + std::string(key.str());
+    if (key == "lease_ms") {
+      if (auto v = integer_in(value, at, 1000, 3'600'000, p)) out.lease_ms = *v;
+    } else if (key == "max_attempts") {
+      if (auto v = integer_in(value, at, 1, 100, p)) out.max_attempts = static_cast<uint32_t>(*v);
+    } else if (key == "poll_ms") {
+      if (auto v = integer_in(value, at, 10, 60'000, p)) out.poll_ms = *v;
+    } else {
+      p.add(at, "unknown key; [async] has lease_ms, max_attempts and poll_ms");
+    }
+  }
+}
+
 /// The server-wide keys of the top-level table (everything but `listen` and `tenants`).
 bool read_server_key(std::string_view key, const toml::node& node, const std::filesystem::path& base,
                      ServerConfig& c, Problems& p) {
@@ -613,6 +633,8 @@ Result<ServerConfig> parse_config(std::string_view text, std::string_view source
       read_mcp(node, config.mcp, p);
     } else if (key == "database") {
       read_database(node, base_dir, config.database, p);
+    } else if (key == "async") {
+      read_async(node, config.async, p);
     } else if (!read_server_key(key.str(), node, base_dir, config, p)) {
       p.add(std::string(key.str()), "unknown key; see docs/server.md \"Configuration\" for the keys");
     }

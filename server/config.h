@@ -116,6 +116,18 @@ struct McpConfig {
   bool bare_tool_names = false;
 };
 
+/// `[async]`: async runs (POST /v1/skills/{id}/run?async=true; docs/scale-out.md "Async runs").
+struct AsyncConfig {
+  /// How long a claim holds a run; the claimer renews it every third of this while the run goes on. A
+  /// replica that stops renewing (killed, cut off) loses its runs to another replica after this long.
+  uint64_t lease_ms = 30'000;
+  /// Claims of a run (the first included) before it ends as `dead`: a crash or an internal error
+  /// retries it (after 1 s, 2 s, 4 s, ...), and so does a replica that died holding it.
+  uint32_t max_attempts = 3;
+  /// How often an idle replica looks for runs other replicas queued (its own are seen at once).
+  uint64_t poll_ms = 200;
+};
+
 /// Everything the server needs. Defaults are those of docs/server.md.
 struct ServerConfig {
   /// The file it was read from (load_config), which SIGHUP reads again; empty when the command line
@@ -163,6 +175,7 @@ struct ServerConfig {
   /// credentials live: PostgreSQL when `database.url` is set (uploads stay in the data directory for
   /// now; the audit goes there with audit = "database"). Fixed at start.
   DatabaseConfig database;
+  AsyncConfig async;
 };
 
 /// Parses TOML `text` (docs/server.md "Configuration"). Relative paths are taken from `base_dir`.

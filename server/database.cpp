@@ -5,6 +5,7 @@
 #include "pg/credential_vault.h"
 #include "pg/db_backend.h"
 #include "pg/pool.h"
+#include "pg/run_ledger.h"
 #include "pg/schema.h"
 #include "pg/store_backend.h"
 #include "pg/url.h"
@@ -168,6 +169,10 @@ state::Backends Database::tenant_state(const std::string& tenant, const state::B
                                                      pg::make_pg_credential_vault(pool_, tenant, vault_key_));
   }
   return out;
+}
+
+std::shared_ptr<state::RunLedger> Database::run_ledger(const std::string& tenant) const {
+  return pg::make_pg_run_ledger(pool_, tenant);
 }
 
 }  // namespace skillbox::server

@@ -24,6 +24,7 @@
 #include "server/config.h"
 #include "skillbox/result.h"
 #include "state/backends.h"
+#include "state/run_ledger.h"
 
 namespace skillbox::pg {
 class Pool;
@@ -58,6 +59,9 @@ class Database {
   /// credentials are the config's (local.credentials) and, for a skill the config has none for, the
   /// database's. The audit stays local for now (docs/scale-out.md "Not yet").
   [[nodiscard]] state::Backends tenant_state(const std::string& tenant, const state::Backends& local) const;
+
+  /// The async runs of `tenant` (pg/run_ledger.h).
+  [[nodiscard]] std::shared_ptr<state::RunLedger> run_ledger(const std::string& tenant) const;
 
   /// Stores audit lines (JSON objects, one per text, each ending in a newline) as rows of audit_log, in
   /// one statement: all or none (server/audit.h AuditBatchWriter).

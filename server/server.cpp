@@ -62,6 +62,7 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() {
   if (impl_->drainer.joinable()) impl_->drainer.join();
   if (impl_->api) impl_->api->shutdown_mcp();
+  if (impl_->api) impl_->api->stop_async();
   impl_->queue.reset();
   impl_->http.reset();
 }
@@ -236,6 +237,7 @@ void Server::reload() {
 void Server::begin_drain() {
   impl_->draining = true;
   impl_->http->stop_accepting();
+  impl_->api->stop_async();
   impl_->queue->shutdown();
   impl_->drainer = std::thread([this] { drain_watch(); });
 }

@@ -9,6 +9,7 @@
 //   ROOT/skills/<id>/workspace.lock       serialises workspace mutations of concurrent invocations
 //   ROOT/skills/<id>/db.sqlite            an OpenHuman bundle's database, and its lease db.lock
 //   ROOT/audit.jsonl                      the audit log of invocations, when an audit sink is asked for
+//   ROOT/runs.sqlite                      a tenant's async runs on `skillbox serve` (SQLite, WAL)
 //   ROOT/uploads/<id>/versions/<digest>/  a skill uploaded to `skillbox serve` (PUT /v1/skills/<id>), one
 //                                         folder per version, named by its digest (docs/server.md)
 //   ROOT/uploads/<id>/current             the digest of the version served, replaced by rename(2)
@@ -32,6 +33,7 @@ class DataLayout {
   static constexpr const char* kBindingsFolder = "bindings";     // ROOT
   static constexpr const char* kSkillsFolder = "skills";         // ROOT
   static constexpr const char* kAuditLog = "audit.jsonl";        // ROOT
+  static constexpr const char* kRunLedger = "runs.sqlite";       // ROOT
   static constexpr const char* kUploadsFolder = "uploads";       // ROOT
   static constexpr const char* kVersionsFolder = "versions";     // ROOT/uploads/<id>
   static constexpr const char* kCurrentVersion = "current";      // ROOT/uploads/<id>
@@ -66,6 +68,7 @@ class DataLayout {
     return skill_dir(id) / kBundleDb;
   }
   [[nodiscard]] std::filesystem::path audit_log() const { return root_ / kAuditLog; }
+  [[nodiscard]] std::filesystem::path run_ledger() const { return root_ / kRunLedger; }
   /// `id` must already follow the skill-id rule: the uploaded versions of skill `id`.
   [[nodiscard]] std::filesystem::path upload_dir(std::string_view id) const {
     return root_ / kUploadsFolder / id;

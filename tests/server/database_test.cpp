@@ -137,6 +137,51 @@ TEST(PostgresServe, ThreeReplicasIncrementOneCounterExactly200TimesByCompareAndS
   for (const auto& s : replicas.servers) EXPECT_EQ(stored_n(s->url, replicas.key, id), kClients * kRunsEach);
 }
 
+TEST(PostgresServe, AsyncRunsSentToEitherReplicaAreStoredOnceAndRunOnce) {
+  const std::string database = migrated_postgres_url();
+  ASSERT_FALSE(database.empty()) << postgres_missing();
+  TempDir tmp;
+  const std::string id = fresh_id("async");
+  write_skill(tmp.path() / "skills" / id, id, kIncrement, R"("permissions": {"store": {}})");
+  Replicas replicas(tmp.path(), database, 2);
+  for (const auto& s : replicas.servers)
+    ASSERT_EQ(await_ready(s->url, 200, std::chrono::seconds(30)).status, 200);
+
+  // Each key sent to both replicas, as a client retrying on another replica would: one run per key.
+  constexpr int kRuns = 30;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kRuns; ++i) {
+    const std::vector<std::string> key{"Idempotency-Key: " + id + "-" + std::to_string(i)};
+    std::set<std::string> named;
+    for (const auto& s : replicas.servers) {
+      const HttpReply r =
+          http("POST", s->url + "/v1/skills/" + id + "/run?async=true", replicas.key, "{}", key);
+      ASSERT_EQ(r.status, 202) << r.body;
+      named.insert(r.json()["id"].get<std::string>());
+    }
+    ASSERT_EQ(named.size(), 1u) << "the replicas stored two runs for one key";
+    ids.push_back(*named.begin());
+  }
+  // Every run ends, on whichever replica claimed it, and wrote a value no other run wrote.
+  std::set<long> written;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string& url = replicas.servers[i % 2]->url;
+    nlohmann::json record;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    do {
+      record = http("GET", url + "/v1/runs/" + ids[i], replicas.key).json();
+      if (record["state"] == "completed") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < give_up);
+    ASSERT_EQ(record["state"], "completed") << record;
+    EXPECT_EQ(record["attempts"], 1) << record;
+    written.insert(record["result"]["value"].get<long>());
+  }
+  EXPECT_EQ(written.size(), size_t{kRuns}) << "two runs wrote the same value: one ran twice";
+  EXPECT_EQ(*written.rbegin(), kRuns);
+  EXPECT_EQ(stored_n(replicas.servers[0]->url, replicas.key, id), kRuns);
+}
+
 TEST(PostgresServe, TwoReplicasShareABundlesDatabaseUnderOneLease) {
   const std::string database = migrated_postgres_url();
   ASSERT_FALSE(database.empty()) << postgres_missing();

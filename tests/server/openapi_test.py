@@ -308,6 +308,29 @@ def skills_routes(spec, port):
     call(spec, port, "POST", run.format("%2e%2e"), 400, key=KEY_A, body="{}")
     call(spec, port, "POST", run.format("nope"), 404, key=KEY_A, body="{}")
     call(spec, port, "POST", run.format("broken"), 422, key=KEY_A, body="{}")
+    # Async: 202 with the record, the same run for the same key, 422 for the key with another body.
+    key = {"Idempotency-Key": "openapi-1"}
+    _, headers, queued = call(spec, port, "POST", run.format("hello") + "?async=true", 202, key=KEY_A,
+                              body='{"input": {"name": "Ada"}}', headers=key)
+    rid = queued["id"] if queued else "run_" + "0" * 32
+    _, _, again = call(spec, port, "POST", run.format("hello") + "?async=true", 202, key=KEY_A,
+                       body='{"input": {"name": "Ada"}}', headers=key)
+    if again and again.get("id") != rid:
+        fail(f"POST ?async=true twice with one Idempotency-Key: two runs {rid} and {again.get('id')}")
+    call(spec, port, "POST", run.format("hello") + "?async=true", 422, key=KEY_A, body='{"input": 1}', headers=key)
+    call(spec, port, "POST", run.format("hello") + "?async=maybe", 400, key=KEY_A, body="{}")
+    call(spec, port, "POST", run.format("hello") + "?async=true", 400, key=KEY_A, body="{}",
+         headers={"Idempotency-Key": "x" * 256})
+    for _ in range(300):
+        _, _, record = call(spec, port, "GET", "/v1/runs/" + rid, 200, key=KEY_A)
+        if not record or record.get("state") in ("completed", "failed", "dead"):
+            break
+        time.sleep(0.02)
+    if record and (record.get("state"), record.get("result", {}).get("value")) != ("completed", "hello Ada"):
+        fail(f"GET /v1/runs/{rid}: expected a completed run with value 'hello Ada', got {record}")
+    call(spec, port, "GET", "/v1/runs/run_" + "0" * 32, 404, key=KEY_A)
+    call(spec, port, "GET", "/v1/runs/" + rid, 401)
+    call(spec, port, "POST", "/v1/runs/" + rid, 405, key=KEY_A, body="{}")
 
 
 def mcp_routes(spec, port):

@@ -109,6 +109,23 @@ TEST_F(TwoTenants, AStoreWriteOfOneTenantIsInvisibleToTheOther) {
   EXPECT_TRUE(fs::exists(root() / "b-data" / "store.sqlite"));
 }
 
+TEST_F(TwoTenants, AnAsyncRunAndItsIdempotencyKeyAreTheTenantsOwn) {
+  const std::vector<std::string> key{"Idempotency-Key: same-key"};
+  const HttpReply a = http("POST", url("/v1/skills/counter/run?async=true"), kKeyA, "{}", key);
+  ASSERT_EQ(a.status, 202) << a.body;
+  const std::string a_run = a.json()["id"];
+  // B's key finds no run of that id, and the same Idempotency-Key names B's own, new run.
+  EXPECT_EQ(http("GET", url("/v1/runs/" + a_run), kKeyB).status, 404);
+  const HttpReply b = http("POST", url("/v1/skills/counter/run?async=true"), kKeyB, R"({"input": 2})", key);
+  ASSERT_EQ(b.status, 202) << b.body;
+  EXPECT_NE(b.json()["id"], a_run);
+  EXPECT_EQ(http("GET", url("/v1/runs/" + a_run), kKeyA).status, 200);
+  EXPECT_EQ(http("POST", url("/v1/skills/bonly/run?async=true"), kKeyA, "{}").status, 404);
+  // Each tenant's runs are in its own data directory.
+  EXPECT_TRUE(fs::exists(root() / "a-data" / "runs.sqlite"));
+  EXPECT_TRUE(fs::exists(root() / "b-data" / "runs.sqlite"));
+}
+
 TEST_F(TwoTenants, ATenantsCeilingsBoundItsRuns) {
   // aonly's manifest allows 4000 ms; tenant a's ceiling is 2000 ms.
   const HttpReply detail = http("GET", url("/v1/skills/aonly"), kKeyA);

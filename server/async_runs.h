@@ -1,0 +1,113 @@
+// server/async_runs.h — the replica's side of async runs (docs/scale-out.md "Async runs"): it claims
+// runs from the tenants' ledgers (state/run_ledger.h), runs each on the RunQueue like any request, keeps
+// their leases, and records how each ended.
+//
+// One thread claims and renews. It claims while this replica holds fewer runs than it has run threads,
+// a round over the tenants at a time (one claim per tenant per round, so one tenant's backlog does not
+// starve another's), and hands each claimed run to its tenant's lane on the RunQueue; a lane or queue
+// that is full gives the run back at once, its attempt not counted. When nothing is due it sleeps for
+// poll_ms, or until wake() says this replica queued a run. Every third of a lease it renews the lease of
+// every run it holds; a renewal that is refused (the lease ran out and another replica claimed the run)
+// cancels the run here, and its finish is then refused too: it writes nothing.
+//
+// How a claimed run ends (end_of):
+//   - the run ran: `completed`, whatever its outcome, with the run result; except
+//   - outcome `crashed` or `internal`, or a 5xx answer: queued again after 1 s, 2 s, 4 s, ... (at most
+//     60 s) while attempts remain, else `dead` with that answer;
+//   - cancelled while the server drains: queued again at once, the attempt not counted (another
+//     replica takes it);
+//   - any other answer (no such skill, a bad body: 4xx): `failed`, with that answer.
+//
+// Thread-safety: wake() and stop_claiming() from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+#include "server/config.h"
+#include "server/http_types.h"
+#include "server/run_queue.h"
+#include "skillbox/skillbox.h"
+#include "state/run_ledger.h"
+
+namespace skillbox::server {
+
+class AsyncRuns {
+ public:
+  /// One tenant's ledger and its lane on the RunQueue.
+  struct Source {
+    size_t lane = 0;
+    std::string tenant;
+    std::shared_ptr<state::RunLedger> ledger;
+  };
+  /// The tenants served now (the API's, which a reload changes).
+  using Sources = std::function<std::vector<Source>()>;
+  /// Runs `run` of `source` on the calling run thread, its cancellation `cancel`, and returns the answer
+  /// a synchronous run of the same body would have had (status, body, outcome).
+  using Execute = std::function<HttpResponse(const Source& source, const state::ClaimedRun& run,
+                                             const CancelToken& cancel)>;
+  using Log = std::function<void(const std::string&)>;
+
+  /// Starts the claiming thread. `owner` names this replica in the ledgers; `capacity` is how many runs
+  /// it holds at once (its run threads). `queue` must outlive stop_claiming().
+  AsyncRuns(RunQueue& queue, AsyncConfig config, std::string owner, size_t capacity, Sources sources,
+            Execute execute, Log log);
+  /// stop_claiming(), then waits until every run it holds has ended.
+  ~AsyncRuns();
+  AsyncRuns(const AsyncRuns&) = delete;
+  AsyncRuns& operator=(const AsyncRuns&) = delete;
+
+  /// This replica queued a run: look for it now rather than at the next poll.
+  void wake();
+  /// Claims nothing more, and gives back the runs claimed but not started (the server drains). Leases
+  /// of the runs still going on keep being renewed until they end.
+  void stop_claiming();
+
+  /// How a run that answered `answer` on attempt `attempt` of `max_attempts` ends; `draining`: the
+  /// server was stopping when it ended. Pure (for tests).
+  [[nodiscard]] static state::RunEnding end_of(const HttpResponse& answer, uint32_t attempt,
+                                               uint32_t max_attempts, bool draining);
+
+ private:
+  struct Held {
+    Source source;
+    int64_t fence = 0;
+    CancelToken cancel;
+  };
+
+  void loop();
+  /// One round of claims; true when it claimed anything.
+  bool claim_round();
+  void renew_all();
+  /// The RunQueue job of a claimed run.
+  RunQueue::Then run_one(const Source& source, const state::ClaimedRun& run);
+  void release(const std::string& id);
+
+  RunQueue& queue_;
+  const AsyncConfig config_;
+  const std::string owner_;
+  const size_t capacity_;
+  const Sources sources_;
+  const Execute execute_;
+  const Log log_;
+  base::Mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, Held> held_ SKILLBOX_GUARDED_BY(mu_);
+  bool claiming_ SKILLBOX_GUARDED_BY(mu_) = true;
+  bool woken_ SKILLBOX_GUARDED_BY(mu_) = false;
+  bool ending_ SKILLBOX_GUARDED_BY(mu_) = false;
+  bool in_round_ SKILLBOX_GUARDED_BY(mu_) = false;  // claim_round() is between its checks and its submits
+  size_t rotation_ SKILLBOX_GUARDED_BY(mu_) = 0;
+  std::set<std::string> failing_;  // tenants whose last claim failed (the claiming thread only)
+  std::thread thread_;
+};
+
+}  // namespace skillbox::server
