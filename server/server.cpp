@@ -208,6 +208,9 @@ void Server::reload() {
             next->database.max_connections != s.file_database.max_connections ||
             next->database.vault_key_file != s.file_database.vault_key_file,
         "database");
+  fixed(next->async.lease_ms != s.config.async.lease_ms || next->async.max_attempts != s.config.async.max_attempts ||
+            next->async.poll_ms != s.config.async.poll_ms,
+        "async");
   s.file_listeners = next->listeners;
   s.file_database = next->database;
   next->database = s.config.database;
@@ -216,6 +219,7 @@ void Server::reload() {
   next->run_threads = s.config.run_threads;
   next->queue_limit = s.config.queue_limit;
   next->mcp = s.config.mcp;
+  next->async = s.config.async;
   if (next->audit != s.config.audit) {
     Result<std::unique_ptr<AuditLog>> opened =
         next->audit.empty() ? Result<std::unique_ptr<AuditLog>>(nullptr)
