@@ -208,7 +208,8 @@ void Server::reload() {
             next->database.max_connections != s.file_database.max_connections ||
             next->database.vault_key_file != s.file_database.vault_key_file,
         "database");
-  fixed(next->async.lease_ms != s.config.async.lease_ms || next->async.max_attempts != s.config.async.max_attempts ||
+  fixed(next->async.lease_ms != s.config.async.lease_ms ||
+            next->async.max_attempts != s.config.async.max_attempts ||
             next->async.poll_ms != s.config.async.poll_ms,
         "async");
   s.file_listeners = next->listeners;
