@@ -1,11 +1,13 @@
 // pg/run_ledger.cpp — see run_ledger.h.
 #include "pg/run_ledger.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace skillbox::pg {
 namespace {
@@ -28,9 +30,12 @@ const std::string kGet = "SELECT id, skill, state, attempts, max_attempts, " + m
                          ms("started_at") + ", " + ms("ended_at") +
                          ", status, result FROM async_runs WHERE tenant = $1 AND id = $2";
 
+// Inserts unless the tenant has $7 runs queued or running already (a bound, not an exact count: two
+// inserts at once may both pass it by one).
 const std::string kInsert =
     "INSERT INTO async_runs (id, tenant, skill, body, idempotency_key, state, max_attempts) "
-    "VALUES ($1, $2, $3, $4, $5, 'queued', $6) ON CONFLICT (tenant, idempotency_key) DO NOTHING "
+    "SELECT $1, $2, $3, $4, $5, 'queued', $6 WHERE (SELECT count(*) FROM async_runs WHERE tenant = $2 "
+    "AND state IN ('queued', 'running')) < $7::bigint ON CONFLICT (tenant, idempotency_key) DO NOTHING "
     "RETURNING " +
     ms("created_at");
 
@@ -44,7 +49,7 @@ WITH picked AS (
    WHERE tenant = $1
      AND ((state = 'queued' AND not_before <= now()) OR (state = 'running' AND lease_until < now()))
    ORDER BY not_before, created_at
-   LIMIT 1
+   LIMIT $5::integer
    FOR UPDATE SKIP LOCKED
 )
 UPDATE async_runs r SET
@@ -62,8 +67,7 @@ FROM picked WHERE r.id = picked.id
 RETURNING r.id, r.skill, r.body, r.attempts, r.max_attempts, r.fence, r.state
 )sql";
 
-const std::string kHeld =
-    " WHERE tenant = $1 AND id = $2 AND fence = $3 AND state = 'running' AND lease_until >= now()";
+const std::string kHeld = " WHERE tenant = $1 AND id = $2 AND fence = $3 AND state = 'running'";
 
 const std::string kRenew =
     "UPDATE async_runs SET lease_until = now() + $4::bigint * interval '1 millisecond'" + kHeld;
@@ -113,7 +117,8 @@ class PgRunLedger final : public state::RunLedger {
     const std::string max_attempts = std::to_string(std::max<uint32_t>(run.max_attempts, 1));
     const Param key = run.idempotency_key.empty() ? Param() : Param(run.idempotency_key);
     auto inserted =
-        conn.exec("storing an async run", kInsert, {id, tenant_, run.skill_id, run.body, key, max_attempts});
+        conn.exec("storing an async run", kInsert,
+                  {id, tenant_, run.skill_id, run.body, key, max_attempts, std::to_string(run.max_pending)});
     if (!inserted) return fail(inserted.error());
     if (!inserted->empty()) {
       const std::optional<int64_t> created = to_i64(inserted->at(0, 0));
@@ -126,11 +131,16 @@ class PgRunLedger final : public state::RunLedger {
       out.created = true;
       return out;
     }
-    // The key names a run stored before (perhaps a moment ago, by another replica).
+    // The key names a run stored before (perhaps a moment ago, by another replica), or the tenant has
+    // kMaxPendingRuns pending.
+    Enqueued full;
+    full.full = true;
+    if (run.idempotency_key.empty()) return full;
     auto found = conn.exec("finding the run of an idempotency key", kByKey,
                            {tenant_, run.idempotency_key, run.skill_id, run.body});
     if (!found) return fail(found.error());
-    if (found->empty() || !found->at(0, 0)) return damaged("the run of an idempotency key");
+    if (found->empty()) return full;
+    if (!found->at(0, 0)) return damaged("the run of an idempotency key");
     auto record = read(conn, *found->at(0, 0));
     if (!record) return record.error();
     if (!*record) return damaged("the run of an idempotency key");
@@ -143,28 +153,32 @@ class PgRunLedger final : public state::RunLedger {
     return read(**c, std::string(id));
   }
 
-  Result<std::optional<ClaimedRun>> claim(std::string_view owner, std::chrono::milliseconds lease) override {
+  Result<std::vector<ClaimedRun>> claim(std::string_view owner, std::chrono::milliseconds lease,
+                                        size_t max) override {
+    std::vector<ClaimedRun> runs;
+    if (max == 0) return runs;
     auto c = connection();
     if (!c) return fail(c.error());
-    for (;;) {
-      auto r = (*c)->exec("claiming an async run", kClaim,
-                          {tenant_, owner, std::to_string(lease.count()), kLostReplicaAnswer});
-      if (!r) return fail(r.error());
-      if (r->empty()) return std::optional<ClaimedRun>();
-      const auto attempts = to_i64(r->at(0, 3));
-      const auto max_attempts = to_i64(r->at(0, 4));
-      const auto fence = to_i64(r->at(0, 5));
-      if (!r->at(0, 0) || !r->at(0, 1) || !r->at(0, 2) || !attempts || !max_attempts || !fence) {
+    auto r = (*c)->exec("claiming async runs", kClaim,
+                        {tenant_, owner, std::to_string(lease.count()), kLostReplicaAnswer,
+                         std::to_string(std::min<size_t>(max, 1000))});
+    if (!r) return fail(r.error());
+    for (size_t row = 0; row < r->rows.size(); ++row) {
+      const auto attempts = to_i64(r->at(row, 3));
+      const auto max_attempts = to_i64(r->at(row, 4));
+      const auto fence = to_i64(r->at(row, 5));
+      if (!r->at(row, 0) || !r->at(row, 1) || !r->at(row, 2) || !attempts || !max_attempts || !fence) {
         return damaged("a claimed run");
       }
-      if (r->at(0, 6) == "dead") continue;  // ended on the way; look for the next
-      return std::optional<ClaimedRun>(ClaimedRun{.id = *r->at(0, 0),
-                                                  .skill_id = *r->at(0, 1),
-                                                  .body = *r->at(0, 2),
-                                                  .attempt = static_cast<uint32_t>(*attempts),
-                                                  .max_attempts = static_cast<uint32_t>(*max_attempts),
-                                                  .fence = *fence});
+      if (r->at(row, 6) == "dead") continue;  // ended on the way
+      runs.push_back(ClaimedRun{.id = *r->at(row, 0),
+                                .skill_id = *r->at(row, 1),
+                                .body = *r->at(row, 2),
+                                .attempt = static_cast<uint32_t>(*attempts),
+                                .max_attempts = static_cast<uint32_t>(*max_attempts),
+                                .fence = *fence});
     }
+    return runs;
   }
 
   Result<bool> renew(std::string_view id, int64_t fence, std::chrono::milliseconds lease) override {

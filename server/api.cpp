@@ -420,7 +420,9 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
   McpEndpoint* mcp = mcp_.get();
   mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
   async_ = std::make_unique<AsyncRuns>(
-      queue_, config.async, async_owner(), config.run_threads,
+      // Twice the run threads: a claimed run waits in its lane while the threads finish others, so no
+      // thread idles while the next claim is made (bench/async: 0.68x of sync throughput with one).
+      queue_, config.async, async_owner(), 2 * config.run_threads,
       [this] {
         std::vector<AsyncRuns::Source> sources;
         for (const auto& t : tenancy()->tenants) {
@@ -454,8 +456,14 @@ std::shared_ptr<const Api::Tenancy> Api::build_tenancy(const ServerConfig& confi
     auto state = std::make_shared<state::Backends>(
         database_ != nullptr ? database_->tenant_state(c.id, *context->state) : *context->state);
     t->state_in_database = database_ != nullptr;
-    t->runs = database_ != nullptr ? database_->run_ledger(c.id)
-                                   : state::make_local_run_ledger(state::DataLayout(c.data_dir));
+    if (database_ != nullptr) {
+      t->runs = database_->run_ledger(c.id);
+    } else {
+      // One ledger per file for the life of the server: a reload keeps the one runs in progress use.
+      std::shared_ptr<state::RunLedger>& ledger = local_ledgers_[c.data_dir];
+      if (!ledger) ledger = state::make_local_run_ledger(state::DataLayout(c.data_dir));
+      t->runs = ledger;
+    }
     state->bindings = upload_bindings(state->bindings, c.data_dir);
     context->state = std::move(state);
     t->context = std::move(context);
@@ -1024,6 +1032,12 @@ HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundS
                                       "the run could not be queued (the server's log says why); retry later "
                                       "with the same Idempotency-Key"),
                        "Retry-After", "1");
+  }
+  if (stored->full) {
+    return with_header(error_response(429, "too_many_async_runs",
+                                      "this tenant has " + std::to_string(state::kMaxPendingRuns) +
+                                          " async runs queued or running; retry once some have ended"),
+                       "Retry-After", "5");
   }
   if (stored->conflict) {
     return error_response(422, "idempotency_key_reused",

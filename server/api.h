@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -168,6 +169,9 @@ class Api {
   std::shared_ptr<const Tenancy> tenancy_ SKILLBOX_GUARDED_BY(tenancy_mu_);
   /// Each tenant name ever served, and its lane on the RunQueue (and series in the Metrics).
   std::map<std::string, size_t> lanes_ SKILLBOX_GUARDED_BY(tenancy_mu_);
+  /// The local async run ledger of each data directory ever served (without a database).
+  std::map<std::filesystem::path, std::shared_ptr<state::RunLedger>> local_ledgers_
+      SKILLBOX_GUARDED_BY(tenancy_mu_);
   base::Mutex pending_mu_;  // taken before the RunQueue's own lock, never after it
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
   mutable VersionPins pins_;  // uploaded versions that runs in progress use

@@ -2,6 +2,7 @@
 #include "server/async_runs.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 namespace skillbox::server {
@@ -39,14 +40,11 @@ void AsyncRuns::wake() {
 }
 
 void AsyncRuns::stop_claiming() {
-  base::MutexLock lock(mu_);
-  claiming_ = false;
+  {
+    base::MutexLock lock(mu_);
+    claiming_ = false;
+  }
   wake_.notify_all();
-  // A round in progress may be about to submit to the queue, which the caller is about to stop.
-  lock.wait(wake_, [this] {
-    mu_.assert_held();
-    return !in_round_;
-  });
 }
 
 RunEnding AsyncRuns::end_of(const HttpResponse& answer, uint32_t attempt, uint32_t max_attempts,
@@ -73,21 +71,20 @@ RunEnding AsyncRuns::end_of(const HttpResponse& answer, uint32_t attempt, uint32
 }
 
 void AsyncRuns::loop() {
-  using Clock = std::chrono::steady_clock;
   const auto renew_every = std::chrono::milliseconds(config_.lease_ms / 3);
   auto next_renewal = Clock::now() + renew_every;
   for (;;) {
-    bool claimed = false;
     {
       base::MutexLock lock(mu_);
       if (ending_ && held_.empty()) return;
     }
-    claimed = claim_round();
+    // Renewals first: a claim round may wait on the ledger, and a lease must not lapse behind it.
     if (Clock::now() >= next_renewal) {
-      renew_all();
       next_renewal = Clock::now() + renew_every;
+      renew_all();
     }
-    if (claimed) continue;
+    stop_overdue();
+    if (claim_round()) continue;
     base::MutexLock lock(mu_);
     const auto until = std::min(next_renewal, Clock::now() + std::chrono::milliseconds(config_.poll_ms));
     lock.wait_until(wake_, until, [this] {
@@ -106,24 +103,25 @@ bool AsyncRuns::claim_round() {
     base::MutexLock lock(mu_);
     if (!claiming_ || held_.size() >= capacity_) return false;
     first = rotation_++ % sources.size();
-    in_round_ = true;
   }
-  const auto end_round = [this] {
-    {
-      base::MutexLock lock(mu_);
-      in_round_ = false;
-    }
-    wake_.notify_all();
-  };
+  const auto lease = std::chrono::milliseconds(config_.lease_ms);
   bool any = false;
   for (size_t i = 0; i < sources.size(); ++i) {
     const Source& source = sources[(first + i) % sources.size()];
+    const auto now = Clock::now();
+    // A lane that refused a run a moment ago is left alone until the next poll.
+    if (const auto full = lane_full_until_.find(source.tenant); full != lane_full_until_.end()) {
+      if (now < full->second) continue;
+      lane_full_until_.erase(full);
+    }
+    size_t room = 0;
     {
       base::MutexLock lock(mu_);
       if (!claiming_ || held_.size() >= capacity_) break;
+      // A share of the room per tenant, so that the first tenant of the round does not take it all.
+      room = std::max<size_t>(1, (capacity_ - held_.size()) / sources.size());
     }
-    Result<std::optional<state::ClaimedRun>> got =
-        source.ledger->claim(owner_, std::chrono::milliseconds(config_.lease_ms));
+    Result<std::vector<state::ClaimedRun>> got = source.ledger->claim(owner_, lease, room);
     if (!got) {
       // Once per failing spell, not at every poll: the next success says it ended.
       if (failing_.insert(source.tenant).second) {
@@ -133,25 +131,42 @@ bool AsyncRuns::claim_round() {
     }
     if (failing_.erase(source.tenant) > 0)
       log_("async runs of tenant " + source.tenant + " can be claimed again");
-    if (!*got) continue;
-    const state::ClaimedRun run = std::move(**got);
-    {
-      base::MutexLock lock(mu_);
-      held_.emplace(run.id, Held{.source = source, .fence = run.fence, .cancel = CancelToken()});
+    for (const state::ClaimedRun& run : *got) {
+      if (submit(source, run, now, lease)) {
+        any = true;
+        continue;
+      }
+      // The lane or the server is full (or the server stops): give it back, as if never claimed, and
+      // leave the lane alone until the next poll.
+      lane_full_until_[source.tenant] = Clock::now() + std::chrono::milliseconds(config_.poll_ms);
+      (void)finish_with_retries(source, run, RunEnding::requeue(std::chrono::milliseconds(0), true));
     }
-    const RunQueue::Ticket ticket = queue_.submit(
-        source.lane, [this, source, run](RunQueue::Clock::duration) { return run_one(source, run); });
-    if (ticket.admission != RunQueue::Admission::queued) {
-      // The lane or the server is full (or stopping): give it back for a moment, as if never claimed.
-      (void)source.ledger->finish(run.id, run.fence,
-                                  RunEnding::requeue(std::chrono::milliseconds(config_.poll_ms), true));
-      release(run.id);
-      continue;
-    }
-    any = true;
   }
-  end_round();
   return any;
+}
+
+bool AsyncRuns::submit(const Source& source, const state::ClaimedRun& run, Clock::time_point claimed,
+                       std::chrono::milliseconds lease) {
+  // Submitted under mu_, after checking claiming_: once stop_claiming() returns, nothing more reaches the
+  // queue (which the server is about to stop).
+  base::MutexLock lock(mu_);
+  if (!claiming_) return false;
+  if (const auto mine = held_.find(run.id); mine != held_.end()) {
+    // This replica's own claim had lapsed (its renewals failed, or its clock jumped) and it claimed the
+    // run again: the older execution stops, the new claim's runs.
+    mine->second.cancel.cancel();
+    log_("async run " + run.id + " of tenant " + source.tenant +
+         ": claimed again after its lease lapsed here; the earlier execution is stopped");
+  }
+  held_.insert_or_assign(run.id, Held{.source = source,
+                                      .fence = run.fence,
+                                      .cancel = CancelToken(),
+                                      .lease_ok_until = claimed + lease - lease / 10});
+  const RunQueue::Ticket ticket = queue_.submit(
+      source.lane, [this, source, run](RunQueue::Clock::duration) { return run_one(source, run); });
+  if (ticket.admission == RunQueue::Admission::queued) return true;
+  held_.erase(run.id);
+  return false;
 }
 
 RunQueue::Then AsyncRuns::run_one(const Source& source, const state::ClaimedRun& run) {
@@ -160,7 +175,9 @@ RunQueue::Then AsyncRuns::run_one(const Source& source, const state::ClaimedRun&
   {
     base::MutexLock lock(mu_);
     const auto it = held_.find(run.id);
-    if (it != held_.end()) cancel = it->second.cancel;
+    // Claimed again by this replica meanwhile (a lapsed lease): the newer claim's job runs it.
+    if (it == held_.end() || it->second.fence != run.fence) return {};
+    cancel = it->second.cancel;
     draining = !claiming_;
   }
   RunEnding ending;
@@ -181,22 +198,32 @@ RunQueue::Then AsyncRuns::run_one(const Source& source, const state::ClaimedRun&
     }
     ending = end_of(answer, run.attempt, run.max_attempts, stopping);
   }
-  Result<bool> kept = source.ledger->finish(run.id, run.fence, ending);
+  const Result<bool> kept = finish_with_retries(source, run, ending);
   if (!kept) {
     log_("async run " + run.id + " of tenant " + source.tenant + ": its end could not be stored (" +
-         kept.error().message + "); its lease runs out and another claim runs it again");
+         kept.error().message + "); once its lease runs out another claim runs it again");
   } else if (!*kept) {
     log_("async run " + run.id + " of tenant " + source.tenant +
-         ": its lease was lost (another replica claimed it); this replica's result was not stored");
+         ": another claim took it over; this execution's result was not stored");
   }
-  release(run.id);
+  release(run.id, run.fence);
   return {};
 }
 
-void AsyncRuns::release(const std::string& id) {
+Result<bool> AsyncRuns::finish_with_retries(const Source& source, const state::ClaimedRun& run,
+                                            const RunEnding& ending) {
+  Result<bool> kept = source.ledger->finish(run.id, run.fence, ending);
+  for (int retry = 0; retry < 3 && !kept; ++retry) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kept = source.ledger->finish(run.id, run.fence, ending);
+  }
+  return kept;
+}
+
+void AsyncRuns::release(const std::string& id, int64_t fence) {
   {
     base::MutexLock lock(mu_);
-    held_.erase(id);
+    if (const auto it = held_.find(id); it != held_.end() && it->second.fence == fence) held_.erase(it);
     woken_ = true;  // room for another claim
   }
   wake_.notify_all();
@@ -208,16 +235,36 @@ void AsyncRuns::renew_all() {
     base::MutexLock lock(mu_);
     held.assign(held_.begin(), held_.end());
   }
+  const auto lease = std::chrono::milliseconds(config_.lease_ms);
   for (const auto& [id, h] : held) {
-    Result<bool> renewed = h.source.ledger->renew(id, h.fence, std::chrono::milliseconds(config_.lease_ms));
-    if (renewed && !*renewed) {
+    const auto asked = Clock::now();
+    const Result<bool> renewed = h.source.ledger->renew(id, h.fence, lease);
+    if (renewed && *renewed) {
+      base::MutexLock lock(mu_);
+      if (const auto it = held_.find(id); it != held_.end() && it->second.fence == h.fence) {
+        it->second.lease_ok_until = asked + lease - lease / 10;
+      }
+    } else if (renewed) {
       log_("async run " + id + " of tenant " + h.source.tenant +
-           ": its lease ran out and another replica claimed it; stopping it here");
+           ": another replica claimed it after its lease ran out; stopping it here");
       h.cancel.cancel();
-    } else if (!renewed) {
+    } else {
       log_("async run " + id + " of tenant " + h.source.tenant + ": its lease could not be renewed (" +
-           renewed.error().message + "); trying again");
+           renewed.error().message + "); trying again, and stopping it if the lease runs out first");
     }
+  }
+}
+
+void AsyncRuns::stop_overdue() {
+  const auto now = Clock::now();
+  base::MutexLock lock(mu_);
+  for (auto& [id, h] : held_) {
+    if (now < h.lease_ok_until || h.cancel.cancelled()) continue;
+    // No renewal went through for a whole lease: another replica may have taken the run over, and two
+    // executions must not go on side by side.
+    log_("async run " + id + " of tenant " + h.source.tenant +
+         ": its lease could not be renewed in time; stopping it here (another claim runs it again)");
+    h.cancel.cancel();
   }
 }
 

@@ -2,13 +2,17 @@
 // runs from the tenants' ledgers (state/run_ledger.h), runs each on the RunQueue like any request, keeps
 // their leases, and records how each ended.
 //
-// One thread claims and renews. It claims while this replica holds fewer runs than it has run threads,
+// One thread claims and renews. It claims while this replica holds fewer runs than `capacity`,
 // a round over the tenants at a time (one claim per tenant per round, so one tenant's backlog does not
 // starve another's), and hands each claimed run to its tenant's lane on the RunQueue; a lane or queue
-// that is full gives the run back at once, its attempt not counted. When nothing is due it sleeps for
-// poll_ms, or until wake() says this replica queued a run. Every third of a lease it renews the lease of
-// every run it holds; a renewal that is refused (the lease ran out and another replica claimed the run)
-// cancels the run here, and its finish is then refused too: it writes nothing.
+// that is full gives the run back at once, its attempt not counted, and is left alone until the next
+// poll. When nothing is due it sleeps for poll_ms, or until wake() says this replica queued a run. Every
+// third of a lease it renews the lease of every run it holds. A run is stopped here (cancelled) when a
+// renewal is refused (another claim took it over) or when no renewal went through for nine tenths of a
+// lease (the ledger cannot be reached: another replica may take it over any moment), so that two
+// executions of one run do not go on side by side; the stopped execution's finish is refused and
+// writes nothing. A run this replica claims again while it still holds it (its own lease lapsed) stops
+// the older execution the same way.
 //
 // How a claimed run ends (end_of):
 //   - the run ran: `completed`, whatever its outcome, with the run result; except
@@ -57,7 +61,7 @@ class AsyncRuns {
   using Log = std::function<void(const std::string&)>;
 
   /// Starts the claiming thread. `owner` names this replica in the ledgers; `capacity` is how many runs
-  /// it holds at once (its run threads). `queue` must outlive stop_claiming().
+  /// it holds at once, running or waiting in their lanes. `queue` must outlive stop_claiming().
   AsyncRuns(RunQueue& queue, AsyncConfig config, std::string owner, size_t capacity, Sources sources,
             Execute execute, Log log);
   /// stop_claiming(), then waits until every run it holds has ended.
@@ -68,7 +72,8 @@ class AsyncRuns {
   /// This replica queued a run: look for it now rather than at the next poll.
   void wake();
   /// Claims nothing more, and gives back the runs claimed but not started (the server drains). Leases
-  /// of the runs still going on keep being renewed until they end.
+  /// of the runs still going on keep being renewed until they end. Does not wait: once it returns,
+  /// nothing more is submitted to the queue.
   void stop_claiming();
 
   /// How a run that answered `answer` on attempt `attempt` of `max_attempts` ends; `draining`: the
@@ -77,19 +82,33 @@ class AsyncRuns {
                                                uint32_t max_attempts, bool draining);
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Held {
     Source source;
     int64_t fence = 0;
     CancelToken cancel;
+    /// Past this, with no renewal since, the run is stopped here: its lease may have ended in the ledger
+    /// (a tenth of the lease early, as the ledger's clock is not this one).
+    Clock::time_point lease_ok_until;
   };
 
   void loop();
   /// One round of claims; true when it claimed anything.
   bool claim_round();
   void renew_all();
+  /// Cancels the runs whose lease_ok_until passed.
+  void stop_overdue();
+  /// Holds `run` (claimed at `claimed`) and queues its job; false, holding nothing, when the queue
+  /// refused it or the server stops claiming.
+  bool submit(const Source& source, const state::ClaimedRun& run, Clock::time_point claimed,
+              std::chrono::milliseconds lease);
   /// The RunQueue job of a claimed run.
   RunQueue::Then run_one(const Source& source, const state::ClaimedRun& run);
-  void release(const std::string& id);
+  /// finish(), tried again up to 3 times 200 ms apart when the ledger cannot be reached.
+  static Result<bool> finish_with_retries(const Source& source, const state::ClaimedRun& run,
+                                          const state::RunEnding& ending);
+  /// Forgets run `id` if its entry is still the claim of `fence`.
+  void release(const std::string& id, int64_t fence);
 
   RunQueue& queue_;
   const AsyncConfig config_;
@@ -98,15 +117,16 @@ class AsyncRuns {
   const Sources sources_;
   const Execute execute_;
   const Log log_;
-  base::Mutex mu_;
+  base::Mutex mu_;  // taken before the RunQueue's own lock (submit), never after it
   std::condition_variable wake_;
   std::map<std::string, Held> held_ SKILLBOX_GUARDED_BY(mu_);
   bool claiming_ SKILLBOX_GUARDED_BY(mu_) = true;
   bool woken_ SKILLBOX_GUARDED_BY(mu_) = false;
   bool ending_ SKILLBOX_GUARDED_BY(mu_) = false;
-  bool in_round_ SKILLBOX_GUARDED_BY(mu_) = false;  // claim_round() is between its checks and its submits
   size_t rotation_ SKILLBOX_GUARDED_BY(mu_) = 0;
-  std::set<std::string> failing_;  // tenants whose last claim failed (the claiming thread only)
+  // The claiming thread's own:
+  std::set<std::string> failing_;                             // tenants whose last claim failed
+  std::map<std::string, Clock::time_point> lane_full_until_;  // tenants whose lane refused a run
   std::thread thread_;
 };
 

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -165,6 +166,15 @@ class LocalRunLedger final : public RunLedger {
       }
       if (rc != SQLITE_DONE) return error("looking up an idempotency key");
     }
+    {
+      Statement pending(db_, "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')");
+      if (!pending.prepared() || pending.step() != SQLITE_ROW) return error("counting the pending runs");
+      if (static_cast<uint64_t>(pending.integer(0)) >= run.max_pending) {
+        Enqueued full;
+        full.full = true;
+        return full;
+      }
+    }
     const int64_t now = now_ms();
     const std::string id = new_run_id();
     Statement insert(
@@ -198,39 +208,46 @@ class LocalRunLedger final : public RunLedger {
     return read(id);
   }
 
-  Result<std::optional<ClaimedRun>> claim(std::string_view owner, std::chrono::milliseconds lease) override {
+  Result<std::vector<ClaimedRun>> claim(std::string_view owner, std::chrono::milliseconds lease,
+                                        size_t max) override {
     base::MutexLock lock(mu_);
     if (auto ok = open(); !ok) return ok.error();
-    for (;;) {
-      Transaction tx(db_);
-      if (auto ok = tx.begin(); !ok) return error("starting a transaction");
-      const int64_t now = now_ms();
+    std::vector<ClaimedRun> runs;
+    if (max == 0) return runs;
+    // One transaction, one commit, for the whole batch.
+    Transaction tx(db_);
+    if (auto ok = tx.begin(); !ok) return error("starting a transaction");
+    const int64_t now = now_ms();
+    std::vector<ClaimedRun> due;
+    {
       Statement pick(
           db_,
           "SELECT id, skill, body, attempts, max_attempts, fence FROM runs "
           "WHERE (state = 'queued' AND not_before_ms <= ?1) OR (state = 'running' AND lease_until_ms < ?1) "
-          "ORDER BY not_before_ms, created_ms LIMIT 1");
+          "ORDER BY not_before_ms, created_ms LIMIT ?2");
       pick.bind(1, now);
-      if (!pick.prepared()) return error("finding a run to claim");
-      const int rc = pick.step();
-      if (rc == SQLITE_DONE) return std::optional<ClaimedRun>();
-      if (rc != SQLITE_ROW) return error("finding a run to claim");
-      ClaimedRun run{.id = pick.text(0),
-                     .skill_id = pick.text(1),
-                     .body = pick.text(2),
-                     .attempt = static_cast<uint32_t>(pick.integer(3)) + 1,
-                     .max_attempts = static_cast<uint32_t>(pick.integer(4)),
-                     .fence = pick.integer(5) + 1};
+      pick.bind(2, static_cast<int64_t>(std::min<size_t>(max, 1000)));
+      if (!pick.prepared()) return error("finding runs to claim");
+      for (int rc = pick.step(); rc != SQLITE_DONE; rc = pick.step()) {
+        if (rc != SQLITE_ROW) return error("finding runs to claim");
+        due.push_back(ClaimedRun{.id = pick.text(0),
+                                 .skill_id = pick.text(1),
+                                 .body = pick.text(2),
+                                 .attempt = static_cast<uint32_t>(pick.integer(3)) + 1,
+                                 .max_attempts = static_cast<uint32_t>(pick.integer(4)),
+                                 .fence = pick.integer(5) + 1});
+      }
+    }
+    for (ClaimedRun& run : due) {
       if (run.attempt > run.max_attempts) {
         // Taken over after its lease expired max_attempts times: the replicas running it kept stopping.
         Statement end(db_,
                       "UPDATE runs SET state = 'dead', ended_ms = ?2, owner = NULL, lease_until_ms = NULL, "
-                      "status = 500, result = ?3 WHERE id = ?1");
+                      "status = 500, result = ?3, fence = fence + 1 WHERE id = ?1");
         end.bind(1, run.id);
         end.bind(2, now);
         end.bind(3, lost_replica_answer(run.max_attempts));
         if (!end.prepared() || end.step() != SQLITE_DONE) return error("ending a run as dead");
-        if (!tx.commit()) return error("committing");
         continue;
       }
       Statement take(
@@ -242,9 +259,10 @@ class LocalRunLedger final : public RunLedger {
       take.bind(3, now + lease.count());
       take.bind(4, now);
       if (!take.prepared() || take.step() != SQLITE_DONE) return error("claiming a run");
-      if (!tx.commit()) return error("committing a claim");
-      return std::optional<ClaimedRun>(std::move(run));
+      runs.push_back(std::move(run));
     }
+    if (!tx.commit()) return error("committing a claim");
+    return runs;
   }
 
   Result<bool> renew(std::string_view id, int64_t fence, std::chrono::milliseconds lease) override {
@@ -252,12 +270,10 @@ class LocalRunLedger final : public RunLedger {
     if (auto ok = open(); !ok) return ok.error();
     const int64_t now = now_ms();
     Statement s(db_,
-                "UPDATE runs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'running' "
-                "AND lease_until_ms >= ?4");
+                "UPDATE runs SET lease_until_ms = ?3 WHERE id = ?1 AND fence = ?2 AND state = 'running'");
     s.bind(1, id);
     s.bind(2, fence);
     s.bind(3, now + lease.count());
-    s.bind(4, now);
     if (!s.prepared() || s.step() != SQLITE_DONE) return error("renewing a lease");
     return sqlite3_changes(db_) == 1;
   }
@@ -270,10 +286,10 @@ class LocalRunLedger final : public RunLedger {
     Statement s(db_, requeue
                          ? "UPDATE runs SET state = 'queued', owner = NULL, lease_until_ms = NULL, "
                            "not_before_ms = ?3, attempts = attempts - ?4 "
-                           "WHERE id = ?1 AND fence = ?2 AND state = 'running' AND lease_until_ms >= ?5"
+                           "WHERE id = ?1 AND fence = ?2 AND state = 'running'"
                          : "UPDATE runs SET state = ?3, owner = NULL, lease_until_ms = NULL, ended_ms = ?5, "
                            "status = ?4, result = ?6 "
-                           "WHERE id = ?1 AND fence = ?2 AND state = 'running' AND lease_until_ms >= ?5");
+                           "WHERE id = ?1 AND fence = ?2 AND state = 'running'");
     s.bind(1, id);
     s.bind(2, fence);
     if (requeue) {
@@ -282,9 +298,9 @@ class LocalRunLedger final : public RunLedger {
     } else {
       s.bind(3, to_string(ending.state));
       s.bind(4, int64_t{ending.status});
+      s.bind(5, now);
       s.bind(6, ending.result);
     }
-    s.bind(5, now);
     if (!s.prepared() || s.step() != SQLITE_DONE) return error("ending a run");
     return sqlite3_changes(db_) == 1;
   }
@@ -334,17 +350,20 @@ class LocalRunLedger final : public RunLedger {
     if (const int e = file_io::open_data_directory(layout_.root(), root); e != 0) {
       return Error{"cannot open the data directory " + layout_.root().string() + ": " + base::errno_text(e)};
     }
-    const int fd = ::openat(root.get(), DataLayout::kRunLedger, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW,
-                            file_io::kFileMode);
-    if (fd < 0) {
-      return Error{"cannot open the async run ledger " + layout_.run_ledger().string() + ": " +
+    // Created 0600 here when missing (O_EXCL: an existing file is never opened, and so never closed
+    // again by this process, which would drop the POSIX locks another connection holds on it).
+    const int fd = ::openat(root.get(), DataLayout::kRunLedger,
+                            O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, file_io::kFileMode);
+    if (fd >= 0) {
+      ::close(fd);
+    } else if (errno != EEXIST) {
+      return Error{"cannot create the async run ledger " + layout_.run_ledger().string() + ": " +
                    base::errno_text(errno)};
     }
-    ::close(fd);
     sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(layout_.run_ledger().c_str(), &db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
+    const int rc = sqlite3_open_v2(
+        layout_.run_ledger().c_str(), &db,
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW, nullptr);
     db_ = db;
     if (rc != SQLITE_OK) {
       Error e = error("opening");

@@ -9,10 +9,11 @@
 //                  +---- finish -----+   (a retry after a crash, or a run given back by a draining server)
 //
 // A claim takes one run for `lease` and returns a fencing token: the run's `fence`, raised by every
-// claim. renew() and finish() succeed only with the token of the latest claim and before the lease
-// ends, so a replica that stopped answering (its lease expired, another replica claimed the run) has
-// its renew refused and its finish refused: it writes nothing. A run whose lease expired is claimed
-// again as a new attempt; one past its max_attempts is ended as `dead` instead of run again.
+// claim. renew() and finish() succeed only with the token of the latest claim, so a replica that stopped
+// answering (its lease expired, another replica claimed the run) has its renew refused and its finish
+// refused: it writes nothing. (A holder whose lease expired but whom nobody replaced still renews and
+// finishes: its token is still the latest.) A run whose lease expired is claimed again as a new
+// attempt; one past its max_attempts is ended as `dead` instead of run again.
 //
 // Idempotency: a run enqueued with an idempotency key is stored once per (tenant, key). The same key
 // with the same skill and body returns that run; with another skill or body it is refused (`conflict`,
@@ -30,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "skillbox/result.h"
 #include "state/data_layout.h"
@@ -47,6 +49,9 @@ enum class RunState : uint8_t {
 /// "queued", "running", ... (the API's `state`).
 [[nodiscard]] std::string_view to_string(RunState state);
 
+/// Runs a tenant may have queued or running at once; enqueue() beyond it stores nothing (`full`).
+inline constexpr uint64_t kMaxPendingRuns = 10'000;
+
 /// What enqueue() stores.
 struct NewRun {
   std::string skill_id;
@@ -56,6 +61,8 @@ struct NewRun {
   std::string idempotency_key;
   /// Claims a run may have (the first included) before it is `dead`. At least 1.
   uint32_t max_attempts = 3;
+  /// Runs the tenant may have queued or running, this one not counted; beyond, nothing is stored.
+  uint64_t max_pending = kMaxPendingRuns;
 };
 
 /// One run as stored. Times are milliseconds since the Unix epoch, on the ledger's clock.
@@ -78,6 +85,7 @@ struct Enqueued {
   RunRecord run;
   bool created = false;   // false: the key named a run stored before, returned as it is now
   bool conflict = false;  // the key names a run of another skill or body: nothing stored, `run` is it
+  bool full = false;      // the tenant has kMaxPendingRuns queued or running: nothing stored, `run` empty
 };
 
 /// A run a claim took: what to run, and the fencing token for renew() and finish().
@@ -123,25 +131,28 @@ class RunLedger {
  public:
   virtual ~RunLedger() = default;
 
-  /// Stores `run` as queued (or finds the run its idempotency key names). Errors: storage.
+  /// Stores `run` as queued (or finds the run its idempotency key names, or stores nothing when the
+  /// tenant has kMaxPendingRuns pending). Errors: storage.
   [[nodiscard]] virtual Result<Enqueued> enqueue(const NewRun& run) = 0;
 
   /// The run `id`, or std::nullopt when this tenant has none of that id.
   [[nodiscard]] virtual Result<std::optional<RunRecord>> get(std::string_view id) = 0;
 
-  /// Claims the oldest run that is queued and due, or running with an expired lease, for `lease`
-  /// (`owner` names the claimer in the record, for operators). A run past its max_attempts is ended as
-  /// dead on the way. std::nullopt when none is claimable.
-  [[nodiscard]] virtual Result<std::optional<ClaimedRun>> claim(std::string_view owner,
-                                                                std::chrono::milliseconds lease) = 0;
+  /// Claims up to `max` (at most 1000) of the oldest runs that are queued and due, or running with an
+  /// expired lease, for `lease` (`owner` names the claimer in the record, for operators), in one
+  /// transaction. A run past its max_attempts is ended as dead on the way (and not returned). Empty
+  /// when none is claimable.
+  [[nodiscard]] virtual Result<std::vector<ClaimedRun>> claim(std::string_view owner,
+                                                              std::chrono::milliseconds lease,
+                                                              size_t max) = 0;
 
   /// Extends the lease of run `id` to now + `lease`; false when `fence` is no longer its latest claim's
-  /// or the lease already ended (then the run is not this claimer's any more: stop it).
+  /// (then the run is not this claimer's any more: stop it), or the run already ended.
   [[nodiscard]] virtual Result<bool> renew(std::string_view id, int64_t fence,
                                            std::chrono::milliseconds lease) = 0;
 
   /// Ends (or requeues) run `id` as `ending` says; false, and nothing written, when `fence` is no
-  /// longer its latest claim's or the lease ended (a late write).
+  /// longer its latest claim's (a late write) or the run already ended.
   [[nodiscard]] virtual Result<bool> finish(std::string_view id, int64_t fence, const RunEnding& ending) = 0;
 };
 

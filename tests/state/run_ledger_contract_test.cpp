@@ -50,9 +50,11 @@ RunRecord record(RunLedger& l, const std::string& id) {
 }
 
 std::optional<ClaimedRun> claim(RunLedger& l, milliseconds lease = milliseconds(30'000)) {
-  auto c = l.claim("test-owner", lease);
+  auto c = l.claim("test-owner", lease, 1);
   EXPECT_TRUE(c) << (c ? "" : c.error().message);
-  return c ? *c : std::nullopt;
+  if (!c || c->empty()) return std::nullopt;
+  EXPECT_EQ(c->size(), 1u);
+  return c->front();
 }
 
 TEST_P(RunLedgerContract, ARunIsQueuedClaimedOnceAndEndsWithItsResult) {
@@ -151,15 +153,46 @@ TEST_P(RunLedgerContract, ALateWriterWhoseLeaseExpiredWritesNothing) {
   EXPECT_EQ(record(*l, old->id).result, R"({"n":2})");
 }
 
-TEST_P(RunLedgerContract, AnExpiredLeaseIsNotRenewedEvenWithItsOwnToken) {
+TEST_P(RunLedgerContract, AHolderWhoseLeaseExpiredUnreplacedStillRenewsAndFinishes) {
   auto l = ledger();
   ASSERT_TRUE(l->enqueue(new_run("{}")));
   const auto c = claim(*l, milliseconds(200));
   ASSERT_TRUE(c);
   std::this_thread::sleep_for(milliseconds(350));
-  // Nobody claimed it meanwhile, but its holder cannot know that: it must stop, as if taken over.
-  EXPECT_FALSE(*l->renew(c->id, c->fence, milliseconds(30'000)));
-  EXPECT_FALSE(*l->finish(c->id, c->fence, RunEnding::end(RunState::completed, 200, "{}")));
+  // Nobody claimed it meanwhile: its token is still the latest, and its work is not thrown away.
+  EXPECT_TRUE(*l->renew(c->id, c->fence, milliseconds(30'000)));
+  EXPECT_FALSE(claim(*l)) << "a renewed lease was taken over";
+  EXPECT_TRUE(*l->finish(c->id, c->fence, RunEnding::end(RunState::completed, 200, "{}")));
+  EXPECT_FALSE(*l->renew(c->id, c->fence, milliseconds(30'000))) << "an ended run's lease was renewed";
+}
+
+TEST_P(RunLedgerContract, ATenantsPendingRunsAreBounded) {
+  auto l = ledger();
+  NewRun run = new_run("{}", "", 3);
+  run.max_pending = 3;
+  for (int i = 0; i < 3; ++i) {
+    auto e = l->enqueue(run);
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(e->created) << i;
+  }
+  auto refused = l->enqueue(run);
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(refused->full);
+  EXPECT_FALSE(refused->created);
+  run.idempotency_key = "keyed";
+  refused = l->enqueue(run);
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(refused->full) << "a keyed run passed the bound";
+  // One ended: room for one more.
+  const auto c = claim(*l);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(*l->finish(c->id, c->fence, RunEnding::end(RunState::completed, 200, "{}")));
+  auto admitted = l->enqueue(run);
+  ASSERT_TRUE(admitted);
+  EXPECT_TRUE(admitted->created);
+  int claimed = 0;
+  while (claim(*l)) ++claimed;
+  EXPECT_EQ(claimed, 3);
 }
 
 TEST_P(RunLedgerContract, ARunWhoseClaimersKeepDyingEndsDeadAfterMaxAttempts) {
@@ -212,18 +245,41 @@ TEST_P(RunLedgerContract, ClaimersInParallelTakeEachRunExactlyOnce) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (;;) {
-        auto c = l->claim("owner", milliseconds(30'000));
-        if (!c || !*c) return;
-        const bool ok = *l->finish((*c)->id, (*c)->fence, RunEnding::end(RunState::completed, 200, "{}"));
-        std::lock_guard lock(mu);
-        EXPECT_TRUE(ok);
-        taken.insert((*c)->id);
+        // Batches of up to 3, as a replica with room for three more claims them.
+        auto c = l->claim("owner", milliseconds(30'000), 3);
+        if (!c || c->empty()) return;
+        for (const ClaimedRun& run : *c) {
+          const bool ok = *l->finish(run.id, run.fence, RunEnding::end(RunState::completed, 200, "{}"));
+          std::lock_guard lock(mu);
+          EXPECT_TRUE(ok);
+          taken.insert(run.id);
+        }
       }
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(std::set<std::string>(taken.begin(), taken.end()), queued);
   EXPECT_EQ(taken.size(), queued.size()) << "a run was claimed twice";
+}
+
+TEST_P(RunLedgerContract, ABatchClaimTakesTheOldestDueRunsUpToItsSize) {
+  auto l = ledger();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto e = l->enqueue(new_run("{}", "b" + std::to_string(i)));
+    ASSERT_TRUE(e);
+    ids.push_back(e->run.id);
+    std::this_thread::sleep_for(milliseconds(2));  // distinct created times: the order is theirs
+  }
+  auto first = l->claim("owner", milliseconds(30'000), 3);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ((*first)[i].id, ids[i]);
+  auto rest = l->claim("owner", milliseconds(30'000), 10);
+  ASSERT_TRUE(rest);
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_TRUE(l->claim("owner", milliseconds(30'000), 10)->empty());
+  EXPECT_TRUE(l->claim("owner", milliseconds(30'000), 0)->empty());
 }
 
 TEST_P(RunLedgerContract, UnknownIdsAreNotFound) {
