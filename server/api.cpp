@@ -6,13 +6,18 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/escape.h"
 #include "base/json_text.h"
@@ -386,6 +391,59 @@ class RunAnswer {
 
 }  // namespace
 
+/// Two threads for the async runs' own requests (queueing a run, reading a record): ledger statements,
+/// never a skill. At most kMaxWaiting wait; beyond, submit() refuses.
+class Api::LedgerWork {
+ public:
+  static constexpr size_t kMaxWaiting = 256;
+  LedgerWork() {
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { work(); });
+  }
+  /// Runs what is queued, then joins.
+  ~LedgerWork() {
+    {
+      base::MutexLock lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  LedgerWork(const LedgerWork&) = delete;
+  LedgerWork& operator=(const LedgerWork&) = delete;
+  [[nodiscard]] bool submit(std::function<void()> job) {
+    {
+      base::MutexLock lock(mu_);
+      if (stopping_ || jobs_.size() >= kMaxWaiting) return false;
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    return true;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        base::MutexLock lock(mu_);
+        lock.wait(cv_, [this] {
+          mu_.assert_held();
+          return stopping_ || !jobs_.empty();
+        });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  base::Mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_ SKILLBOX_GUARDED_BY(mu_);
+  bool stopping_ SKILLBOX_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
 /// What the MCP endpoint needs of each tenant of `tenancy`.
 std::vector<McpTenant> Api::mcp_tenants(const Tenancy& tenancy) {
   std::vector<McpTenant> out;
@@ -419,6 +477,7 @@ Api::Api(const ServerConfig& config, Runner& runner, RunQueue& queue, Metrics& m
       std::make_unique<McpEndpoint>(config.mcp, runner_, queue_, metrics_, quotas_, mcp_tenants(*tenancy_));
   McpEndpoint* mcp = mcp_.get();
   mcp_cancel_ = cancel_.subscribe([mcp] { mcp->cancel_all(); });
+  ledger_work_ = std::make_unique<LedgerWork>();
   async_ = std::make_unique<AsyncRuns>(
       // Twice the run threads: a claimed run waits in its lane while the threads finish others, so no
       // thread idles while the next claim is made (bench/async: 0.68x of sync throughput with one).
@@ -497,6 +556,7 @@ std::shared_ptr<const Api::Tenancy> Api::tenancy() const {
 }
 
 Api::~Api() {
+  ledger_work_.reset();  // its enqueues wake async_
   async_.reset();
   mcp_cancel_.reset();
 }
@@ -507,6 +567,10 @@ void Api::shutdown_mcp() {
 
 void Api::stop_async() {
   async_->stop_claiming();
+}
+
+void Api::shutdown_ledger_work() {
+  ledger_work_.reset();
 }
 
 void Api::handle(HttpRequest request, const Respond& answer, const RespondStream& answer_stream) {
@@ -654,6 +718,29 @@ void Api::admit(const std::shared_ptr<const Tenant>& owner, const Route& route, 
             quotas_.admit(tenant.config.id, tenant.config.quota, Quotas::Clock::now())) {
       return respond(quota_refusal(tenant, *refused));
     }
+  }
+  // The async runs' own requests: ledger work, beside the run threads (api.h "Admission").
+  if (route.kind == Route::Kind::run_record ||
+      (route.kind == Route::Kind::run && async_query(request.target).value_or(false))) {
+    auto work = [this, owner, route, request = std::move(request), respond] {
+      std::optional<HttpResponse> response;
+      try {
+        response = serve(*owner, route, request, RunQueue::Clock::duration::zero(), CancelToken(), {});
+      } catch (const std::exception& e) {
+        response = error_response(500, "internal",
+                                  "internal error; see the server's log for request " + request.request_id);
+        const std::string line = "skillbox serve: request_id=" + request.request_id +
+                                 " internal error: " + base::escape_text(e.what()) + "\n";
+        (void)std::fwrite(line.data(), 1, line.size(), stderr);
+      }
+      if (response) {
+        response->tenant = owner->config.id;
+        respond(std::move(*response));
+      }
+    };
+    if (ledger_work_ && ledger_work_->submit(std::move(work))) return;
+    if (is_run) quotas_.give_back(tenant.config.id, tenant.config.quota, Quotas::Clock::now());
+    return respond(refusal(tenant, RunQueue::Admission::server_full));
   }
   // The job holds its tenant as the request found it: a reload meanwhile does not change its run.
   auto job = [this, owner, route, request = std::move(request), respond, stream,

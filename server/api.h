@@ -28,9 +28,12 @@
 // string, other headers, the id) can reach another tenant's skills folder, data directory or runs.
 //
 // Admission (docs/server.md "Admission"): every request that reads skills or runs one waits in its
-// tenant's queue on the RunQueue; the time it waited counts against its run's timeout, and a client
-// that closes its connection takes its request out of the queue, or cancels its run. A run is admitted
-// only within its tenant's quotas per minute (server/quota.h), checked before it is queued.
+// tenant's queue on the RunQueue, except the async runs' own requests (queueing one, reading its
+// record), which are short ledger work on two threads of their own (at most 256 waiting; beyond, 503),
+// so that a tenant whose runs fill its lane can still queue more and read how they went; the time it waited
+// counts against its run's timeout, and a client that closes its connection takes its request out of the
+// queue, or cancels its run. A run is admitted only within its tenant's quotas per minute (server/quota.h),
+// checked before it is queued.
 #pragma once
 
 #include <atomic>
@@ -83,6 +86,10 @@ class Api {
   /// When the server drains, and before the RunQueue goes.
   void stop_async();
 
+  /// Runs the async runs' requests already accepted (their answers go out), then takes no more. Before
+  /// the HTTP server goes.
+  void shutdown_ledger_work();
+
   /// Serves `config`'s tenants, keys, skill folders, data directories, ceilings and quotas from the
   /// next request on (a SIGHUP reload). Requests already admitted keep the tenant they started with. A
   /// tenant that is gone no longer authenticates; a new one gets a lane and metric series. `config`
@@ -99,6 +106,7 @@ class Api {
   struct Tenant;
   struct Tenancy;
   struct Route;
+  class LedgerWork;
   /// A request on the RunQueue, found by its request id when its client goes.
   struct Pending {
     uint64_t ticket = 0;
@@ -176,9 +184,10 @@ class Api {
   std::map<std::string, Pending> pending_ SKILLBOX_GUARDED_BY(pending_mu_);
   mutable VersionPins pins_;  // uploaded versions that runs in progress use
   std::unique_ptr<McpEndpoint> mcp_;
-  const uint32_t async_max_attempts_;     // [async] max_attempts, fixed at start
-  std::unique_ptr<AsyncRuns> async_;      // made last, stopped first: it calls back into this Api
-  CancelToken::Subscription mcp_cancel_;  // the drain's cancellation ends the MCP sessions
+  const uint32_t async_max_attempts_;        // [async] max_attempts, fixed at start
+  std::unique_ptr<LedgerWork> ledger_work_;  // before async_: the claims' answers may still queue work
+  std::unique_ptr<AsyncRuns> async_;         // made last, stopped first: it calls back into this Api
+  CancelToken::Subscription mcp_cancel_;     // the drain's cancellation ends the MCP sessions
   /// The tenants' quotas per minute, by tenant name (so a reload keeps what was spent). Thread-safe;
   /// mutable because the run, a const member, pays its CPU time into it.
   mutable Quotas quotas_;

@@ -63,6 +63,7 @@ Server::~Server() {
   if (impl_->drainer.joinable()) impl_->drainer.join();
   if (impl_->api) impl_->api->shutdown_mcp();
   if (impl_->api) impl_->api->stop_async();
+  if (impl_->api) impl_->api->shutdown_ledger_work();
   impl_->queue.reset();
   impl_->http.reset();
 }
