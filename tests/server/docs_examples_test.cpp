@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -103,6 +104,9 @@ std::string shape_problem(const std::string& example, const std::string& out) {
     return has("id") && has("digest") && has("version") && has("created")
                ? ""
                : "not an upload's answer (id, digest, version, created)";
+  if (in("?async=true") || in("/v1/runs/"))
+    return has("id") && has("state") && has("attempts") ? ""
+                                                        : "not an async run's record (id, state, attempts)";
   if (in("/run") || in("/call") || in("/hooks/"))
     return has("outcome") && has("usage") && has("logs") ? "" : "not a run result (outcome, logs, usage)";
   if (ends("/tools"))
@@ -162,9 +166,12 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswerOfItsRoutesShape) {
     if (line.starts_with("url: https://")) tls_url = line.substr(5);
   ASSERT_FALSE(tls_url.empty());
 
+  std::string run_id;  // the last async run an example queued: the docs' run id stands for it
+  const std::regex docs_run_id("run_[0-9a-f]{32}");
   for (const std::string& example : examples) {
     // The docs' address becomes the test server's; --fail-with-body turns an HTTP error into exit 22.
     std::string curl = replace_all(example, "http://127.0.0.1:8080", server.url);
+    if (!run_id.empty()) curl = std::regex_replace(curl, docs_run_id, run_id);
     curl = replace_all(curl, "https://127.0.0.1:8443", tls_url);
     curl = replace_all(curl, "curl ", "curl -sS --noproxy '*' --fail-with-body ");
     const std::string command = "cd " + tmp.path().string() + " && export KEY=" + kKeyA + " KEY_A=" + kKeyA +
@@ -177,6 +184,11 @@ TEST(ServerDocs, EveryCurlExampleGetsA2xxAnswerOfItsRoutesShape) {
     const int status = ::pclose(pipe);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << example << "\n" << out;
     EXPECT_EQ(shape_problem(example, out), "") << example << "\n" << out;
+    const nlohmann::json answer = nlohmann::json::parse(out, nullptr, false);
+    if (answer.is_object() && answer.contains("id") && answer["id"].is_string() &&
+        std::regex_match(answer["id"].get<std::string>(), docs_run_id)) {
+      run_id = answer["id"].get<std::string>();
+    }
   }
   EXPECT_TRUE(tls_examples_seen(examples));
 }
