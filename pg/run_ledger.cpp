@@ -33,8 +33,13 @@ const std::string kGet = "SELECT id, skill, state, attempts, max_attempts, " + m
 // Inserts unless the tenant has $7 runs queued or running already (a bound, not an exact count: two
 // inserts at once may both pass it by one).
 const std::string kInsert =
-    "INSERT INTO async_runs (id, tenant, skill, body, idempotency_key, state, max_attempts) "
-    "SELECT $1, $2, $3, $4, $5, 'queued', $6 WHERE (SELECT count(*) FROM async_runs WHERE tenant = $2 "
+    "INSERT INTO async_runs (id, tenant, skill, body, idempotency_key, state, max_attempts, attempts, fence, "
+    "owner, lease_until, started_at) "
+    "SELECT $1, $2, $3, $4, $5, CASE WHEN $8::text IS NULL THEN 'queued' ELSE 'running' END, $6, "
+    "CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END, CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END, $8, "
+    "CASE WHEN $8::text IS NULL THEN NULL ELSE now() + $9::bigint * interval '1 millisecond' END, "
+    "CASE WHEN $8::text IS NULL THEN NULL ELSE now() END "
+    "WHERE (SELECT count(*) FROM async_runs WHERE tenant = $2 "
     "AND state IN ('queued', 'running')) < $7::bigint ON CONFLICT (tenant, idempotency_key) DO NOTHING "
     "RETURNING " +
     ms("created_at");
@@ -116,9 +121,10 @@ class PgRunLedger final : public state::RunLedger {
     const std::string id = state::new_run_id();
     const std::string max_attempts = std::to_string(std::max<uint32_t>(run.max_attempts, 1));
     const Param key = run.idempotency_key.empty() ? Param() : Param(run.idempotency_key);
-    auto inserted =
-        conn.exec("storing an async run", kInsert,
-                  {id, tenant_, run.skill_id, run.body, key, max_attempts, std::to_string(run.max_pending)});
+    auto inserted = conn.exec(
+        "storing an async run", kInsert,
+        {id, tenant_, run.skill_id, run.body, key, max_attempts, std::to_string(run.max_pending),
+         run.claim_for.empty() ? Param() : Param(run.claim_for), std::to_string(run.claim_lease.count())});
     if (!inserted) return fail(inserted.error());
     if (!inserted->empty()) {
       const std::optional<int64_t> created = to_i64(inserted->at(0, 0));
@@ -129,6 +135,17 @@ class PgRunLedger final : public state::RunLedger {
       out.run.max_attempts = std::max<uint32_t>(run.max_attempts, 1);
       out.run.created_ms = *created;
       out.created = true;
+      if (!run.claim_for.empty()) {
+        out.run.state = RunState::running;
+        out.run.attempts = 1;
+        out.run.started_ms = *created;
+        out.claimed = ClaimedRun{.id = id,
+                                 .skill_id = run.skill_id,
+                                 .body = run.body,
+                                 .attempt = 1,
+                                 .max_attempts = out.run.max_attempts,
+                                 .fence = 1};
+      }
       return out;
     }
     // The key names a run stored before (perhaps a moment ago, by another replica), or the tenant has
@@ -144,7 +161,10 @@ class PgRunLedger final : public state::RunLedger {
     auto record = read(conn, *found->at(0, 0));
     if (!record) return record.error();
     if (!*record) return damaged("the run of an idempotency key");
-    return Enqueued{.run = std::move(**record), .created = false, .conflict = found->at(0, 1) != "t"};
+    Enqueued found_run;
+    found_run.run = std::move(**record);
+    found_run.conflict = found->at(0, 1) != "t";
+    return found_run;
   }
 
   Result<std::optional<RunRecord>> get(std::string_view id) override {

@@ -957,6 +957,9 @@ std::optional<HttpResponse> Api::serve_skill(const Tenant& tenant, const Route& 
         return error_response(400, "invalid_query", "the query parameter async is true or false");
       }
       if (*async) return enqueue(tenant, route, found, request);
+      if (request.header("idempotency-key") != nullptr) {
+        return keyed_run(tenant, route, found, request, waited, cancel, stream);
+      }
       return run(tenant, found.skill, request, waited, cancel, stream, found.digest);
     }
     case Route::Kind::store_keys: {
@@ -1089,8 +1092,9 @@ std::optional<HttpResponse> Api::bundle(const Tenant& tenant, const Route& route
   return run(tenant, found.skill, as_run, waited, cancel, stream, found.digest);
 }
 
-HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundSkill& found,
-                          const HttpRequest& request) const {
+Result<state::Enqueued, HttpResponse> Api::store_run(const Tenant& tenant, const Route& route,
+                                                     const FoundSkill& found, const HttpRequest& request,
+                                                     bool claim) const {
   // The body is checked now, as a synchronous run checks it: a bad one is refused before it is stored.
   Result<RunRequest> body = parse_run_request(request.body);
   if (!body) return error_response(400, "invalid_request", body.error().message);
@@ -1106,17 +1110,22 @@ HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundS
     return error_response(400, "invalid_idempotency_key",
                           "an Idempotency-Key is 1 to 255 visible ASCII characters (no spaces)");
   }
-  Result<state::Enqueued> stored =
-      tenant.runs->enqueue(state::NewRun{.skill_id = route.id,
-                                         .body = request.body,
-                                         .idempotency_key = key != nullptr ? *key : std::string(),
-                                         .max_attempts = async_max_attempts_});
+  state::NewRun run;
+  run.skill_id = route.id;
+  run.body = request.body;
+  run.idempotency_key = key != nullptr ? *key : std::string();
+  run.max_attempts = async_max_attempts_;
+  if (claim) {
+    run.claim_for = async_->owner();
+    run.claim_lease = async_->lease();
+  }
+  Result<state::Enqueued> stored = tenant.runs->enqueue(run);
   if (!stored) {
     const std::string line = "skillbox serve: request_id=" + request.request_id +
-                             " async run not stored: " + base::escape_text(stored.error().message) + "\n";
+                             " run not stored: " + base::escape_text(stored.error().message) + "\n";
     (void)std::fwrite(line.data(), 1, line.size(), stderr);
     return with_header(error_response(503, "runs_unavailable",
-                                      "the run could not be queued (the server's log says why); retry later "
+                                      "the run could not be stored (the server's log says why); retry later "
                                       "with the same Idempotency-Key"),
                        "Retry-After", "1");
   }
@@ -1132,6 +1141,73 @@ HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundS
                               " of skill \"" + stored->run.skill_id +
                               "\", with another body); a key names one request: send a new key");
   }
+  return std::move(*stored);
+}
+
+std::optional<HttpResponse> Api::keyed_run(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                                           const HttpRequest& request, RunQueue::Clock::duration waited,
+                                           const CancelToken& cancel, const RespondStream& stream) const {
+  if (stream) {
+    return error_response(
+        400, "invalid_idempotency_key",
+        "an Idempotency-Key is taken by a run answered in one JSON object, not by a streamed "
+        "one (Accept: application/x-ndjson)");
+  }
+  Result<state::Enqueued, HttpResponse> stored = store_run(tenant, route, found, request, /*claim=*/true);
+  if (!stored) return stored.error();
+  if (!stored->claimed) {
+    // The key's run was stored before: its answer, once it has one.
+    const state::RunRecord& r = stored->run;
+    if (r.state == state::RunState::queued || r.state == state::RunState::running) {
+      return with_header(
+          with_header(error_response(409, "idempotency_key_in_use",
+                                     "the run of this Idempotency-Key (" + r.id +
+                                         ") has not ended yet; send the request again later, or read "
+                                         "/v1/runs/" +
+                                         r.id),
+                      "Retry-After", "1"),
+          "Location", "/v1/runs/" + r.id);
+    }
+    HttpResponse replay = json_ok(r.result);
+    replay.status = static_cast<unsigned>(r.status);
+    const nlohmann::json answer = nlohmann::json::parse(r.result, nullptr, false);
+    if (answer.is_object() && answer.contains("outcome") && answer["outcome"].is_string()) {
+      replay.outcome = answer["outcome"].get<std::string>();
+    }
+    return with_header(std::move(replay), "Idempotent-Replayed", "true");
+  }
+  const state::ClaimedRun claimed = *stored->claimed;
+  const AsyncRuns::Source source{.lane = tenant.index, .tenant = tenant.config.id, .ledger = tenant.runs};
+  // Its lease is renewed while it runs; a lost lease stops it as it stops the request's own cancellation.
+  const CancelToken lease_lost = async_->adopt(source, claimed);
+  const CancelToken::Subscription stop = lease_lost.subscribe([cancel] { cancel.cancel(); });
+  std::optional<HttpResponse> answer = run(tenant, found.skill, request, waited, cancel, {}, found.digest);
+  // The client got this answer (whatever the outcome), so it is the key's: stored as it went out. A run
+  // cancelled (its client left, the server drains) goes back to the queue, and a replica finishes it.
+  state::RunEnding ending;
+  if (!answer || answer->outcome == to_string(Outcome::cancelled)) {
+    ending = state::RunEnding::requeue(std::chrono::milliseconds(0), true);
+  } else {
+    ending =
+        state::RunEnding::end(answer->status == 200 ? state::RunState::completed : state::RunState::failed,
+                              static_cast<int>(answer->status), answer->body);
+  }
+  if (Result<bool> kept = tenant.runs->finish(claimed.id, claimed.fence, ending); !kept || !*kept) {
+    const std::string line =
+        "skillbox serve: request_id=" + request.request_id + " run " + claimed.id +
+        ": its answer was not stored (" +
+        (kept ? std::string("another claim took it over") : base::escape_text(kept.error().message)) + ")\n";
+    (void)std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+  async_->forget(claimed);
+  if (answer) answer->headers.emplace_back("Location", "/v1/runs/" + claimed.id);
+  return answer;
+}
+
+HttpResponse Api::enqueue(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                          const HttpRequest& request) const {
+  Result<state::Enqueued, HttpResponse> stored = store_run(tenant, route, found, request, /*claim=*/false);
+  if (!stored) return stored.error();
   async_->wake();
   HttpResponse r = json_ok(run_record_json(stored->run));
   r.status = 202;

@@ -146,6 +146,16 @@ class Api {
                                           const HttpRequest& request, RunQueue::Clock::duration waited,
                                           const CancelToken& cancel, const RespondStream& stream) const;
   HttpResponse upload(const Tenant& tenant, const Route& route, const HttpRequest& request) const;
+  /// Checks a run request (body, limits, Idempotency-Key) and stores it in the tenant's ledger, claimed
+  /// by this replica when `claim`: what the ledger did, or the error answer (nothing stored).
+  Result<state::Enqueued, HttpResponse> store_run(const Tenant& tenant, const Route& route,
+                                                  const FoundSkill& found, const HttpRequest& request,
+                                                  bool claim) const;
+  /// POST /v1/skills/{id}/run with an Idempotency-Key: the run is stored claimed and run at once; the
+  /// same key again answers with its stored answer (or 409 while it still runs).
+  std::optional<HttpResponse> keyed_run(const Tenant& tenant, const Route& route, const FoundSkill& found,
+                                        const HttpRequest& request, RunQueue::Clock::duration waited,
+                                        const CancelToken& cancel, const RespondStream& stream) const;
   /// POST /v1/skills/{id}/run?async=true: stores the run in the tenant's ledger; 202.
   HttpResponse enqueue(const Tenant& tenant, const Route& route, const FoundSkill& found,
                        const HttpRequest& request) const;

@@ -220,6 +220,22 @@ Result<bool> AsyncRuns::finish_with_retries(const Source& source, const state::C
   return kept;
 }
 
+CancelToken AsyncRuns::adopt(const Source& source, const state::ClaimedRun& run) {
+  const auto lease = std::chrono::milliseconds(config_.lease_ms);
+  base::MutexLock lock(mu_);
+  Held& held = held_
+                   .insert_or_assign(run.id, Held{.source = source,
+                                                  .fence = run.fence,
+                                                  .cancel = CancelToken(),
+                                                  .lease_ok_until = Clock::now() + lease - lease / 10})
+                   .first->second;
+  return held.cancel;
+}
+
+void AsyncRuns::forget(const state::ClaimedRun& run) {
+  release(run.id, run.fence);
+}
+
 void AsyncRuns::release(const std::string& id, int64_t fence) {
   {
     base::MutexLock lock(mu_);

@@ -76,6 +76,17 @@ class AsyncRuns {
   /// nothing more is submitted to the queue.
   void stop_claiming();
 
+  /// Holds `run`, which this replica stored already claimed (a synchronous run with an idempotency key,
+  /// run on the request's own thread): its lease is renewed, and it is stopped as a claimed run is
+  /// (the returned token is cancelled), until forget(run).
+  [[nodiscard]] CancelToken adopt(const Source& source, const state::ClaimedRun& run);
+  void forget(const state::ClaimedRun& run);
+  /// This replica's name in the ledgers, and the lease of its claims.
+  [[nodiscard]] const std::string& owner() const { return owner_; }
+  [[nodiscard]] std::chrono::milliseconds lease() const {
+    return std::chrono::milliseconds(config_.lease_ms);
+  }
+
   /// How a run that answered `answer` on attempt `attempt` of `max_attempts` ends; `draining`: the
   /// server was stopping when it ended. Pure (for tests).
   [[nodiscard]] static state::RunEnding end_of(const HttpResponse& answer, uint32_t attempt,

@@ -162,7 +162,10 @@ class LocalRunLedger final : public RunLedger {
         auto record = read(id);
         if (!record) return record.error();
         if (!*record) return error("reading the run an idempotency key names");
-        return Enqueued{.run = std::move(**record), .created = false, .conflict = !same};
+        Enqueued found_run;
+        found_run.run = std::move(**record);
+        found_run.conflict = !same;
+        return found_run;
       }
       if (rc != SQLITE_DONE) return error("looking up an idempotency key");
     }
@@ -179,8 +182,10 @@ class LocalRunLedger final : public RunLedger {
     const std::string id = new_run_id();
     Statement insert(
         db_,
-        "INSERT INTO runs (id, skill, body, idempotency_key, state, max_attempts, not_before_ms, "
-        "created_ms) VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?6)");
+        "INSERT INTO runs (id, skill, body, idempotency_key, state, max_attempts, not_before_ms, created_ms, "
+        "attempts, fence, owner, lease_until_ms, started_ms) VALUES (?1, ?2, ?3, ?4, ?7, ?5, ?6, ?6, ?8, ?8, "
+        "?9, "
+        "?10, ?11)");
     insert.bind(1, id);
     insert.bind(2, run.skill_id);
     insert.bind(3, run.body);
@@ -191,6 +196,18 @@ class LocalRunLedger final : public RunLedger {
     }
     insert.bind(5, static_cast<int64_t>(std::max<uint32_t>(run.max_attempts, 1)));
     insert.bind(6, now);
+    const bool claim = !run.claim_for.empty();
+    insert.bind(7, claim ? "running" : "queued");
+    insert.bind(8, int64_t{claim ? 1 : 0});
+    if (claim) {
+      insert.bind(9, run.claim_for);
+      insert.bind(10, now + run.claim_lease.count());
+      insert.bind(11, now);
+    } else {
+      insert.bind_null(9);
+      insert.bind_null(10);
+      insert.bind_null(11);
+    }
     if (!insert.prepared() || insert.step() != SQLITE_DONE) return error("storing the run");
     if (!tx.commit()) return error("committing the run");
     Enqueued out;
@@ -199,6 +216,17 @@ class LocalRunLedger final : public RunLedger {
     out.run.max_attempts = std::max<uint32_t>(run.max_attempts, 1);
     out.run.created_ms = now;
     out.created = true;
+    if (claim) {
+      out.run.state = RunState::running;
+      out.run.attempts = 1;
+      out.run.started_ms = now;
+      out.claimed = ClaimedRun{.id = id,
+                               .skill_id = run.skill_id,
+                               .body = run.body,
+                               .attempt = 1,
+                               .max_attempts = out.run.max_attempts,
+                               .fence = 1};
+    }
     return out;
   }
 

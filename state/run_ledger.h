@@ -63,6 +63,10 @@ struct NewRun {
   uint32_t max_attempts = 3;
   /// Runs the tenant may have queued or running, this one not counted; beyond, nothing is stored.
   uint64_t max_pending = kMaxPendingRuns;
+  /// Not empty: a new run is stored already claimed by this owner for `claim_lease` (a synchronous run
+  /// with an idempotency key, run at once by the server that stored it), and Enqueued::claimed says so.
+  std::string claim_for;
+  std::chrono::milliseconds claim_lease{0};
 };
 
 /// One run as stored. Times are milliseconds since the Unix epoch, on the ledger's clock.
@@ -81,13 +85,6 @@ struct RunRecord {
   std::string result;
 };
 
-struct Enqueued {
-  RunRecord run;
-  bool created = false;   // false: the key named a run stored before, returned as it is now
-  bool conflict = false;  // the key names a run of another skill or body: nothing stored, `run` is it
-  bool full = false;      // the tenant has kMaxPendingRuns queued or running: nothing stored, `run` empty
-};
-
 /// A run a claim took: what to run, and the fencing token for renew() and finish().
 struct ClaimedRun {
   std::string id;
@@ -96,6 +93,15 @@ struct ClaimedRun {
   uint32_t attempt = 0;  // 1 for the first claim
   uint32_t max_attempts = 0;
   int64_t fence = 0;
+};
+
+struct Enqueued {
+  RunRecord run;
+  bool created = false;   // false: the key named a run stored before, returned as it is now
+  bool conflict = false;  // the key names a run of another skill or body: nothing stored, `run` is it
+  bool full = false;      // the tenant has kMaxPendingRuns queued or running: nothing stored, `run` empty
+  /// With NewRun::claim_for, when the run was created: it is stored already claimed (attempt 1).
+  std::optional<ClaimedRun> claimed;
 };
 
 /// How a claimed run ends, or goes back to the queue.

@@ -143,6 +143,56 @@ TEST_F(AsyncServe, RunsQueuedBeforeAStopRunAfterTheRestart) {
   EXPECT_EQ(*seen.rbegin(), 20);
 }
 
+TEST_F(AsyncServe, ASynchronousRunWithAKeyRunsOnceAndItsAnswerIsReplayed) {
+  const auto run = [&](const std::string& body, const std::string& key) {
+    return http("POST", server_->url + "/v1/skills/counter/run", server_->key, body,
+                {"Idempotency-Key: " + key});
+  };
+  const HttpReply first = run(R"({"input": "a"})", "sync-1");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json()["value"]["n"], 1);
+  EXPECT_TRUE(first.header("location").starts_with("/v1/runs/run_")) << first.header("location");
+  // Sent again (a client whose connection broke): the same answer, and the skill did not run again.
+  const HttpReply again = run(R"({"input": "a"})", "sync-1");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.json()["value"]["n"], 1);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(http("POST", server_->url + "/v1/skills/counter/run", server_->key, "{}").json()["value"]["n"],
+            2);
+  // The record is the async run's, completed with the same result.
+  const nlohmann::json record = http("GET", server_->url + first.header("location"), server_->key).json();
+  EXPECT_EQ(record["state"], "completed");
+  EXPECT_EQ(record["result"]["value"]["n"], 1);
+  // Another body under the key is refused; a streamed run takes no key.
+  EXPECT_EQ(run(R"({"input": "b"})", "sync-1").status, 422);
+  EXPECT_EQ(http("POST", server_->url + "/v1/skills/counter/run", server_->key, "{}",
+                 {"Idempotency-Key: sync-2", "Accept: application/x-ndjson"})
+                .status,
+            400);
+}
+
+TEST_F(AsyncServe, AKeyWhoseRunIsStillGoingOnIsRefusedWithAConflict) {
+  write_skill(tmp_.path() / "skills" / "slow", "slow",
+              "export default () => new Promise((r) => setTimeout(() => r('done'), 1500))");
+  std::thread first([&] {
+    const HttpReply r =
+        http("POST", server_->url + "/v1/skills/slow/run", server_->key, "{}", {"Idempotency-Key: slow-1"});
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json()["value"], "done");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const HttpReply during =
+      http("POST", server_->url + "/v1/skills/slow/run", server_->key, "{}", {"Idempotency-Key: slow-1"});
+  EXPECT_EQ(during.status, 409) << during.body;
+  EXPECT_EQ(during.json()["error"]["code"], "idempotency_key_in_use");
+  EXPECT_FALSE(during.header("retry-after").empty());
+  first.join();
+  const HttpReply after =
+      http("POST", server_->url + "/v1/skills/slow/run", server_->key, "{}", {"Idempotency-Key: slow-1"});
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.json()["value"], "done");
+}
+
 TEST(AsyncEnding, CrashesRetryWhileAttemptsRemainAndOtherAnswersAreFinal) {
   using server::AsyncRuns;
   server::HttpResponse ok;

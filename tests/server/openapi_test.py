@@ -329,6 +329,14 @@ def skills_routes(spec, port):
     if record and (record.get("state"), record.get("result", {}).get("value")) != ("completed", "hello Ada"):
         fail(f"GET /v1/runs/{rid}: expected a completed run with value 'hello Ada', got {record}")
     call(spec, port, "GET", "/v1/runs/run_" + "0" * 32, 404, key=KEY_A)
+    # A synchronous run with a key: run once, then its answer replayed.
+    sync_key = {"Idempotency-Key": "openapi-sync"}
+    _, _, ran = call(spec, port, "POST", run.format("hello"), 200, key=KEY_A, body='{"input": {"name": "Bo"}}',
+                     headers=sync_key)
+    _, replayed_headers, replayed = call(spec, port, "POST", run.format("hello"), 200, key=KEY_A,
+                                         body='{"input": {"name": "Bo"}}', headers=sync_key)
+    if replayed_headers.get("idempotent-replayed") != "true" or (replayed or {}).get("value") != (ran or {}).get("value"):
+        fail(f"POST /v1/skills/hello/run twice with one Idempotency-Key: not replayed ({replayed_headers}, {replayed})")
     call(spec, port, "GET", "/v1/runs/" + rid, 401)
     call(spec, port, "POST", "/v1/runs/" + rid, 405, key=KEY_A, body="{}")
 

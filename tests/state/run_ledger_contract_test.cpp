@@ -36,7 +36,12 @@ class RunLedgerContract : public ::testing::TestWithParam<Backend> {
 };
 
 NewRun new_run(const std::string& body, const std::string& key = "", uint32_t max_attempts = 3) {
-  return NewRun{.skill_id = "hello", .body = body, .idempotency_key = key, .max_attempts = max_attempts};
+  NewRun run;
+  run.skill_id = "hello";
+  run.body = body;
+  run.idempotency_key = key;
+  run.max_attempts = max_attempts;
+  return run;
 }
 
 RunRecord record(RunLedger& l, const std::string& id) {
@@ -280,6 +285,35 @@ TEST_P(RunLedgerContract, ABatchClaimTakesTheOldestDueRunsUpToItsSize) {
   ASSERT_EQ(rest->size(), 2u);
   EXPECT_TRUE(l->claim("owner", milliseconds(30'000), 10)->empty());
   EXPECT_TRUE(l->claim("owner", milliseconds(30'000), 0)->empty());
+}
+
+TEST_P(RunLedgerContract, ARunStoredClaimedIsHeldAtOnceAndItsKeyNamesIt) {
+  auto l = ledger();
+  NewRun run = new_run(R"({"input":7})", "sync-key");
+  run.claim_for = "this-replica";
+  run.claim_lease = milliseconds(300);
+  auto e = l->enqueue(run);
+  ASSERT_TRUE(e) << e.error().message;
+  ASSERT_TRUE(e->claimed.has_value());
+  EXPECT_EQ(e->claimed->attempt, 1u);
+  EXPECT_EQ(e->run.state, RunState::running);
+  EXPECT_FALSE(claim(*l)) << "a run stored claimed was claimed again under its lease";
+  // The same key again finds it running, and claims nothing.
+  auto again = l->enqueue(run);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->created);
+  EXPECT_FALSE(again->claimed.has_value());
+  EXPECT_EQ(again->run.id, e->run.id);
+  EXPECT_EQ(again->run.state, RunState::running);
+  // Its holder gone, another claim takes it over after the lease, as any claimed run.
+  std::this_thread::sleep_for(milliseconds(450));
+  const auto taken = claim(*l);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->id, e->run.id);
+  EXPECT_EQ(taken->attempt, 2u);
+  EXPECT_FALSE(*l->finish(e->claimed->id, e->claimed->fence, RunEnding::end(RunState::completed, 200, "{}")));
+  EXPECT_TRUE(*l->finish(taken->id, taken->fence, RunEnding::end(RunState::completed, 200, R"({"n":1})")));
+  EXPECT_EQ(record(*l, e->run.id).result, R"({"n":1})");
 }
 
 TEST_P(RunLedgerContract, UnknownIdsAreNotFound) {
