@@ -129,24 +129,7 @@ class PgRunLedger final : public state::RunLedger {
     if (!inserted->empty()) {
       const std::optional<int64_t> created = to_i64(inserted->at(0, 0));
       if (!created) return damaged("a new run's created_at");
-      Enqueued out;
-      out.run.id = id;
-      out.run.skill_id = run.skill_id;
-      out.run.max_attempts = std::max<uint32_t>(run.max_attempts, 1);
-      out.run.created_ms = *created;
-      out.created = true;
-      if (!run.claim_for.empty()) {
-        out.run.state = RunState::running;
-        out.run.attempts = 1;
-        out.run.started_ms = *created;
-        out.claimed = ClaimedRun{.id = id,
-                                 .skill_id = run.skill_id,
-                                 .body = run.body,
-                                 .attempt = 1,
-                                 .max_attempts = out.run.max_attempts,
-                                 .fence = 1};
-      }
-      return out;
+      return state::created_run(id, run, *created);
     }
     // The key names a run stored before (perhaps a moment ago, by another replica), or the tenant has
     // kMaxPendingRuns pending.

@@ -52,6 +52,27 @@ std::string new_run_id() {
   return id;
 }
 
+Enqueued created_run(const std::string& id, const NewRun& run, int64_t created_ms) {
+  Enqueued out;
+  out.run.id = id;
+  out.run.skill_id = run.skill_id;
+  out.run.max_attempts = std::max<uint32_t>(run.max_attempts, 1);
+  out.run.created_ms = created_ms;
+  out.created = true;
+  if (!run.claim_for.empty()) {
+    out.run.state = RunState::running;
+    out.run.attempts = 1;
+    out.run.started_ms = created_ms;
+    out.claimed = ClaimedRun{.id = id,
+                             .skill_id = run.skill_id,
+                             .body = run.body,
+                             .attempt = 1,
+                             .max_attempts = out.run.max_attempts,
+                             .fence = 1};
+  }
+  return out;
+}
+
 bool is_run_id(std::string_view text) {
   if (text.size() != 36 || !text.starts_with("run_")) return false;
   for (const char c : text.substr(4)) {
@@ -210,24 +231,7 @@ class LocalRunLedger final : public RunLedger {
     }
     if (!insert.prepared() || insert.step() != SQLITE_DONE) return error("storing the run");
     if (!tx.commit()) return error("committing the run");
-    Enqueued out;
-    out.run.id = id;
-    out.run.skill_id = run.skill_id;
-    out.run.max_attempts = std::max<uint32_t>(run.max_attempts, 1);
-    out.run.created_ms = now;
-    out.created = true;
-    if (claim) {
-      out.run.state = RunState::running;
-      out.run.attempts = 1;
-      out.run.started_ms = now;
-      out.claimed = ClaimedRun{.id = id,
-                               .skill_id = run.skill_id,
-                               .body = run.body,
-                               .attempt = 1,
-                               .max_attempts = out.run.max_attempts,
-                               .fence = 1};
-    }
-    return out;
+    return created_run(id, run, now);
   }
 
   Result<std::optional<RunRecord>> get(std::string_view id) override {

@@ -165,6 +165,10 @@ class RunLedger {
 /// A fresh run id: "run_" and 32 hex digits from the system's random source.
 [[nodiscard]] std::string new_run_id();
 
+/// What enqueue() returns for `run` stored now as `id` at `created_ms` on the ledger's clock: queued, or
+/// claimed (attempt 1, fence 1) when run.claim_for is set. For the implementations.
+[[nodiscard]] Enqueued created_run(const std::string& id, const NewRun& run, int64_t created_ms);
+
 /// True for text new_run_id() could have made (what GET /v1/runs/{id} accepts).
 [[nodiscard]] bool is_run_id(std::string_view text);
 
