@@ -96,18 +96,8 @@ std::optional<int64_t> to_i64(const std::optional<std::string>& text) {
 }
 
 std::optional<RunState> parse_state(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  for (const RunState s :
-       {RunState::queued, RunState::running, RunState::completed, RunState::failed, RunState::dead}) {
-    if (state::to_string(s) == *text) return s;
-  }
-  return std::nullopt;
+  return text ? state::parse_run_state(*text) : std::nullopt;
 }
-
-// The answer of a run ended as dead by a claim; %n is its max_attempts.
-constexpr const char* kLostReplicaAnswer =
-    R"({"error":{"code":"run_lost","message":"the run was claimed %n times and each time its server )"
-    R"(stopped before it ended (max_attempts); it is not tried again"}})";
 
 class PgRunLedger final : public state::RunLedger {
  public:
@@ -163,7 +153,7 @@ class PgRunLedger final : public state::RunLedger {
     auto c = connection();
     if (!c) return fail(c.error());
     auto r = (*c)->exec("claiming async runs", kClaim,
-                        {tenant_, owner, std::to_string(lease.count()), kLostReplicaAnswer,
+                        {tenant_, owner, std::to_string(lease.count()), state::kLostRunAnswer,
                          std::to_string(std::min<size_t>(max, 1000))});
     if (!r) return fail(r.error());
     for (size_t row = 0; row < r->rows.size(); ++row) {

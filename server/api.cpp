@@ -147,18 +147,6 @@ bool is_idempotency_key(std::string_view key) {
   return std::all_of(key.begin(), key.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
-/// "2026-12-07T21:42:55.123Z" for `ms` since the epoch.
-std::string utc_text(int64_t ms) {
-  const auto t = static_cast<time_t>(ms / 1000);
-  struct tm parts {};
-  gmtime_r(&t, &parts);
-  char buf[40];
-  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &parts);
-  char frac[8];
-  (void)std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms % 1000));
-  return std::string(buf, n) + frac;
-}
-
 /// The JSON of an async run's record, as GET /v1/runs/{id} and the 202 answer show it.
 std::string run_record_json(const state::RunRecord& r) {
   nlohmann::ordered_json out{{"id", r.id},
@@ -166,9 +154,9 @@ std::string run_record_json(const state::RunRecord& r) {
                              {"state", std::string(state::to_string(r.state))},
                              {"attempts", r.attempts},
                              {"max_attempts", r.max_attempts},
-                             {"created_at", utc_text(r.created_ms)}};
-  if (r.started_ms) out["started_at"] = utc_text(*r.started_ms);
-  if (r.ended_ms) out["ended_at"] = utc_text(*r.ended_ms);
+                             {"created_at", rfc3339_utc(r.created_ms)}};
+  if (r.started_ms) out["started_at"] = rfc3339_utc(*r.started_ms);
+  if (r.ended_ms) out["ended_at"] = rfc3339_utc(*r.ended_ms);
   if (!r.result.empty()) {
     // completed: the run result; failed and dead: the error answer, whose `error` is shown.
     const nlohmann::ordered_json answer = base::json_text::parse_ordered(r.result);

@@ -181,10 +181,14 @@ std::string permission_summary_json(const Policy& policy) {
 }
 
 std::string rfc3339_utc_now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  return rfc3339_utc(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
+}
+
+std::string rfc3339_utc(int64_t ms_since_epoch) {
+  const auto seconds = static_cast<std::time_t>(ms_since_epoch / 1000);
+  const auto ms = ms_since_epoch % 1000;
   std::tm tm{};
   ::gmtime_r(&seconds, &tm);
   char text[32];

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -85,5 +86,7 @@ class AuditLog {
 
 /// The time `now` as RFC 3339 in UTC with milliseconds: "2026-12-07T00:20:00.123Z".
 [[nodiscard]] std::string rfc3339_utc_now();
+/// The same for `ms_since_epoch` (milliseconds since the Unix epoch, not before it).
+[[nodiscard]] std::string rfc3339_utc(int64_t ms_since_epoch);
 
 }  // namespace skillbox::server

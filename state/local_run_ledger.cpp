@@ -73,6 +73,14 @@ Enqueued created_run(const std::string& id, const NewRun& run, int64_t created_m
   return out;
 }
 
+std::optional<RunState> parse_run_state(std::string_view text) {
+  for (const RunState s :
+       {RunState::queued, RunState::running, RunState::completed, RunState::failed, RunState::dead}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 bool is_run_id(std::string_view text) {
   if (text.size() != 36 || !text.starts_with("run_")) return false;
   for (const char c : text.substr(4)) {
@@ -114,14 +122,6 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::optional<RunState> parse_state(std::string_view text) {
-  for (const RunState s :
-       {RunState::queued, RunState::running, RunState::completed, RunState::failed, RunState::dead}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
 }
 
 /// One prepared statement, finalized on destruction.
@@ -364,8 +364,9 @@ class LocalRunLedger final : public RunLedger {
   };
 
   static std::string lost_replica_answer(uint32_t attempts) {
-    return R"({"error":{"code":"run_lost","message":"the run was claimed )" + std::to_string(attempts) +
-           R"( times and each time its server stopped before it ended (max_attempts); it is not tried again"}})";
+    std::string answer(kLostRunAnswer);
+    answer.replace(answer.find("%n"), 2, std::to_string(attempts));
+    return answer;
   }
 
   Error error(std::string_view doing) const SKILLBOX_REQUIRES(mu_) {
@@ -442,7 +443,7 @@ class LocalRunLedger final : public RunLedger {
     const int rc = s.step();
     if (rc == SQLITE_DONE) return std::optional<RunRecord>();
     if (rc != SQLITE_ROW) return error("reading a run");
-    const std::optional<RunState> state = parse_state(s.text(2));
+    const std::optional<RunState> state = parse_run_state(s.text(2));
     if (!state) {
       return Error{"the async run ledger " + layout_.run_ledger().string() + ": run " + s.text(0) +
                    " has the state \"" + s.text(2) + "\", which this skillbox does not know"};

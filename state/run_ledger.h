@@ -48,6 +48,14 @@ enum class RunState : uint8_t {
 
 /// "queued", "running", ... (the API's `state`).
 [[nodiscard]] std::string_view to_string(RunState state);
+/// The state to_string() names `text`; std::nullopt for any other text (a damaged row).
+[[nodiscard]] std::optional<RunState> parse_run_state(std::string_view text);
+
+/// The answer a claim stores when it ends a run as dead because its claimers kept stopping; "%n" stands
+/// for its max_attempts (the PostgreSQL ledger fills it in SQL).
+inline constexpr std::string_view kLostRunAnswer =
+    R"({"error":{"code":"run_lost","message":"the run was claimed %n times and each time its server )"
+    R"(stopped before it ended (max_attempts); it is not tried again"}})";
 
 /// Runs a tenant may have queued or running at once; enqueue() beyond it stores nothing (`full`).
 inline constexpr uint64_t kMaxPendingRuns = 10'000;
